@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs everything spgemmd needs to build and test, on Debian 12 (bookworm).
+# One script, two callers: .ci/run and the Dockerfile's build stage.
+# The CUDA toolkit is not installed here: CI machines and the CUDA devel image
+# bring their own; without nvcc the build is CPU-only.
+set -euo pipefail
+
+apt_packages=(
+  build-essential cmake ninja-build pkg-config git ca-certificates
+  zlib1g-dev
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
+  libgtest-dev libgmock-dev libcli11-dev
+  python3 python3-pip python3-venv
+)
+pip_packages=(grpcio grpcio-tools numpy scipy pytest tqdm)
+
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${apt_packages[@]}" >/dev/null
+
+if [ "${SPGEMM_SKIP_PIP:-0}" != "1" ]; then
+  python3 -m pip install -q --disable-pip-version-check "${pip_packages[@]}" 2>&1 | grep -v "Running pip as the 'root' user" || true
+fi

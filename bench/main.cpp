@@ -1,0 +1,613 @@
+// spgemm-bench: times C = A*A (or A*B) with the engine's methods and, on a
+// GPU, with cuSPARSE's SpGEMM algorithms; checks the results; prints a
+// markdown table and writes a TSV. See bench/README.md.
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "spgemm/backend.hpp"
+#include "spgemm/csr.hpp"
+#include "spgemm/errors.hpp"
+#include "spgemm/generate.hpp"
+#include "spgemm/multiply.hpp"
+#include "spgemm/reference.hpp"
+
+#ifdef SPGEMM_BENCH_WITH_CUSPARSE
+#include "cusparse_spgemm.hpp"
+#endif
+
+namespace {
+
+struct options {
+  std::vector<std::string> inputs;
+  std::string b_spec;
+  std::string algorithms;
+  std::string precision = "f64";
+  int repeats = 9;
+  int warmups = 2;
+  std::string tsv_path;
+  std::string markdown_path;
+  std::string commit;
+  bool check = true;
+  int subwarp = 0;
+  int rows_per_thread = 0;
+  int threads = 0;
+};
+
+// One entry of --algorithms.
+struct method {
+  std::string label;                            // as printed: "rmerge-w16r1", "cusparse-alg2"
+  int cusparse_alg = 0;                         // 1..3 for cuSPARSE, 0 for the engine
+  spgemm::algorithm algo = spgemm::algorithm::automatic;
+};
+
+struct row {
+  std::string gpu;
+  std::string matrix;
+  std::int64_t n = 0;
+  std::int64_t nnz_a = 0;
+  std::int64_t nnz_c = -1;
+  std::int64_t flops = 0;
+  std::string algorithm;
+  double ms = NAN;
+  std::optional<std::size_t> peak_bytes;
+  std::string status = "ok";
+  bool cusparse = false;
+  bool rmerge = false;
+};
+
+std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+std::string format(const char* fmt, ...) {
+  char buffer[512];
+  va_list args;
+  va_start(args, fmt);
+  std::vsnprintf(buffer, sizeof buffer, fmt, args);
+  va_end(args);
+  return buffer;
+}
+
+// Statuses and names go into one TSV field and one markdown cell.
+std::string one_line(std::string s) {
+  for (char& c : s)
+    if (c == '\t' || c == '\n' || c == '\r') c = ' ';
+  return s;
+}
+
+std::string markdown_cell(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  const std::size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+
+double gflops_of(const row& r) {
+  return std::isfinite(r.ms) && r.ms > 0 ? static_cast<double>(r.flops) / (r.ms * 1e-3) / 1e9 : NAN;
+}
+
+std::string human_bytes(std::size_t b) {
+  const double x = static_cast<double>(b);
+  if (x >= 1024.0 * 1024 * 1024) return format("%.2f GiB", x / (1024.0 * 1024 * 1024));
+  if (x >= 1024.0 * 1024) return format("%.1f MiB", x / (1024.0 * 1024));
+  if (x >= 1024.0) return format("%.1f KiB", x / 1024.0);
+  return format("%zu B", b);
+}
+
+std::string human_ms(double ms) {
+  if (!std::isfinite(ms)) return "—";
+  if (ms < 10) return format("%.3f", ms);
+  if (ms < 1000) return format("%.2f", ms);
+  return format("%.1f", ms);
+}
+
+std::string error_text(const std::exception& e) {
+  if (const auto* se = dynamic_cast<const spgemm::error*>(&e))
+    return std::string(spgemm::to_string(se->kind())) + ": " + se->what();
+  return e.what();
+}
+
+// The outputs, written as rows come so that a long run shows its progress.
+class report {
+ public:
+  report(const options& o) {
+    if (!o.tsv_path.empty()) {
+      tsv_.open(o.tsv_path);
+      if (!tsv_) throw std::runtime_error("cannot write " + o.tsv_path);
+      tsv_ << "gpu\tmatrix\tn\tnnz_a\tnnz_c\tflops\talgorithm\tms\tgflops\tpeak_bytes\tstatus\n";
+      tsv_.flush();
+    }
+    if (!o.markdown_path.empty()) {
+      md_.open(o.markdown_path);
+      if (!md_) throw std::runtime_error("cannot write " + o.markdown_path);
+    }
+  }
+
+  // Text for stdout and the markdown file.
+  void text(const std::string& s) {
+    std::cout << s << std::flush;
+    if (md_.is_open()) md_ << s << std::flush;
+  }
+
+  void table_header() {
+    text("| matrix | n | nnz(A) | nnz(C) | flops | algorithm | ms | GFLOP/s | peak | status |\n"
+         "| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | --- |\n");
+  }
+
+  void add(const row& r) {
+    rows_.push_back(r);
+    const double gf = gflops_of(r);
+    const std::string nnz_c = r.nnz_c >= 0 ? std::to_string(r.nnz_c) : "NA";
+    if (tsv_.is_open()) {
+      tsv_ << one_line(r.gpu) << '\t' << one_line(r.matrix) << '\t' << r.n << '\t' << r.nnz_a << '\t' << nnz_c
+           << '\t' << r.flops << '\t' << one_line(r.algorithm) << '\t'
+           << (std::isfinite(r.ms) ? format("%.4f", r.ms) : "NA") << '\t'
+           << (std::isfinite(gf) ? format("%.3f", gf) : "NA") << '\t'
+           << (r.peak_bytes ? std::to_string(*r.peak_bytes) : "NA") << '\t' << one_line(r.status) << '\n';
+      tsv_.flush();
+    }
+    text("| " + markdown_cell(r.matrix) + " | " + std::to_string(r.n) + " | " + std::to_string(r.nnz_a) + " | " +
+         (r.nnz_c >= 0 ? std::to_string(r.nnz_c) : "—") + " | " +
+         format("%.3g", static_cast<double>(r.flops)) + " | " + markdown_cell(r.algorithm) + " | " +
+         human_ms(r.ms) + " | " + (std::isfinite(gf) ? format("%.2f", gf) : "—") + " | " +
+         (r.peak_bytes ? human_bytes(*r.peak_bytes) : "—") + " | " + markdown_cell(one_line(r.status)) + " |\n");
+  }
+
+  const std::vector<row>& rows() const { return rows_; }
+
+ private:
+  std::ofstream tsv_;
+  std::ofstream md_;
+  std::vector<row> rows_;
+};
+
+std::vector<method> parse_methods(const std::string& list, const options& o) {
+  std::vector<method> out;
+  std::stringstream ss(list);
+  std::string name;
+  while (std::getline(ss, name, ',')) {
+    name.erase(0, name.find_first_not_of(" \t"));
+    name.erase(name.find_last_not_of(" \t") + 1);
+    if (name.empty()) continue;
+    method m;
+    m.label = name;
+    if (name == "cusparse-alg1" || name == "cusparse-alg2" || name == "cusparse-alg3") {
+      m.cusparse_alg = name.back() - '0';
+    } else {
+      try {
+        m.algo = spgemm::parse_algorithm(name);
+      } catch (const spgemm::error&) {
+        std::string known;
+        for (std::string_view k : spgemm::algorithm_names()) known += std::string(k) + ", ";
+        throw spgemm::error(spgemm::error_kind::bad_input, "unknown algorithm '" + name + "' (known: " + known +
+                                                               "cusparse-alg1, cusparse-alg2, cusparse-alg3)");
+      }
+      if (m.algo == spgemm::algorithm::rmerge && (o.subwarp || o.rows_per_thread)) {
+        m.label = "rmerge-";
+        if (o.subwarp) m.label += "w" + std::to_string(o.subwarp);
+        if (o.rows_per_thread) m.label += "r" + std::to_string(o.rows_per_thread);
+      }
+    }
+    out.push_back(m);
+  }
+  if (out.empty()) throw spgemm::error(spgemm::error_kind::bad_input, "--algorithms names no algorithm");
+  return out;
+}
+
+struct environment {
+  int gpus = 0;
+  std::string gpu_name;  // "" without a GPU
+  std::string device_line;
+  std::shared_ptr<spgemm::backend> cpu;
+  std::shared_ptr<spgemm::backend> gpu;
+  std::string gpu_problem;  // why the engine's GPU backend could not be opened
+#ifdef SPGEMM_BENCH_WITH_CUSPARSE
+  std::unique_ptr<bench::cusparse_bench> vendor;
+  std::string vendor_problem;
+#endif
+};
+
+std::string version_text(int v) {  // CUDA style: 13000 -> 13.0
+  return format("%d.%d", v / 1000, (v % 1000) / 10);
+}
+
+void open_environment(environment& env, const options& o, const std::vector<method>& methods) {
+  env.gpus = spgemm::cuda_device_count();
+#ifdef SPGEMM_BENCH_WITH_CUSPARSE
+  env.gpus = std::max(env.gpus, bench::cuda_devices());
+#endif
+  bool need_gpu_engine = false, need_vendor = false;
+  for (const method& m : methods) {
+    if (m.cusparse_alg) need_vendor = true;
+    else if (m.algo != spgemm::algorithm::gustavson) need_gpu_engine = true;
+  }
+  if (env.gpus > 0) {
+#ifdef SPGEMM_BENCH_WITH_CUSPARSE
+    if (auto d = bench::describe_gpu(0)) {
+      env.gpu_name = d->name;
+      env.device_line = d->name + " (CUDA driver " + version_text(d->driver_version) + ", runtime " +
+                        version_text(d->runtime_version);
+    }
+    if (need_vendor) {
+      try {
+        env.vendor = std::make_unique<bench::cusparse_bench>(0);
+        const int v = env.vendor->describe().cusparse_version;
+        if (v) env.device_line += format(", cuSPARSE %d.%d.%d", v / 1000, (v % 1000) / 100, v % 100);
+      } catch (const std::exception& e) {
+        env.vendor_problem = "failed: cuSPARSE setup: " + std::string(e.what());
+      }
+    }
+    if (!env.device_line.empty()) env.device_line += ")";
+#endif
+    if (need_gpu_engine) {
+      try {
+        env.gpu = spgemm::make_cuda_backend(0);
+        if (env.gpu_name.empty()) {
+          const std::string d = env.gpu->description();
+          env.gpu_name = d.substr(0, d.find(','));
+          env.device_line = d;
+        }
+      } catch (const std::exception& e) {
+        env.gpu_problem = "failed: GPU backend: " + error_text(e);
+      }
+    }
+    if (env.gpu_name.empty()) env.gpu_name = "cuda:0";
+    if (env.device_line.empty()) env.device_line = env.gpu_name;
+  }
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  const std::string cpu_line =
+      "cpu, " + std::to_string(o.threads > 0 ? static_cast<unsigned>(o.threads) : hw) + " threads";
+  if (env.device_line.empty()) {
+#ifdef SPGEMM_BENCH_WITH_CUSPARSE
+    env.device_line = cpu_line + " (no GPU visible)";
+#else
+    env.device_line = cpu_line + " (built without CUDA)";
+#endif
+  }
+}
+
+std::shared_ptr<spgemm::backend> cpu_backend(environment& env, const options& o) {
+  if (!env.cpu) env.cpu = spgemm::make_cpu_backend(o.threads);
+  return env.cpu;
+}
+
+// Why `c` is not `ref`, or "" where it agrees.
+template <typename T>
+std::string compare(const spgemm::csr_matrix<T>& c, const spgemm::csr_matrix<T>& ref, const spgemm::csr_matrix<T>& a,
+                    const spgemm::csr_matrix<T>& b, double tolerance, const std::string& ref_name) {
+  if (c.rows != ref.rows || c.cols != ref.cols)
+    return format("shape %lldx%lld vs %lldx%lld of %s", static_cast<long long>(c.rows),
+                  static_cast<long long>(c.cols), static_cast<long long>(ref.rows),
+                  static_cast<long long>(ref.cols), ref_name.c_str());
+  if (c.nnz() != ref.nnz())
+    return format("nnz(C) %lld vs %lld of %s", static_cast<long long>(c.nnz()), static_cast<long long>(ref.nnz()),
+                  ref_name.c_str());
+  if (c.row_offsets != ref.row_offsets) {
+    std::size_t r = 0;
+    while (r + 1 < c.row_offsets.size() && c.row_offsets[r + 1] == ref.row_offsets[r + 1]) ++r;
+    return format("row %zu has %lld entries vs %lld of %s", r,
+                  static_cast<long long>(c.row_offsets[r + 1] - c.row_offsets[r]),
+                  static_cast<long long>(ref.row_offsets[r + 1] - ref.row_offsets[r]), ref_name.c_str());
+  }
+  if (c.col_indices != ref.col_indices) {
+    const auto k = static_cast<std::int64_t>(
+        std::mismatch(c.col_indices.begin(), c.col_indices.end(), ref.col_indices.begin()).first -
+        c.col_indices.begin());
+    const auto r = std::upper_bound(c.row_offsets.begin(), c.row_offsets.end(), k) - c.row_offsets.begin() - 1;
+    return format("columns of row %lld differ from %s", static_cast<long long>(r), ref_name.c_str());
+  }
+  const double err = spgemm::scaled_max_error(c, ref, a, b);
+  if (!(err <= tolerance)) return format("scaled error %.3g > %.0e vs %s", err, tolerance, ref_name.c_str());
+  return "";
+}
+
+struct matrix_job {
+  std::string name;
+  spgemm::any_csr a;
+  std::optional<spgemm::any_csr> b;  // unset: C = A * A
+  spgemm::product_stats stats;
+};
+
+template <typename T>
+void run_matrix(environment& env, const options& o, const std::vector<method>& methods, matrix_job& job,
+                report& out, bool& mismatch) {
+  using csr = spgemm::csr_matrix<T>;
+  const spgemm::any_csr& any_a = job.a;
+  const spgemm::any_csr& any_b = job.b ? *job.b : job.a;
+  const csr& a = std::get<csr>(any_a);
+  const csr& b = std::get<csr>(any_b);
+  const double tolerance = std::is_same_v<T, float> ? 1e-4 : 1e-12;
+
+  std::vector<row> rows(methods.size());
+  for (std::size_t i = 0; i < methods.size(); ++i) {
+    row& r = rows[i];
+    r.matrix = job.name;
+    r.n = a.rows;
+    r.nnz_a = a.nnz();
+    r.flops = 2 * job.stats.products;
+    r.algorithm = methods[i].label;
+    r.cusparse = methods[i].cusparse_alg != 0;
+    r.rmerge = methods[i].algo == spgemm::algorithm::rmerge && !r.cusparse;
+    r.gpu = env.gpus > 0 ? env.gpu_name : "cpu";
+  }
+
+  std::optional<spgemm::any_csr> reference;
+  std::string reference_name;
+
+  // cuSPARSE first: its first successful result is the reference for ours.
+  bool any_vendor = false;
+  for (const method& m : methods) any_vendor |= m.cusparse_alg != 0;
+  if (any_vendor) {
+#ifdef SPGEMM_BENCH_WITH_CUSPARSE
+    std::string problem = env.vendor_problem;
+    if (env.gpus == 0) problem = "skipped: no GPU";
+    if (problem.empty()) problem = env.vendor->set_operands(any_a, any_b, job.stats.nnz_c_bound);
+    for (std::size_t i = 0; i < methods.size(); ++i) {
+      if (!methods[i].cusparse_alg) continue;
+      row& r = rows[i];
+      if (!problem.empty()) {
+        r.status = problem;
+        continue;
+      }
+      bench::cusparse_run res = env.vendor->run(methods[i].cusparse_alg, o.warmups, o.repeats, o.check && !reference);
+      r.status = res.status;
+      if (res.status == "ok") {
+        r.ms = median(res.ms);
+        r.peak_bytes = res.peak_bytes;
+        r.nnz_c = res.nnz_c;
+        if (res.result && !reference) {
+          reference = std::move(res.result);
+          reference_name = methods[i].label;
+        }
+      }
+    }
+    if (env.vendor) env.vendor->clear_operands();
+#else
+    for (std::size_t i = 0; i < methods.size(); ++i)
+      if (methods[i].cusparse_alg) rows[i].status = "skipped: built without CUDA";
+#endif
+  }
+
+  // The engine's methods, on A and B stored once per backend.
+  std::map<spgemm::backend*, std::pair<std::shared_ptr<spgemm::stored_matrix>, std::shared_ptr<spgemm::stored_matrix>>>
+      stored;
+  for (std::size_t i = 0; i < methods.size(); ++i) {
+    const method& m = methods[i];
+    if (m.cusparse_alg) continue;
+    row& r = rows[i];
+    std::shared_ptr<spgemm::backend> be;
+    try {
+      if (m.algo == spgemm::algorithm::gustavson || (m.algo == spgemm::algorithm::automatic && env.gpus == 0)) {
+        be = cpu_backend(env, o);
+        r.gpu = "cpu";
+      } else if (env.gpus == 0) {
+        r.status = "skipped: no GPU";
+        continue;
+      } else if (!env.gpu) {
+        r.status = env.gpu_problem;
+        continue;
+      } else {
+        be = env.gpu;
+      }
+      auto& [sa, sb] = stored[be.get()];
+      if (!sa) {
+        sa = be->store(any_a);
+        sb = job.b ? be->store(any_b) : sa;
+      }
+      spgemm::multiply_options mo;
+      mo.algo = m.algo;
+      mo.output_type = spgemm::value_type_of<T>();
+      mo.rmerge.subwarp = o.subwarp;
+      mo.rmerge.rows_per_thread = o.rows_per_thread;
+
+      std::vector<double> ms;
+      std::optional<spgemm::any_csr> result;
+      // reset_peak() starts the peak from what is held now (A and B), so the
+      // product's own bytes (workspace + C) are the rise above that.
+      std::size_t held_before = 0;
+      for (int k = 0; k < o.warmups + o.repeats; ++k) {
+        if (k == 0) {
+          be->reset_peak();
+          held_before = be->memory().in_use_bytes;
+        }
+        const auto t0 = std::chrono::steady_clock::now();
+        std::shared_ptr<spgemm::stored_matrix> c = be->multiply(*sa, *sb, mo);
+        const auto t1 = std::chrono::steady_clock::now();
+        if (k == 0) {
+          const std::size_t peak = be->memory().peak_bytes;
+          r.peak_bytes = peak > held_before ? peak - held_before : 0;
+          r.nnz_c = c->info().nnz;
+          if (o.check) result = be->fetch(*c);
+        }
+        c.reset();
+        if (k >= o.warmups) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+      }
+      r.ms = median(ms);
+
+      if (o.check && result) {
+        if (!reference) {
+          try {
+            reference = spgemm::cpu_multiply(a, b, o.threads);
+            reference_name = "the CPU reference";
+          } catch (const std::exception& e) {
+            r.status = "unchecked: CPU reference: " + error_text(e);
+          }
+        }
+        if (reference) {
+          const std::string why =
+              compare(std::get<csr>(*result), std::get<csr>(*reference), a, b, tolerance, reference_name);
+          if (!why.empty()) {
+            r.status = "mismatch: " + why;
+            mismatch = true;
+          }
+        }
+      }
+    } catch (const std::exception& e) {
+      r.status = "failed: " + error_text(e);
+      r.ms = NAN;
+      r.peak_bytes.reset();
+    }
+  }
+  stored.clear();
+
+  for (const row& r : rows) out.add(r);
+}
+
+// "A,B" multiplies A by B; otherwise B is --b, or A itself.
+std::pair<std::string, std::string> split_pair(const std::string& input, const std::string& b_spec) {
+  const auto comma = input.find(',');
+  if (comma != std::string::npos) return {input.substr(0, comma), input.substr(comma + 1)};
+  return {input, b_spec};
+}
+
+std::string ratio_line(const std::vector<row>& rows) {
+  std::vector<std::string> names;
+  for (const row& r : rows)
+    if (std::find(names.begin(), names.end(), r.matrix) == names.end()) names.push_back(r.matrix);
+  std::string parts;
+  double log_sum = 0;
+  int count = 0;
+  for (const std::string& name : names) {
+    const row* ours = nullptr;
+    const row* best = nullptr;
+    for (const row& r : rows) {
+      if (r.matrix != name || r.status != "ok" || !std::isfinite(r.ms) || r.ms <= 0) continue;
+      if (r.rmerge && !ours) ours = &r;
+      if (r.cusparse && (!best || r.ms < best->ms)) best = &r;
+    }
+    if (!ours || !best) continue;
+    const double ratio = best->ms / ours->ms;
+    parts += (parts.empty() ? "" : ", ") + name + " " + format("%.2f", ratio) + " (" +
+             best->algorithm.substr(std::string("cusparse-").size()) + ")";
+    log_sum += std::log(ratio);
+    ++count;
+  }
+  std::string line = "\nrmerge vs the fastest cuSPARSE ALG (cuSPARSE ms / rmerge ms, >1: rmerge faster): ";
+  if (count == 0) return line + "no matrix where both succeeded\n";
+  return line + parts + format("; geometric mean %.2f over %d matrices\n", std::exp(log_sum / count), count);
+}
+
+int run(const options& o) {
+  environment env;
+  std::vector<method> methods;
+  {
+    std::string list = o.algorithms;
+    if (list.empty()) {
+      int gpus = spgemm::cuda_device_count();
+#ifdef SPGEMM_BENCH_WITH_CUSPARSE
+      gpus = std::max(gpus, bench::cuda_devices());
+      list = gpus > 0 ? "rmerge,cusparse-alg1,cusparse-alg2,cusparse-alg3" : "gustavson";
+#else
+      list = gpus > 0 ? "rmerge" : "gustavson";
+#endif
+    }
+    methods = parse_methods(list, o);
+  }
+  open_environment(env, o, methods);
+
+  report out(o);
+  out.text("- device: " + env.device_line + "\n");
+  if (!o.commit.empty()) out.text("- commit: " + o.commit + "\n");
+  out.text("- " + o.precision + " values, median of " + std::to_string(o.repeats) + " timed calls after " +
+           std::to_string(o.warmups) + " warm-ups" + (o.check ? ", results checked" : ", results not checked") +
+           "\n\n");
+  out.table_header();
+
+  bool mismatch = false, load_failed = false;
+  const spgemm::value_type precision = o.precision == "f32" ? spgemm::value_type::f32 : spgemm::value_type::f64;
+  for (const std::string& input : o.inputs) {
+    const auto [a_spec, b_spec] = split_pair(input, o.b_spec);
+    matrix_job job;
+    try {
+      job.name = spgemm::matrix_name(a_spec);
+      spgemm::csr_matrix<double> a = spgemm::load_matrix(a_spec);
+      std::optional<spgemm::csr_matrix<double>> b;
+      if (!b_spec.empty()) {
+        b = spgemm::load_matrix(b_spec);
+        job.name += "*" + spgemm::matrix_name(b_spec);
+      }
+      spgemm::require_conformable(spgemm::info_of(a), spgemm::info_of(b ? *b : a));
+      job.stats = spgemm::compute_product_stats(a, b ? *b : a);
+      job.a = spgemm::convert_values(spgemm::any_csr(std::move(a)), precision);
+      if (b) job.b = spgemm::convert_values(spgemm::any_csr(std::move(*b)), precision);
+    } catch (const std::exception& e) {
+      std::cerr << "spgemm-bench: " << input << ": " << error_text(e) << "\n";
+      load_failed = true;
+      continue;
+    }
+    if (precision == spgemm::value_type::f32)
+      run_matrix<float>(env, o, methods, job, out, mismatch);
+    else
+      run_matrix<double>(env, o, methods, job, out, mismatch);
+  }
+
+  bool vendor = false, ours = false;
+  for (const method& m : methods) {
+    vendor |= m.cusparse_alg != 0;
+    ours |= m.algo == spgemm::algorithm::rmerge && !m.cusparse_alg;
+  }
+  if (vendor && ours) out.text(ratio_line(out.rows()));
+  if (mismatch) std::cerr << "spgemm-bench: some results do not match the reference (see status)\n";
+  return mismatch || load_failed ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  options o;
+  CLI::App app{"spgemm-bench: times C = A*A (or A*B) for Matrix Market files and generator specs"};
+  app.add_option("matrices", o.inputs,
+                 "Matrix Market files (.mtx, .mtx.gz) or generator specs (poisson3d7:100, rmat:16:16, ...); "
+                 "A,B multiplies A by B")
+      ->required();
+  app.add_option("--b", o.b_spec, "right factor B for every matrix (default: A itself)");
+  app.add_option("--algorithms", o.algorithms,
+                 "comma list of rmerge, gustavson, auto, cusparse-alg1, cusparse-alg2, cusparse-alg3 "
+                 "(default: rmerge and the three cuSPARSE ALGs on a GPU, gustavson without one)");
+  app.add_option("--precision", o.precision, "value type: f64 or f32")->check(CLI::IsMember({"f64", "f32"}));
+  app.add_option("--repeats", o.repeats, "timed calls per algorithm (the median is reported)")
+      ->check(CLI::Range(1, 1000000));
+  app.add_option("--warmups", o.warmups, "untimed calls before them")->check(CLI::Range(0, 1000));
+  app.add_option("--tsv", o.tsv_path, "write the results as TSV here");
+  app.add_option("--markdown", o.markdown_path, "write the markdown table here too");
+  app.add_option("--commit", o.commit, "commit string noted at the top of the markdown");
+  app.add_flag("--check,!--no-check", o.check, "compare each result with cuSPARSE's or the CPU reference (default on)");
+  app.add_option("--rmerge-subwarp", o.subwarp, "RMerge sub-warp size (0: the planner chooses)")
+      ->check(CLI::IsMember({0, 2, 4, 8, 16, 32}));
+  app.add_option("--rmerge-rows-per-thread", o.rows_per_thread, "RMerge rows of B per thread (0: the planner chooses)")
+      ->check(CLI::IsMember({0, 1, 2, 4}));
+  app.add_option("--threads", o.threads, "threads of the CPU backend and reference (0: all)")
+      ->check(CLI::Range(0, 4096));
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    return run(o);
+  } catch (const std::exception& e) {
+    std::cerr << "spgemm-bench: " << error_text(e) << "\n";
+    return 2;
+  }
+}

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Runs the GPU tests and the benchmark on the GPU host.
+#
+#   bench/run_device.sh DIR [COMMIT]
+#
+# DIR holds bin/spgemm-bench, bin/spgemm_gpu_tests (optional), lib/ and
+# matrices/*.mtx.gz. Results go to $OUT (default ./bench-out), five files:
+#   environment.txt  GPU, driver, host
+#   gpu_tests.log    output of spgemm_gpu_tests (when present)
+#   bench.log        everything spgemm-bench printed (stdout and stderr)
+#   bench.tsv        one row per matrix and algorithm (columns in bench/README.md)
+#   bench.md         the markdown table
+# A short table comes last on stdout. Exit status: 0 when the tests passed and
+# every result matched, 1 otherwise.
+set -u
+
+if [[ $# -lt 1 || ! -d "$1" ]]; then
+  echo "usage: $0 DIR [COMMIT]   (DIR holds bin/, lib/ and matrices/)" >&2
+  exit 2
+fi
+DIR=$(cd "$1" && pwd)
+COMMIT=${2:-unknown}
+OUT=${OUT:-$PWD/bench-out}
+mkdir -p "$OUT"
+
+# The binaries look in $ORIGIN/../lib first; the CUDA libraries of the host
+# are the fallback.
+export LD_LIBRARY_PATH="$DIR/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+
+BENCH="$DIR/bin/spgemm-bench"
+TESTS="$DIR/bin/spgemm_gpu_tests"
+GENERATED=(poisson3d7:100 poisson3d27:64 poisson2d5:1024 elasticity3d:40 rmat:16:16 rmat:17:16)
+
+{
+  echo "commit: $COMMIT"
+  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "host: $(uname -srm), $(nproc) cores"
+  if command -v nvidia-smi >/dev/null 2>&1; then
+    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader
+  else
+    echo "nvidia-smi: not found"
+  fi
+} >"$OUT/environment.txt" 2>&1
+cat "$OUT/environment.txt"
+
+status=0
+
+if [[ -x "$TESTS" ]]; then
+  echo "== GPU tests"
+  if "$TESTS" >"$OUT/gpu_tests.log" 2>&1; then
+    echo "GPU tests: passed ($(wc -l <"$OUT/gpu_tests.log") lines in gpu_tests.log)"
+  else
+    echo "GPU tests: FAILED (exit $?); last lines of gpu_tests.log:"
+    tail -n 20 "$OUT/gpu_tests.log"
+    status=1
+  fi
+else
+  echo "== GPU tests: $TESTS not present, skipped"
+fi
+
+if [[ ! -x "$BENCH" ]]; then
+  echo "error: $BENCH not found" >&2
+  exit 1
+fi
+
+shopt -s nullglob
+MATRICES=("$DIR"/matrices/*.mtx.gz)
+shopt -u nullglob
+
+echo "== spgemm-bench: ${#MATRICES[@]} files + ${#GENERATED[@]} generated matrices"
+"$BENCH" "${MATRICES[@]}" "${GENERATED[@]}" \
+  --commit "$COMMIT" --tsv "$OUT/bench.tsv" --markdown "$OUT/bench.md" >"$OUT/bench.log" 2>&1
+bench_status=$?
+if [[ $bench_status -ne 0 ]]; then
+  echo "spgemm-bench: exit $bench_status (see bench.log)"
+  grep -v '^|' "$OUT/bench.log" | tail -n 10
+  status=1
+fi
+
+echo
+echo "== results ($(grep -m1 '^- device' "$OUT/bench.md" 2>/dev/null | cut -c3-))"
+if [[ -s "$OUT/bench.tsv" ]]; then
+  awk -F'\t' '
+    NR == 1 { printf "%-22s %-16s %10s %8s %10s  %s\n", "matrix", "algorithm", "ms", "GF/s", "peak MiB", "status"; next }
+    {
+      peak = ($10 == "NA") ? "-" : sprintf("%.1f", $10 / 1048576)
+      printf "%-22s %-16s %10s %8s %10s  %s\n", substr($2, 1, 22), $7, $8, $9, peak, $11
+    }' "$OUT/bench.tsv"
+fi
+grep -h '^rmerge vs' "$OUT/bench.md" 2>/dev/null
+exit $status

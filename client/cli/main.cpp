@@ -1,0 +1,445 @@
+// spgemm: the command-line client of spgemmd.
+//
+//   spgemm multiply A.mtx [B.mtx] -o C.mtx [--algorithm NAME] [--keep] [--stats]
+//   spgemm galerkin P.mtx A.mtx -o Ac.mtx      spgemm transpose A.mtx -o At.mtx
+//   spgemm upload F.mtx...    spgemm download HANDLE -o F.mtx
+//   spgemm ls    spgemm rm HANDLE...    spgemm status
+//
+// Operands are .mtx / .mtx.gz files (uploaded for the call and deleted after
+// it, unless --keep) or handles of matrices already on the server ("m-...").
+#include <CLI/CLI.hpp>
+
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "progress.hpp"
+#include "spgemm/client/client.hpp"
+
+namespace {
+
+namespace sc = spgemm::client;
+namespace v1 = spgemm::v1;
+using spgemm::cli::human_bytes;
+using spgemm::cli::human_duration;
+using spgemm::cli::progress_bar;
+
+constexpr int exit_ok = 0;
+constexpr int exit_usage = 2;
+constexpr int exit_server = 3;
+constexpr int exit_connection = 4;
+
+constexpr const char* exit_codes_help =
+    "Exit codes:\n"
+    "  0  success\n"
+    "  2  usage or bad input: bad arguments, a missing or malformed .mtx file, an\n"
+    "     output file that cannot be written, or the server's INVALID_ARGUMENT /\n"
+    "     NOT_FOUND (e.g. mismatched shapes, an unknown handle)\n"
+    "  3  the server failed the request (any other gRPC status, e.g.\n"
+    "     RESOURCE_EXHAUSTED, INTERNAL)\n"
+    "  4  no connection: the server is unreachable (UNAVAILABLE) or the deadline\n"
+    "     passed before it connected (DEADLINE_EXCEEDED)\n"
+    "\n"
+    "Environment:\n"
+    "  SPGEMM_SERVER  server address when --server is not given (default localhost:50051)\n"
+    "  SPGEMM_TOKEN   bearer token when --token is not given\n";
+
+// A failure with its exit code, raised by the CLI itself.
+struct cli_error {
+  int code;
+  std::string message;
+};
+
+struct global_options {
+  std::string server;
+  std::string token;
+  bool tls = false;
+  std::string ca_cert;
+  double timeout_s = 0;
+};
+
+bool file_exists(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+bool looks_like_handle(const std::string& s) { return s.rfind("m-", 0) == 0 && !file_exists(s); }
+
+const char* type_name(v1::ValueType t) {
+  switch (t) {
+    case v1::FLOAT32: return "f32";
+    case v1::FLOAT64: return "f64";
+    default: return "?";
+  }
+}
+
+std::string count(std::int64_t n) {
+  std::string s = std::to_string(n);
+  for (int i = static_cast<int>(s.size()) - 3; i > (s[0] == '-' ? 1 : 0); i -= 3) s.insert(static_cast<std::size_t>(i), ",");
+  return s;
+}
+
+// ---------------------------------------------------------------- operands
+
+// An operand named on the command line: a file read up front (so bad input
+// is reported before any connection is made), or a server-side handle.
+struct operand {
+  std::string arg;
+  std::optional<sc::csr_matrix> matrix;  // when a file
+  sc::RemoteMatrix uploaded;             // after upload
+  std::string handle;
+};
+
+operand read_operand(const std::string& arg) {
+  operand op;
+  op.arg = arg;
+  if (looks_like_handle(arg)) {
+    op.handle = arg;
+  } else {
+    op.matrix = sc::read_matrix_market(arg);
+  }
+  return op;
+}
+
+std::string base_name(const std::string& path) {
+  auto pos = path.find_last_of('/');
+  return pos == std::string::npos ? path : path.substr(pos + 1);
+}
+
+// Uploads a file operand (once); returns the bytes sent.
+std::int64_t upload_operand(sc::Client& client, operand& op) {
+  if (!op.matrix) return 0;
+  progress_bar bar("upload");
+  sc::upload_options o;
+  o.name = base_name(op.arg);
+  o.on_progress = bar.callback();
+  op.uploaded = client.upload(*op.matrix, o);
+  op.handle = op.uploaded.handle();
+  op.matrix.reset();
+  bar.finish();
+  return bar.bytes();
+}
+
+void write_output(const std::string& path, const sc::csr_matrix& m) {
+  try {
+    sc::write_matrix_market(path, m);
+  } catch (const sc::Error& e) {
+    throw cli_error{exit_usage, e.message()};
+  }
+}
+
+void print_stats(const v1::JobStats& s, std::int64_t bytes_up, std::int64_t bytes_down) {
+  std::fprintf(stderr, "algorithm   %s on %s\n", s.algorithm().c_str(), s.device().c_str());
+  std::fprintf(stderr, "time        compute %s, queue %s, total %s (server-side)\n",
+               human_duration(s.compute_ms() / 1e3).c_str(), human_duration(s.queue_ms() / 1e3).c_str(),
+               human_duration(s.total_ms() / 1e3).c_str());
+  std::fprintf(stderr, "GFLOPS      %.3f (%.4g flops)\n", s.gflops(), s.flops());
+  std::fprintf(stderr, "nnz         %s\n", count(s.nnz()).c_str());
+  std::fprintf(stderr, "bytes       %s uploaded, %s streamed back, %s job estimate\n",
+               human_bytes(static_cast<double>(bytes_up)).c_str(),
+               human_bytes(static_cast<double>(bytes_down ? bytes_down : s.bytes_out())).c_str(),
+               human_bytes(static_cast<double>(s.estimate_bytes())).c_str());
+}
+
+// Keeps or drops the uploaded operands after the job (kept only with --keep).
+void settle_operands(std::vector<operand*> ops, bool keep) {
+  for (auto* op : ops) {
+    if (!op->uploaded) continue;
+    if (keep) {
+      std::fprintf(stderr, "kept operand %s as %s\n", op->arg.c_str(), op->uploaded.handle().c_str());
+      op->uploaded.release();
+    } else {
+      op->uploaded = sc::RemoteMatrix();  // deletes it on the server now
+    }
+  }
+}
+
+// The part of a product command shared by multiply, galerkin and transpose.
+struct product_args {
+  std::string output;
+  std::string algorithm;
+  std::string name;
+  bool keep = false;
+  bool stats = false;
+};
+
+void check_output(const product_args& a) {
+  if (!a.keep && a.output.empty()) throw cli_error{exit_usage, "-o/--output is required (or --keep)"};
+}
+
+template <typename Local, typename Kept>
+void run_product(const product_args& args, std::int64_t bytes_up, Local&& local, Kept&& kept) {
+  sc::product_options o;
+  o.algorithm = args.algorithm;
+  o.name = args.name;
+  if (args.keep) {
+    sc::kept_result r = kept(o);
+    std::printf("%s\n", r.matrix.release().c_str());
+    if (args.stats) print_stats(r.stats, bytes_up, 0);
+    return;
+  }
+  progress_bar bar("result");
+  o.on_progress = bar.callback();
+  sc::local_result r = local(o);
+  bar.finish();
+  write_output(args.output, r.matrix);
+  if (args.stats) print_stats(r.stats, bytes_up, bar.bytes());
+}
+
+int exit_code_of(const sc::Error& e, const sc::Client* client) {
+  switch (e.code()) {
+    case grpc::StatusCode::INVALID_ARGUMENT:
+    case grpc::StatusCode::NOT_FOUND:
+    case grpc::StatusCode::OUT_OF_RANGE:
+      return exit_usage;
+    case grpc::StatusCode::UNAVAILABLE:
+      return exit_connection;
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      return client && client->connected() ? exit_server : exit_connection;
+    default:
+      return exit_server;
+  }
+}
+
+void add_product_flags(CLI::App* sub, product_args& a, bool with_algorithm) {
+  sub->add_option("-o,--output", a.output, "Result file (.mtx, or .mtx.gz to compress)");
+  if (with_algorithm) {
+    sub->add_option("--algorithm", a.algorithm, "Method: auto (default), gustavson, rmerge, ...");
+  }
+  sub->add_flag("--keep", a.keep,
+                "Keep the result on the server and print its handle instead of downloading it; "
+                "uploaded operands are kept too (their handles go to stderr)");
+  sub->add_option("--name", a.name, "Name of the kept result");
+  sub->add_flag("--stats", a.stats, "Print server-side time, GFLOPS, nnz and bytes moved on stderr");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"spgemm: sparse matrix-matrix products on an spgemmd server.\n"
+               "Operands are Matrix Market files (.mtx, .mtx.gz) or handles (m-...) of matrices "
+               "stored on the server."};
+  app.footer(exit_codes_help);
+  app.require_subcommand(1);
+
+  global_options g;
+  const char* env_server = std::getenv("SPGEMM_SERVER");
+  const char* env_token = std::getenv("SPGEMM_TOKEN");
+  g.server = env_server && *env_server ? env_server : "localhost:50051";
+  g.token = env_token ? env_token : "";
+  app.add_option("-s,--server", g.server, "Server address host:port (env SPGEMM_SERVER)")->capture_default_str();
+  app.add_option("--token", g.token, "Bearer token sent with every call (env SPGEMM_TOKEN)");
+  app.add_flag("--tls", g.tls, "Connect with TLS");
+  app.add_option("--ca-cert", g.ca_cert, "PEM root certificates for --tls (default: the system's)");
+  app.add_option("--timeout", g.timeout_s, "Deadline of each call in seconds (0: none)")->capture_default_str();
+
+  // multiply
+  product_args mul;
+  std::string mul_a, mul_b;
+  auto* multiply = app.add_subcommand("multiply", "C = A * B (B defaults to A)");
+  multiply->add_option("A", mul_a, "Left operand: .mtx file or handle")->required();
+  multiply->add_option("B", mul_b, "Right operand: .mtx file or handle (default: A)");
+  add_product_flags(multiply, mul, true);
+  multiply->footer(exit_codes_help);
+
+  // galerkin
+  product_args gal;
+  std::string gal_p, gal_a, gal_form = "ptap";
+  auto* galerkin = app.add_subcommand("galerkin", "Galerkin product Ac = P^T A P (or P A P^T with --form papt)");
+  galerkin->add_option("P", gal_p, "Prolongator (or restriction for papt): .mtx file or handle")->required();
+  galerkin->add_option("A", gal_a, "Fine matrix: .mtx file or handle")->required();
+  galerkin->add_option("--form", gal_form, "ptap (P^T A P) or papt (P A P^T)")
+      ->check(CLI::IsMember({"ptap", "papt"}))
+      ->capture_default_str();
+  add_product_flags(galerkin, gal, true);
+  galerkin->footer(exit_codes_help);
+
+  // transpose
+  product_args tr;
+  std::string tr_a;
+  auto* transpose = app.add_subcommand("transpose", "At = A^T");
+  transpose->add_option("A", tr_a, "Operand: .mtx file or handle")->required();
+  add_product_flags(transpose, tr, false);
+  transpose->footer(exit_codes_help);
+
+  // upload
+  std::vector<std::string> up_files;
+  std::string up_name;
+  std::int64_t up_ttl = 0;
+  auto* upload = app.add_subcommand("upload", "Upload .mtx files; prints one handle per file");
+  upload->add_option("FILE", up_files, "Matrix Market files (.mtx, .mtx.gz)")->required();
+  upload->add_option("--name", up_name, "Name shown by ls (default: the file name)");
+  upload->add_option("--ttl", up_ttl, "Delete after this many seconds unused (0: the server's default)");
+  upload->footer(exit_codes_help);
+
+  // download
+  std::string dl_handle, dl_output;
+  auto* download = app.add_subcommand("download", "Download a stored matrix to a .mtx file");
+  download->add_option("HANDLE", dl_handle, "Handle (m-...)")->required();
+  download->add_option("-o,--output", dl_output, "Output file (.mtx, or .mtx.gz to compress)")->required();
+  download->footer(exit_codes_help);
+
+  // ls, rm, status
+  auto* ls = app.add_subcommand("ls", "List the matrices stored on the server");
+  ls->footer(exit_codes_help);
+  std::vector<std::string> rm_handles;
+  auto* rm = app.add_subcommand("rm", "Delete stored matrices");
+  rm->add_option("HANDLE", rm_handles, "Handles (m-...)")->required();
+  rm->footer(exit_codes_help);
+  auto* status = app.add_subcommand("status", "Show the server's devices, memory, cache and jobs");
+  status->footer(exit_codes_help);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return exit_usage;
+  }
+
+  std::unique_ptr<sc::Client> client;
+  auto connect = [&]() -> sc::Client& {
+    sc::connection_options o;
+    o.address = g.server;
+    o.tls = g.tls;
+    o.root_cert_file = g.ca_cert;
+    o.token = g.token;
+    o.deadline = std::chrono::milliseconds(static_cast<std::int64_t>(g.timeout_s * 1e3));
+    client = std::make_unique<sc::Client>(o);
+    return *client;
+  };
+
+  try {
+    if (*multiply || *galerkin || *transpose) {
+      product_args& args = *multiply ? mul : *galerkin ? gal : tr;
+      check_output(args);
+      // Read every file first: bad input fails before any connection.
+      std::vector<operand> ops;
+      if (*multiply) {
+        ops.push_back(read_operand(mul_a));
+        if (!mul_b.empty() && mul_b != mul_a) ops.push_back(read_operand(mul_b));
+      } else if (*galerkin) {
+        ops.push_back(read_operand(gal_p));
+        if (gal_a != gal_p) ops.push_back(read_operand(gal_a));
+      } else {
+        ops.push_back(read_operand(tr_a));
+      }
+      auto& c = connect();
+      std::int64_t bytes_up = 0;
+      for (auto& op : ops) bytes_up += upload_operand(c, op);
+      const std::string h0 = ops[0].handle;
+      const std::string h1 = ops.size() > 1 ? ops[1].handle : h0;
+      if (*multiply) {
+        run_product(
+            args, bytes_up, [&](const sc::product_options& o) { return c.multiply(h0, h1, o); },
+            [&](const sc::product_options& o) { return c.multiply_kept(h0, h1, o); });
+      } else if (*galerkin) {
+        const auto form = gal_form == "papt" ? v1::P_A_PT : v1::PT_A_P;
+        run_product(
+            args, bytes_up, [&](const sc::product_options& o) { return c.galerkin(h0, h1, form, o); },
+            [&](const sc::product_options& o) { return c.galerkin_kept(h0, h1, form, o); });
+      } else {
+        run_product(
+            args, bytes_up, [&](const sc::product_options& o) { return c.transpose(h0, o); },
+            [&](const sc::product_options& o) { return c.transpose_kept(h0, o); });
+      }
+      std::vector<operand*> ptrs;
+      for (auto& op : ops) ptrs.push_back(&op);
+      settle_operands(ptrs, args.keep);
+    } else if (*upload) {
+      std::vector<sc::csr_matrix> matrices;
+      for (const auto& f : up_files) matrices.push_back(sc::read_matrix_market(f));
+      auto& c = connect();
+      for (std::size_t i = 0; i < matrices.size(); ++i) {
+        progress_bar bar("upload");
+        sc::upload_options o;
+        o.name = up_name.empty() ? base_name(up_files[i]) : up_name;
+        o.ttl_seconds = up_ttl;
+        o.on_progress = bar.callback();
+        sc::RemoteMatrix m = c.upload(matrices[i], o);
+        bar.finish();
+        matrices[i] = sc::csr_matrix();
+        std::printf("%s\n", m.release().c_str());
+        std::fflush(stdout);
+      }
+    } else if (*download) {
+      auto& c = connect();
+      progress_bar bar("download");
+      sc::local_result r = c.download(dl_handle, bar.callback());
+      bar.finish();
+      write_output(dl_output, r.matrix);
+    } else if (*ls) {
+      auto& c = connect();
+      auto list = c.list();
+      std::printf("%-24s %-24s %10s %10s %12s %4s %10s  %s\n", "HANDLE", "NAME", "ROWS", "COLS", "NNZ", "TYPE",
+                  "SIZE", "WHERE");
+      for (const auto& m : list) {
+        std::string where = m.device();
+        if (m.residency() == v1::HOST) where += " (host)";
+        std::printf("%-24s %-24s %10s %10s %12s %4s %10s  %s\n", m.handle().c_str(), m.name().c_str(),
+                    count(m.rows()).c_str(), count(m.cols()).c_str(), count(m.nnz()).c_str(),
+                    type_name(m.value_type()), human_bytes(static_cast<double>(m.bytes())).c_str(), where.c_str());
+      }
+    } else if (*rm) {
+      auto& c = connect();
+      int worst = exit_ok;
+      for (const auto& h : rm_handles) {
+        try {
+          std::int64_t freed = c.remove(h);
+          std::printf("deleted %s (%s)\n", h.c_str(), human_bytes(static_cast<double>(freed)).c_str());
+        } catch (const sc::Error& e) {
+          const int code = exit_code_of(e, client.get());
+          std::fprintf(stderr, "spgemm: rm %s: %s\n", h.c_str(), e.what());
+          if (code == exit_connection) return code;
+          worst = std::max(worst, code);
+        }
+      }
+      return worst;
+    } else if (*status) {
+      auto& c = connect();
+      v1::ServerStatus s = c.status();
+      std::printf("server      spgemmd %s, up %s\n", s.version().c_str(), human_duration(s.uptime_seconds()).c_str());
+      std::printf("matrices    %s stored, %s spilled to host (host budget %s)\n", count(s.matrices()).c_str(),
+                  human_bytes(static_cast<double>(s.host_cached_bytes())).c_str(),
+                  human_bytes(static_cast<double>(s.host_budget_bytes())).c_str());
+      std::printf("jobs        %d running, %d queued, %s completed, %s failed\n", s.jobs_running(), s.queue_depth(),
+                  count(s.jobs_completed()).c_str(), count(s.jobs_failed()).c_str());
+      for (const auto& d : s.devices()) {
+        std::printf("device      %s%s%s\n", d.name().c_str(), d.description().empty() ? "" : ": ",
+                    d.description().c_str());
+        std::printf("            budget %s, cached %s, reserved %s, peak %s, free %s of %s, %d jobs running\n",
+                    human_bytes(static_cast<double>(d.budget_bytes())).c_str(),
+                    human_bytes(static_cast<double>(d.cached_bytes())).c_str(),
+                    human_bytes(static_cast<double>(d.reserved_bytes())).c_str(),
+                    human_bytes(static_cast<double>(d.peak_bytes())).c_str(),
+                    human_bytes(static_cast<double>(d.free_bytes())).c_str(),
+                    human_bytes(static_cast<double>(d.total_bytes())).c_str(), d.jobs_running());
+      }
+    }
+  } catch (const cli_error& e) {
+    std::fprintf(stderr, "spgemm: %s\n", e.message.c_str());
+    return e.code;
+  } catch (const sc::Error& e) {
+    const int code = exit_code_of(e, client.get());
+    if (code == exit_connection) {
+      std::fprintf(stderr, "spgemm: cannot connect to server at %s: %s\n", g.server.c_str(), e.what());
+    } else {
+      std::fprintf(stderr, "spgemm: %s\n", e.what());
+    }
+    return code;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "spgemm: %s\n", e.what());
+    return exit_server;
+  }
+  return exit_ok;
+}

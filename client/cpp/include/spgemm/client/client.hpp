@@ -1,0 +1,171 @@
+// A thin C++ client of spgemmd: the RPCs of spgemm.v1.Spgemm as plain calls.
+//
+//   spgemm::client::connection_options o; o.address = "localhost:50051";
+//   spgemm::client::Client c(o);
+//   auto a = c.upload_file("A.mtx");                 // deleted on scope exit
+//   auto r = c.multiply(a.handle(), a.handle());     // streamed back: r.matrix
+//   auto k = c.multiply_kept(a.handle(), a.handle()); // stored: k.matrix.handle()
+//
+// Every call throws spgemm::client::Error on failure. Streamed results are
+// assembled chunk by chunk as they arrive; a progress callback sees the bytes
+// and rows moved so far. A Client is safe to use from several threads.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "spgemm/client/error.hpp"
+#include "spgemm/client/matrix_market.hpp"
+#include "spgemm/v1/spgemm.pb.h"
+
+namespace spgemm::client {
+
+struct connection_options {
+  std::string address = "localhost:50051";
+  bool tls = false;
+  std::string root_cert_file;  // PEM roots for TLS; empty: the system's
+  std::string token;           // sent as "authorization: Bearer <token>" when set
+  std::chrono::milliseconds deadline{0};  // per call; 0: none
+};
+
+// Bytes and rows moved so far by one transfer (upload, download or a
+// streamed result); total_rows is known from the header (0 before it).
+struct progress {
+  std::int64_t bytes = 0;
+  std::int64_t rows = 0;
+  std::int64_t total_rows = 0;
+  bool done = false;
+};
+using progress_callback = std::function<void(const progress&)>;
+
+// A non-owning CSR of float or double values, for uploads from arrays.
+struct matrix_ref {
+  std::int64_t rows = 0;
+  std::int64_t cols = 0;
+  std::int64_t nnz = 0;
+  const std::int64_t* row_offsets = nullptr;  // rows + 1
+  const std::int32_t* col_indices = nullptr;  // nnz
+  const void* values = nullptr;               // nnz
+  spgemm::v1::ValueType value_type = spgemm::v1::FLOAT64;
+
+  static matrix_ref of(const csr_matrix& m);
+  static matrix_ref of(std::int64_t rows, std::int64_t cols, const std::int64_t* row_offsets,
+                       const std::int32_t* col_indices, const double* values);
+  static matrix_ref of(std::int64_t rows, std::int64_t cols, const std::int64_t* row_offsets,
+                       const std::int32_t* col_indices, const float* values);
+};
+
+struct upload_options {
+  std::string name;
+  std::int64_t ttl_seconds = 0;  // 0: the server's default
+  std::size_t chunk_bytes = 0;   // 0: the codec's default
+  progress_callback on_progress;
+};
+
+struct product_options {
+  std::string algorithm;  // empty: "auto"
+  spgemm::v1::ValueType output_type = spgemm::v1::VALUE_TYPE_UNSPECIFIED;
+  int priority = 0;
+  std::string name;             // name of a kept result
+  std::int64_t chunk_bytes = 0; // streamed result chunk size; 0: server default
+  progress_callback on_progress;
+};
+
+namespace detail {
+struct channel;
+}
+
+// A matrix stored on the server. Deletes it there when destroyed, unless
+// release()d. Movable, not copyable. Errors in that delete are swallowed.
+class RemoteMatrix {
+ public:
+  RemoteMatrix() = default;
+  RemoteMatrix(std::shared_ptr<detail::channel> channel, spgemm::v1::MatrixInfo info);
+  RemoteMatrix(RemoteMatrix&& other) noexcept;
+  RemoteMatrix& operator=(RemoteMatrix&& other) noexcept;
+  RemoteMatrix(const RemoteMatrix&) = delete;
+  RemoteMatrix& operator=(const RemoteMatrix&) = delete;
+  ~RemoteMatrix();
+
+  explicit operator bool() const { return !info_.handle().empty(); }
+  const std::string& handle() const { return info_.handle(); }
+  // What the server reported when the matrix was stored.
+  const spgemm::v1::MatrixInfo& info() const { return info_; }
+
+  // Gives up ownership: the matrix stays on the server. Returns its handle.
+  std::string release();
+  // Deletes the matrix on the server now (throws on failure); returns the
+  // bytes freed. The object is empty afterwards.
+  std::int64_t remove();
+
+ private:
+  void drop() noexcept;  // deletes on the server, swallowing errors
+
+  std::shared_ptr<detail::channel> channel_;
+  spgemm::v1::MatrixInfo info_;
+};
+
+// A product, Galerkin product or transpose streamed back to the client.
+struct local_result {
+  csr_matrix matrix;
+  spgemm::v1::ValueType value_type = spgemm::v1::FLOAT64;  // as sent by the server
+  spgemm::v1::JobStats stats;
+};
+
+// A result kept on the server.
+struct kept_result {
+  RemoteMatrix matrix;
+  spgemm::v1::JobStats stats;
+};
+
+class Client {
+ public:
+  explicit Client(connection_options options);
+  ~Client();
+  Client(Client&&) noexcept;
+  Client& operator=(Client&&) noexcept;
+
+  const connection_options& options() const;
+
+  // Waits up to `timeout` for the channel to connect; false if it does not.
+  bool wait_connected(std::chrono::milliseconds timeout);
+  // Whether the channel is connected now (it connects lazily, on the first call).
+  bool connected() const;
+
+  RemoteMatrix upload(const matrix_ref& m, const upload_options& options = {});
+  RemoteMatrix upload(const csr_matrix& m, const upload_options& options = {});
+  // Reads a .mtx / .mtx.gz file and uploads it; the name defaults to the file name.
+  RemoteMatrix upload_file(const std::string& path, upload_options options = {});
+
+  local_result multiply(const std::string& a, const std::string& b, const product_options& options = {});
+  kept_result multiply_kept(const std::string& a, const std::string& b,
+                            const product_options& options = {});
+
+  local_result galerkin(const std::string& p, const std::string& a,
+                        spgemm::v1::GalerkinForm form = spgemm::v1::PT_A_P,
+                        const product_options& options = {});
+  kept_result galerkin_kept(const std::string& p, const std::string& a,
+                            spgemm::v1::GalerkinForm form = spgemm::v1::PT_A_P,
+                            const product_options& options = {});
+
+  local_result transpose(const std::string& a, const product_options& options = {});
+  kept_result transpose_kept(const std::string& a, const product_options& options = {});
+
+  local_result download(const std::string& handle, const progress_callback& on_progress = {},
+                        std::int64_t chunk_bytes = 0);
+
+  std::vector<spgemm::v1::MatrixInfo> list();
+  spgemm::v1::MatrixInfo describe(const std::string& handle);
+  spgemm::v1::ServerStatus status();
+  // Returns the bytes freed.
+  std::int64_t remove(const std::string& handle);
+
+ private:
+  std::shared_ptr<detail::channel> channel_;
+};
+
+}  // namespace spgemm::client

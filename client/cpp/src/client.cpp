@@ -1,0 +1,465 @@
+// spgemm::client::Client: the RPCs of spgemm.v1.Spgemm over one channel.
+#include "spgemm/client/client.hpp"
+
+#include <grpcpp/grpcpp.h>
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+#include "spgemm/v1/spgemm.grpc.pb.h"
+#include "wire/chunk_codec.hpp"
+
+namespace spgemm::client {
+
+namespace v1 = spgemm::v1;
+
+// ---------------------------------------------------------------- Error
+
+const char* status_code_name(grpc::StatusCode code) {
+  switch (code) {
+    case grpc::StatusCode::OK: return "OK";
+    case grpc::StatusCode::CANCELLED: return "CANCELLED";
+    case grpc::StatusCode::UNKNOWN: return "UNKNOWN";
+    case grpc::StatusCode::INVALID_ARGUMENT: return "INVALID_ARGUMENT";
+    case grpc::StatusCode::DEADLINE_EXCEEDED: return "DEADLINE_EXCEEDED";
+    case grpc::StatusCode::NOT_FOUND: return "NOT_FOUND";
+    case grpc::StatusCode::ALREADY_EXISTS: return "ALREADY_EXISTS";
+    case grpc::StatusCode::PERMISSION_DENIED: return "PERMISSION_DENIED";
+    case grpc::StatusCode::RESOURCE_EXHAUSTED: return "RESOURCE_EXHAUSTED";
+    case grpc::StatusCode::FAILED_PRECONDITION: return "FAILED_PRECONDITION";
+    case grpc::StatusCode::ABORTED: return "ABORTED";
+    case grpc::StatusCode::OUT_OF_RANGE: return "OUT_OF_RANGE";
+    case grpc::StatusCode::UNIMPLEMENTED: return "UNIMPLEMENTED";
+    case grpc::StatusCode::INTERNAL: return "INTERNAL";
+    case grpc::StatusCode::UNAVAILABLE: return "UNAVAILABLE";
+    case grpc::StatusCode::DATA_LOSS: return "DATA_LOSS";
+    case grpc::StatusCode::UNAUTHENTICATED: return "UNAUTHENTICATED";
+    default: return "UNKNOWN";
+  }
+}
+
+Error::Error(grpc::StatusCode code, std::string message)
+    : std::runtime_error(std::string(status_code_name(code)) + ": " + message),
+      code_(code),
+      message_(std::move(message)) {}
+
+// ---------------------------------------------------------------- channel
+
+namespace detail {
+
+struct channel {
+  connection_options options;
+  std::shared_ptr<grpc::Channel> grpc_channel;
+  std::unique_ptr<v1::Spgemm::Stub> stub;
+
+  // A context with the call's deadline and credentials metadata.
+  std::unique_ptr<grpc::ClientContext> context() const {
+    auto ctx = std::make_unique<grpc::ClientContext>();
+    if (options.deadline.count() > 0) ctx->set_deadline(std::chrono::system_clock::now() + options.deadline);
+    if (!options.token.empty()) ctx->AddMetadata("authorization", "Bearer " + options.token);
+    return ctx;
+  }
+};
+
+}  // namespace detail
+
+namespace {
+
+void check(const grpc::Status& s) {
+  if (!s.ok()) throw Error(s);
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(grpc::StatusCode::NOT_FOUND, "cannot open '" + path + "'");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string base_name(const std::string& path) {
+  auto pos = path.find_last_of('/');
+  return pos == std::string::npos ? path : path.substr(pos + 1);
+}
+
+// Reads one ResultPart stream: assembles a streamed matrix chunk by chunk as it
+// arrives, or takes the kept result's info; the stats come last.
+struct stream_outcome {
+  bool have_matrix = false;
+  local_result local;
+  bool have_kept = false;
+  v1::MatrixInfo kept;
+  v1::JobStats stats;
+};
+
+stream_outcome consume(grpc::ClientContext& ctx, grpc::ClientReader<v1::ResultPart>& reader,
+                       const progress_callback& on_progress) {
+  stream_outcome out;
+  std::unique_ptr<spgemm::wire::chunk_assembler> assembler;
+  progress p;
+  v1::ResultPart part;
+  grpc::Status local_error;
+  while (reader.Read(&part)) {
+    switch (part.part_case()) {
+      case v1::ResultPart::kHeader: {
+        local_error = spgemm::wire::chunk_assembler::check_header(part.header());
+        if (local_error.ok() && assembler) {
+          local_error = grpc::Status(grpc::StatusCode::INTERNAL, "server sent a second header");
+        }
+        if (local_error.ok()) {
+          assembler = std::make_unique<spgemm::wire::chunk_assembler>(part.header());
+          p.total_rows = part.header().rows();
+        }
+        break;
+      }
+      case v1::ResultPart::kChunk: {
+        if (!assembler) {
+          local_error = grpc::Status(grpc::StatusCode::INTERNAL, "server sent a chunk before the header");
+          break;
+        }
+        p.bytes += static_cast<std::int64_t>(part.chunk().ByteSizeLong());
+        local_error = assembler->add(part.chunk());
+        if (local_error.ok()) {
+          p.rows = assembler->rows_received();
+          if (on_progress) on_progress(p);
+        }
+        break;
+      }
+      case v1::ResultPart::kKept:
+        out.have_kept = true;
+        out.kept = std::move(*part.mutable_kept());
+        break;
+      case v1::ResultPart::kStats:
+        out.stats = std::move(*part.mutable_stats());
+        break;
+      default:
+        break;
+    }
+    if (!local_error.ok()) {
+      ctx.TryCancel();
+      break;
+    }
+  }
+  grpc::Status s = reader.Finish();
+  if (!local_error.ok()) {
+    throw Error(local_error.error_code(), "bad result stream: " + local_error.error_message());
+  }
+  check(s);
+  if (assembler) {
+    grpc::Status f = assembler->finish();
+    if (!f.ok()) throw Error(f.error_code(), "incomplete result stream: " + f.error_message());
+    const auto& h = assembler->header();
+    auto& m = out.local.matrix;
+    m.rows = h.rows();
+    m.cols = h.cols();
+    m.row_offsets = std::move(assembler->row_offsets());
+    m.col_indices = std::move(assembler->col_indices());
+    const auto& raw = assembler->values();
+    const std::size_t nnz = m.col_indices.size();
+    m.values.resize(nnz);
+    out.local.value_type = h.value_type();
+    if (h.value_type() == v1::FLOAT32) {
+      for (std::size_t i = 0; i < nnz; ++i) {
+        float x;
+        std::memcpy(&x, raw.data() + i * sizeof(float), sizeof x);
+        m.values[i] = x;
+      }
+    } else {
+      std::memcpy(m.values.data(), raw.data(), nnz * sizeof(double));
+    }
+    out.have_matrix = true;
+    p.done = true;
+    if (on_progress) on_progress(p);
+  }
+  return out;
+}
+
+local_result take_local(stream_outcome&& o) {
+  if (!o.have_matrix) throw Error(grpc::StatusCode::INTERNAL, "server sent no matrix in a streamed result");
+  o.local.stats = std::move(o.stats);
+  return std::move(o.local);
+}
+
+v1::MultiplyOptions to_proto(const product_options& o) {
+  v1::MultiplyOptions m;
+  m.set_algorithm(o.algorithm);
+  m.set_output_type(o.output_type);
+  m.set_priority(o.priority);
+  return m;
+}
+
+v1::ProductOutput output_of(const product_options& o, bool keep) {
+  v1::ProductOutput out;
+  out.set_keep(keep);
+  out.set_name(o.name);
+  out.set_chunk_bytes(o.chunk_bytes);
+  return out;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- matrix_ref
+
+matrix_ref matrix_ref::of(const csr_matrix& m) {
+  return of(m.rows, m.cols, m.row_offsets.data(), m.col_indices.data(), m.values.data());
+}
+
+matrix_ref matrix_ref::of(std::int64_t rows, std::int64_t cols, const std::int64_t* row_offsets,
+                          const std::int32_t* col_indices, const double* values) {
+  return {rows, cols, row_offsets[rows] - row_offsets[0], row_offsets, col_indices, values, v1::FLOAT64};
+}
+
+matrix_ref matrix_ref::of(std::int64_t rows, std::int64_t cols, const std::int64_t* row_offsets,
+                          const std::int32_t* col_indices, const float* values) {
+  return {rows, cols, row_offsets[rows] - row_offsets[0], row_offsets, col_indices, values, v1::FLOAT32};
+}
+
+// ---------------------------------------------------------------- RemoteMatrix
+
+RemoteMatrix::RemoteMatrix(std::shared_ptr<detail::channel> channel, v1::MatrixInfo info)
+    : channel_(std::move(channel)), info_(std::move(info)) {}
+
+RemoteMatrix::RemoteMatrix(RemoteMatrix&& other) noexcept
+    : channel_(std::move(other.channel_)), info_(std::move(other.info_)) {
+  other.info_.Clear();
+}
+
+RemoteMatrix& RemoteMatrix::operator=(RemoteMatrix&& other) noexcept {
+  if (this != &other) {
+    drop();
+    channel_ = std::move(other.channel_);
+    info_ = std::move(other.info_);
+    other.info_.Clear();
+  }
+  return *this;
+}
+
+RemoteMatrix::~RemoteMatrix() { drop(); }
+
+void RemoteMatrix::drop() noexcept {
+  if (!channel_ || info_.handle().empty()) return;
+  try {
+    auto ctx = channel_->context();
+    if (channel_->options.deadline.count() <= 0) {
+      ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    }
+    v1::DeleteRequest req;
+    req.set_handle(info_.handle());
+    v1::DeleteResponse resp;
+    (void)channel_->stub->Delete(ctx.get(), req, &resp);
+  } catch (...) {
+  }
+  channel_.reset();
+  info_.Clear();
+}
+
+std::string RemoteMatrix::release() {
+  std::string h = info_.handle();
+  info_.Clear();
+  channel_.reset();
+  return h;
+}
+
+std::int64_t RemoteMatrix::remove() {
+  if (!channel_ || info_.handle().empty()) return 0;
+  auto ctx = channel_->context();
+  v1::DeleteRequest req;
+  req.set_handle(info_.handle());
+  v1::DeleteResponse resp;
+  check(channel_->stub->Delete(ctx.get(), req, &resp));
+  release();
+  return resp.freed_bytes();
+}
+
+// ---------------------------------------------------------------- Client
+
+Client::Client(connection_options options) : channel_(std::make_shared<detail::channel>()) {
+  std::shared_ptr<grpc::ChannelCredentials> creds;
+  if (options.tls) {
+    grpc::SslCredentialsOptions ssl;
+    if (!options.root_cert_file.empty()) ssl.pem_root_certs = read_file(options.root_cert_file);
+    creds = grpc::SslCredentials(ssl);
+  } else {
+    creds = grpc::InsecureChannelCredentials();
+  }
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(64 << 20);
+  channel_->grpc_channel = grpc::CreateCustomChannel(options.address, creds, args);
+  channel_->stub = v1::Spgemm::NewStub(channel_->grpc_channel);
+  channel_->options = std::move(options);
+}
+
+Client::~Client() = default;
+Client::Client(Client&&) noexcept = default;
+Client& Client::operator=(Client&&) noexcept = default;
+
+const connection_options& Client::options() const { return channel_->options; }
+
+bool Client::wait_connected(std::chrono::milliseconds timeout) {
+  return channel_->grpc_channel->WaitForConnected(std::chrono::system_clock::now() + timeout);
+}
+
+bool Client::connected() const {
+  return channel_->grpc_channel->GetState(false) == GRPC_CHANNEL_READY;
+}
+
+RemoteMatrix Client::upload(const matrix_ref& m, const upload_options& options) {
+  spgemm::wire::csr_view view{m.rows, m.cols, m.nnz, m.row_offsets, m.col_indices, m.values, m.value_type};
+  auto ctx = channel_->context();
+  v1::MatrixInfo info;
+  auto writer = channel_->stub->Upload(ctx.get(), &info);
+  v1::UploadPart part;
+  *part.mutable_header() = spgemm::wire::header_of(view, options.name);
+  part.mutable_header()->set_ttl_seconds(options.ttl_seconds);
+  bool ok = writer->Write(part);
+  progress p;
+  p.total_rows = m.rows;
+  if (ok) {
+    const std::size_t chunk_bytes = options.chunk_bytes ? options.chunk_bytes : spgemm::wire::default_chunk_bytes;
+    for (const auto& [begin, end] : spgemm::wire::plan_row_blocks(view, chunk_bytes)) {
+      part.Clear();
+      spgemm::wire::fill_chunk(view, begin, end, part.mutable_chunk());
+      p.bytes += static_cast<std::int64_t>(part.chunk().ByteSizeLong());
+      if (!writer->Write(part)) {
+        ok = false;
+        break;
+      }
+      p.rows = end;
+      if (options.on_progress) options.on_progress(p);
+    }
+  }
+  if (ok) writer->WritesDone();
+  check(writer->Finish());
+  p.done = true;
+  if (options.on_progress) options.on_progress(p);
+  return RemoteMatrix(channel_, std::move(info));
+}
+
+RemoteMatrix Client::upload(const csr_matrix& m, const upload_options& options) {
+  return upload(matrix_ref::of(m), options);
+}
+
+RemoteMatrix Client::upload_file(const std::string& path, upload_options options) {
+  csr_matrix m = read_matrix_market(path);
+  if (options.name.empty()) options.name = base_name(path);
+  return upload(m, options);
+}
+
+local_result Client::multiply(const std::string& a, const std::string& b, const product_options& options) {
+  v1::MultiplyRequest req;
+  req.set_a(a);
+  req.set_b(b);
+  *req.mutable_options() = to_proto(options);
+  *req.mutable_output() = output_of(options, false);
+  auto ctx = channel_->context();
+  auto reader = channel_->stub->Multiply(ctx.get(), req);
+  return take_local(consume(*ctx, *reader, options.on_progress));
+}
+
+namespace {
+kept_result take_kept(const std::shared_ptr<detail::channel>& channel, stream_outcome&& o) {
+  if (!o.have_kept) throw Error(grpc::StatusCode::INTERNAL, "server sent no handle for a kept result");
+  return {RemoteMatrix(channel, std::move(o.kept)), std::move(o.stats)};
+}
+}  // namespace
+
+kept_result Client::multiply_kept(const std::string& a, const std::string& b, const product_options& options) {
+  v1::MultiplyRequest req;
+  req.set_a(a);
+  req.set_b(b);
+  *req.mutable_options() = to_proto(options);
+  *req.mutable_output() = output_of(options, true);
+  auto ctx = channel_->context();
+  auto reader = channel_->stub->Multiply(ctx.get(), req);
+  return take_kept(channel_, consume(*ctx, *reader, options.on_progress));
+}
+
+local_result Client::galerkin(const std::string& p, const std::string& a, v1::GalerkinForm form,
+                              const product_options& options) {
+  v1::GalerkinRequest req;
+  req.set_p(p);
+  req.set_a(a);
+  req.set_form(form);
+  *req.mutable_options() = to_proto(options);
+  *req.mutable_output() = output_of(options, false);
+  auto ctx = channel_->context();
+  auto reader = channel_->stub->Galerkin(ctx.get(), req);
+  return take_local(consume(*ctx, *reader, options.on_progress));
+}
+
+kept_result Client::galerkin_kept(const std::string& p, const std::string& a, v1::GalerkinForm form,
+                                  const product_options& options) {
+  v1::GalerkinRequest req;
+  req.set_p(p);
+  req.set_a(a);
+  req.set_form(form);
+  *req.mutable_options() = to_proto(options);
+  *req.mutable_output() = output_of(options, true);
+  auto ctx = channel_->context();
+  auto reader = channel_->stub->Galerkin(ctx.get(), req);
+  return take_kept(channel_, consume(*ctx, *reader, options.on_progress));
+}
+
+local_result Client::transpose(const std::string& a, const product_options& options) {
+  v1::TransposeRequest req;
+  req.set_a(a);
+  *req.mutable_output() = output_of(options, false);
+  auto ctx = channel_->context();
+  auto reader = channel_->stub->Transpose(ctx.get(), req);
+  return take_local(consume(*ctx, *reader, options.on_progress));
+}
+
+kept_result Client::transpose_kept(const std::string& a, const product_options& options) {
+  v1::TransposeRequest req;
+  req.set_a(a);
+  *req.mutable_output() = output_of(options, true);
+  auto ctx = channel_->context();
+  auto reader = channel_->stub->Transpose(ctx.get(), req);
+  return take_kept(channel_, consume(*ctx, *reader, options.on_progress));
+}
+
+local_result Client::download(const std::string& handle, const progress_callback& on_progress,
+                              std::int64_t chunk_bytes) {
+  v1::DownloadRequest req;
+  req.set_handle(handle);
+  req.set_chunk_bytes(chunk_bytes);
+  auto ctx = channel_->context();
+  auto reader = channel_->stub->Download(ctx.get(), req);
+  return take_local(consume(*ctx, *reader, on_progress));
+}
+
+std::vector<v1::MatrixInfo> Client::list() {
+  auto ctx = channel_->context();
+  v1::ListResponse resp;
+  check(channel_->stub->List(ctx.get(), v1::ListRequest(), &resp));
+  return {resp.matrices().begin(), resp.matrices().end()};
+}
+
+v1::MatrixInfo Client::describe(const std::string& handle) {
+  auto ctx = channel_->context();
+  v1::DescribeRequest req;
+  req.set_handle(handle);
+  v1::MatrixInfo info;
+  check(channel_->stub->Describe(ctx.get(), req, &info));
+  return info;
+}
+
+v1::ServerStatus Client::status() {
+  auto ctx = channel_->context();
+  v1::ServerStatus st;
+  check(channel_->stub->Status(ctx.get(), v1::StatusRequest(), &st));
+  return st;
+}
+
+std::int64_t Client::remove(const std::string& handle) {
+  auto ctx = channel_->context();
+  v1::DeleteRequest req;
+  req.set_handle(handle);
+  v1::DeleteResponse resp;
+  check(channel_->stub->Delete(ctx.get(), req, &resp));
+  return resp.freed_bytes();
+}
+
+}  // namespace spgemm::client

@@ -1,0 +1,172 @@
+// The CPU backend: matrices in host memory, products by Gustavson's method.
+// The embedded default on hosts without a GPU, so the service always starts.
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "spgemm/backend.hpp"
+#include "spgemm/errors.hpp"
+#include "spgemm/reference.hpp"
+#include "src/parallel.hpp"
+
+namespace spgemm {
+namespace {
+
+// Bytes allocated through the backend now and at most, for memory().
+class byte_counter {
+ public:
+  void add(std::size_t bytes) {
+    const std::size_t now = in_use_.fetch_add(bytes) + bytes;
+    std::size_t peak = peak_.load();
+    while (now > peak && !peak_.compare_exchange_weak(peak, now)) {
+    }
+  }
+  void remove(std::size_t bytes) { in_use_.fetch_sub(bytes); }
+  std::size_t in_use() const { return in_use_.load(); }
+  std::size_t peak() const { return peak_.load(); }
+  void reset_peak() { peak_.store(in_use_.load()); }
+
+ private:
+  std::atomic<std::size_t> in_use_{0};
+  std::atomic<std::size_t> peak_{0};
+};
+
+// Holds `bytes` on the counter for as long as it lives.
+class counted_bytes {
+ public:
+  counted_bytes(std::shared_ptr<byte_counter> counter, std::size_t bytes) : counter_(std::move(counter)), bytes_(bytes) {
+    counter_->add(bytes_);
+  }
+  ~counted_bytes() { counter_->remove(bytes_); }
+  counted_bytes(const counted_bytes&) = delete;
+  counted_bytes& operator=(const counted_bytes&) = delete;
+
+ private:
+  std::shared_ptr<byte_counter> counter_;
+  std::size_t bytes_;
+};
+
+class cpu_matrix final : public stored_matrix {
+ public:
+  cpu_matrix(any_csr m, std::shared_ptr<byte_counter> counter)
+      : matrix_(std::move(m)), held_(std::move(counter), info_of(matrix_).bytes()) {}
+  matrix_info info() const override { return info_of(matrix_); }
+  const any_csr& matrix() const { return matrix_; }
+
+ private:
+  any_csr matrix_;
+  counted_bytes held_;
+};
+
+const cpu_matrix& as_cpu(const stored_matrix& m) {
+  const auto* cpu = dynamic_cast<const cpu_matrix*>(&m);
+  if (!cpu) throw_bad_input("the matrix is stored on another backend");
+  return *cpu;
+}
+
+class cpu_backend final : public backend {
+ public:
+  explicit cpu_backend(int threads) : threads_(detail::resolve_threads(threads)) {}
+
+  std::string name() const override { return "cpu"; }
+  std::string description() const override {
+    return "CPU, " + std::to_string(threads_) + " threads, Gustavson";
+  }
+  bool is_gpu() const override { return false; }
+
+  backend_memory memory() const override {
+    const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+    return {page * static_cast<std::size_t>(sysconf(_SC_PHYS_PAGES)),
+            page * static_cast<std::size_t>(sysconf(_SC_AVPHYS_PAGES)), counter_->in_use(), counter_->peak()};
+  }
+  void reset_peak() override { counter_->reset_peak(); }
+
+  std::shared_ptr<stored_matrix> store(const any_csr& m) override {
+    return std::make_shared<cpu_matrix>(m, counter_);
+  }
+
+  any_csr fetch(const stored_matrix& m, std::int64_t row_begin, std::int64_t row_end) override {
+    const auto& held = as_cpu(m).matrix();
+    if (row_begin == 0 && row_end == info_of(held).rows) return held;
+    return row_block(held, row_begin, row_end);
+  }
+
+  memory_estimate estimate_multiply(const stored_matrix& a, const stored_matrix& b,
+                                    const multiply_options& options) override {
+    check_algorithm(options.algo);
+    const auto& ma = as_cpu(a).matrix();
+    const auto& mb = as_cpu(b).matrix();
+    const auto stats = std::visit([](const auto& x, const auto& y) { return compute_product_stats(x, y); }, ma, mb);
+    const matrix_info ia = info_of(ma), ib = info_of(mb);
+    const value_type out = output_type_of(ia, ib, options);
+    memory_estimate e;
+    e.output_bytes = matrix_info{ia.rows, ib.cols, stats.nnz_c_bound, out}.bytes();
+    // Per thread: a marker (8 bytes) and an accumulator per column of B;
+    // plus the operands converted to the output type where they differ.
+    e.workspace_bytes = static_cast<std::size_t>(threads_) * static_cast<std::size_t>(ib.cols) * (8 + size_of(out)) +
+                        (ia.type != out ? matrix_info{ia.rows, ia.cols, ia.nnz, out}.bytes() : 0) +
+                        (ib.type != out ? matrix_info{ib.rows, ib.cols, ib.nnz, out}.bytes() : 0);
+    e.exact = false;
+    return e;
+  }
+
+  std::shared_ptr<stored_matrix> multiply(const stored_matrix& a, const stored_matrix& b,
+                                          const multiply_options& options, const cancel_token& cancel) override {
+    check_algorithm(options.algo);
+    const auto& ma = as_cpu(a).matrix();
+    const auto& mb = as_cpu(b).matrix();
+    const matrix_info ia = info_of(ma), ib = info_of(mb);
+    require_conformable(ia, ib);
+    const value_type out = output_type_of(ia, ib, options);
+    cancel.throw_if_cancelled();
+    const counted_bytes workspace(counter_, static_cast<std::size_t>(threads_) * static_cast<std::size_t>(ib.cols) *
+                                                (8 + size_of(out)));
+    any_csr c = out == value_type::f32 ? any_csr(product<float>(ma, mb)) : any_csr(product<double>(ma, mb));
+    cancel.throw_if_cancelled();
+    return std::make_shared<cpu_matrix>(std::move(c), counter_);
+  }
+
+  memory_estimate estimate_transpose(const stored_matrix& a) override {
+    const matrix_info ia = a.info();
+    return {matrix_info{ia.cols, ia.rows, ia.nnz, ia.type}.bytes(), static_cast<std::size_t>(ia.cols + 1) * 8, true};
+  }
+
+  std::shared_ptr<stored_matrix> transpose(const stored_matrix& a, const cancel_token& cancel) override {
+    cancel.throw_if_cancelled();
+    any_csr t = std::visit([](const auto& x) -> any_csr { return cpu_transpose(x); }, as_cpu(a).matrix());
+    return std::make_shared<cpu_matrix>(std::move(t), counter_);
+  }
+
+ private:
+  static void check_algorithm(algorithm algo) {
+    if (algo != algorithm::automatic && algo != algorithm::gustavson) {
+      throw_bad_input("algorithm '" + std::string(to_string(algo)) +
+                      "' needs a GPU backend; the CPU backend runs 'gustavson' (or 'auto')");
+    }
+  }
+
+  template <typename T>
+  csr_matrix<T> product(const any_csr& a, const any_csr& b) const {
+    // Operands already of type T are used in place; others are converted copies.
+    auto as_t = [](const any_csr& m) -> std::shared_ptr<const csr_matrix<T>> {
+      if (const auto* same = std::get_if<csr_matrix<T>>(&m)) {
+        return std::shared_ptr<const csr_matrix<T>>(same, [](const csr_matrix<T>*) {});
+      }
+      return std::make_shared<csr_matrix<T>>(
+          std::visit([](const auto& x) { return convert_values<T>(x); }, m));
+    };
+    return cpu_multiply(*as_t(a), *as_t(b), threads_);
+  }
+
+  int threads_;
+  std::shared_ptr<byte_counter> counter_ = std::make_shared<byte_counter>();
+};
+
+}  // namespace
+
+std::shared_ptr<backend> make_cpu_backend(int threads) { return std::make_shared<cpu_backend>(threads); }
+
+}  // namespace spgemm

@@ -1,0 +1,76 @@
+// device_buffer<T>: an owning array in device memory, allocated from a
+// device_allocator on a stream and freed (stream-ordered) on the stream it
+// is bound to. Optionally reports to a job_meter while it is attached.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <utility>
+
+#include "cuda/device_context.hpp"
+
+namespace spgemm::cuda {
+
+template <typename T>
+class device_buffer {
+ public:
+  device_buffer() = default;
+  device_buffer(device_allocator& allocator, std::size_t count, cudaStream_t stream,
+                job_meter* meter = nullptr)
+      : allocator_(&allocator), stream_(stream), meter_(meter), count_(count) {
+    data_ = static_cast<T*>(allocator.allocate(count * sizeof(T), stream));
+    if (meter_ != nullptr) meter_->add(bytes());
+  }
+  ~device_buffer() { reset(); }
+
+  device_buffer(const device_buffer&) = delete;
+  device_buffer& operator=(const device_buffer&) = delete;
+  device_buffer(device_buffer&& other) noexcept { swap(other); }
+  device_buffer& operator=(device_buffer&& other) noexcept {
+    if (this != &other) {
+      reset();
+      swap(other);
+    }
+    return *this;
+  }
+
+  // Frees now (stream-ordered on the bound stream).
+  void reset() noexcept {
+    if (allocator_ != nullptr && data_ != nullptr) {
+      allocator_->deallocate(data_, bytes(), stream_);
+      if (meter_ != nullptr) meter_->remove(bytes());
+    }
+    data_ = nullptr;
+    count_ = 0;
+    meter_ = nullptr;
+  }
+
+  // The stream the eventual free is ordered on.
+  void bind_stream(cudaStream_t stream) { stream_ = stream; }
+  // Stops reporting to the job meter (the buffer outlives the job).
+  void detach_meter() { meter_ = nullptr; }
+
+  T* data() { return data_; }
+  const T* data() const { return data_; }
+  std::size_t size() const { return count_; }
+  std::size_t bytes() const { return count_ * sizeof(T); }
+  bool empty() const { return count_ == 0; }
+
+ private:
+  void swap(device_buffer& other) noexcept {
+    std::swap(allocator_, other.allocator_);
+    std::swap(stream_, other.stream_);
+    std::swap(meter_, other.meter_);
+    std::swap(data_, other.data_);
+    std::swap(count_, other.count_);
+  }
+
+  device_allocator* allocator_ = nullptr;
+  cudaStream_t stream_ = nullptr;
+  job_meter* meter_ = nullptr;
+  T* data_ = nullptr;
+  std::size_t count_ = 0;
+};
+
+}  // namespace spgemm::cuda

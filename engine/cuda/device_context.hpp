@@ -1,0 +1,119 @@
+// One CUDA device as the engine uses it: a stream-ordered memory pool with
+// byte counters, a small pool of streams, and a guard that makes the device
+// current on the calling thread.
+//
+// Memory comes from the device's default cudaMemPool through cudaMallocAsync /
+// cudaFreeAsync; its release threshold is UINT64_MAX so freed memory stays
+// cached in the pool (no cudaMalloc per call, no trimming between jobs).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace spgemm::cuda {
+
+// Makes `device` current for the lifetime of the guard, restoring the previous one.
+class device_guard {
+ public:
+  explicit device_guard(int device);
+  ~device_guard();
+  device_guard(const device_guard&) = delete;
+  device_guard& operator=(const device_guard&) = delete;
+
+ private:
+  int previous_ = -1;
+  int device_ = -1;
+};
+
+// Bytes allocated by one job, to check that it keeps its estimate.
+struct job_meter {
+  std::size_t in_use = 0;
+  std::size_t peak = 0;
+  void add(std::size_t bytes) {
+    in_use += bytes;
+    if (in_use > peak) peak = in_use;
+  }
+  void remove(std::size_t bytes) { in_use -= bytes; }
+};
+
+// Stream-ordered allocations from one device's pool, counted. Thread-safe.
+class device_allocator {
+ public:
+  explicit device_allocator(int device);
+  device_allocator(const device_allocator&) = delete;
+  device_allocator& operator=(const device_allocator&) = delete;
+
+  // Throws error(does_not_fit) when the pool cannot grow by `bytes`. Zero bytes: nullptr.
+  void* allocate(std::size_t bytes, cudaStream_t stream);
+  void deallocate(void* p, std::size_t bytes, cudaStream_t stream) noexcept;
+
+  int device() const { return device_; }
+  std::size_t in_use_bytes() const { return in_use_.load(); }
+  std::size_t peak_bytes() const { return peak_.load(); }
+  void reset_peak() { peak_.store(in_use_.load()); }
+
+ private:
+  int device_;
+  cudaMemPool_t pool_ = nullptr;
+  std::atomic<std::size_t> in_use_{0};
+  std::atomic<std::size_t> peak_{0};
+};
+
+// Non-blocking streams, reused: acquire() hands one out (creating it when none
+// is free), the lease gives it back. Thread-safe.
+class stream_pool {
+ public:
+  explicit stream_pool(int device) : device_(device) {}
+  ~stream_pool();
+  stream_pool(const stream_pool&) = delete;
+  stream_pool& operator=(const stream_pool&) = delete;
+
+  class lease {
+   public:
+    lease(stream_pool& pool, cudaStream_t stream) : pool_(&pool), stream_(stream) {}
+    ~lease() { pool_->release(stream_); }
+    lease(const lease&) = delete;
+    lease& operator=(const lease&) = delete;
+    cudaStream_t get() const { return stream_; }
+
+   private:
+    stream_pool* pool_;
+    cudaStream_t stream_;
+  };
+
+  lease acquire();
+
+ private:
+  void release(cudaStream_t stream);
+
+  int device_;
+  std::mutex mutex_;
+  std::vector<cudaStream_t> free_;
+  std::vector<cudaStream_t> all_;
+};
+
+// Everything a backend and its stored matrices share; stored matrices hold it
+// by shared_ptr so that their memory can be freed after the backend is gone.
+struct device_context {
+  explicit device_context(int device);
+  ~device_context();
+  device_context(const device_context&) = delete;
+  device_context& operator=(const device_context&) = delete;
+
+  int device;
+  std::string gpu_name;
+  std::size_t total_bytes = 0;
+  device_allocator allocator;
+  stream_pool streams;
+  // Frees of stored matrices go here; all work on them finished before their
+  // last reference went (every backend call synchronizes before it returns).
+  cudaStream_t release_stream = nullptr;
+};
+
+}  // namespace spgemm::cuda

@@ -1,0 +1,84 @@
+// CSR matrices in device memory: device_csr<T> owns its arrays, csr_view<T>
+// and structure_view are non-owning views that kernels and dispatch take.
+// Row offsets are int64, columns int32, as on the host (spgemm/csr.hpp).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <variant>
+
+#include "cuda/device_buffer.hpp"
+#include "spgemm/csr.hpp"
+
+namespace spgemm::cuda {
+
+// The structure of a CSR matrix (no values).
+struct structure_view {
+  std::int64_t rows = 0;
+  std::int64_t cols = 0;
+  std::int64_t nnz = 0;
+  const offset_t* row_offsets = nullptr;  // rows + 1
+  const index_t* col_indices = nullptr;   // nnz
+};
+
+template <typename T>
+struct csr_view {
+  std::int64_t rows = 0;
+  std::int64_t cols = 0;
+  std::int64_t nnz = 0;
+  const offset_t* row_offsets = nullptr;
+  const index_t* col_indices = nullptr;
+  const T* values = nullptr;
+
+  structure_view structure() const { return {rows, cols, nnz, row_offsets, col_indices}; }
+};
+
+template <typename T>
+struct device_csr {
+  using value = T;
+
+  std::int64_t rows = 0;
+  std::int64_t cols = 0;
+  std::int64_t nnz = 0;
+  device_buffer<offset_t> row_offsets;  // rows + 1 entries, starts at 0
+  device_buffer<index_t> col_indices;
+  device_buffer<T> values;
+
+  csr_view<T> view() const {
+    return {rows, cols, nnz, row_offsets.data(), col_indices.data(), values.data()};
+  }
+  std::size_t bytes() const { return row_offsets.bytes() + col_indices.bytes() + values.bytes(); }
+  matrix_info info() const { return {rows, cols, nnz, value_type_of<T>()}; }
+  void bind_stream(cudaStream_t stream) {
+    row_offsets.bind_stream(stream);
+    col_indices.bind_stream(stream);
+    values.bind_stream(stream);
+  }
+  void detach_meter() {
+    row_offsets.detach_meter();
+    col_indices.detach_meter();
+    values.detach_meter();
+  }
+};
+
+using any_device_csr = std::variant<device_csr<float>, device_csr<double>>;
+
+// Bytes of a CSR matrix with these sizes (as device_csr::bytes()).
+inline std::size_t csr_bytes(std::int64_t rows, std::int64_t nnz, std::size_t value_bytes) {
+  return static_cast<std::size_t>(rows + 1) * sizeof(offset_t) +
+         static_cast<std::size_t>(nnz) * (sizeof(index_t) + value_bytes);
+}
+
+// Copies a host matrix to the device (pageable copies, synchronized).
+template <typename T>
+device_csr<T> upload(const csr_matrix<T>& m, device_allocator& allocator, cudaStream_t stream,
+                     job_meter* meter = nullptr);
+
+// Rows [row_begin, row_end) back to the host, offsets rebased to 0 (synchronized).
+template <typename T>
+csr_matrix<T> download_rows(const device_csr<T>& m, std::int64_t row_begin, std::int64_t row_end,
+                            cudaStream_t stream);
+
+}  // namespace spgemm::cuda

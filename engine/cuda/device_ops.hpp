@@ -1,0 +1,27 @@
+// Small device operations of the CUDA backend: value conversion and the
+// (simple, sort-based) transpose. Host-callable; kernels live in device_ops.cu.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+
+#include "cuda/device_csr.hpp"
+#include "spgemm/multiply.hpp"
+
+namespace spgemm::cuda {
+
+// out[i] = To(in[i]) for i < n, into a new buffer from `allocator`.
+template <typename To, typename From>
+device_buffer<To> convert_values(const From* in, std::size_t n, device_allocator& allocator,
+                                 cudaStream_t stream, job_meter* meter);
+
+// Bytes transpose() allocates: exact.
+memory_estimate estimate_transpose(const matrix_info& a);
+
+// The transpose of `a` (CSR of A^T, columns sorted within each row), deterministic.
+template <typename T>
+device_csr<T> transpose(const csr_view<T>& a, device_allocator& allocator, cudaStream_t stream,
+                        job_meter* meter, const cancel_token& cancel);
+
+}  // namespace spgemm::cuda

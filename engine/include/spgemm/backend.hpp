@@ -1,0 +1,76 @@
+// Where matrices live and products run: one backend per GPU, or the CPU.
+//
+// A backend stores matrices (device memory for a GPU, host memory for the
+// CPU) and runs products on stored matrices, so chains such as A*A*A never
+// leave the device. Every method is safe to call from several threads at
+// once; a GPU backend runs each call on a stream of its own and draws device
+// memory from one stream-ordered pool per device.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "spgemm/csr.hpp"
+#include "spgemm/multiply.hpp"
+
+namespace spgemm {
+
+// A matrix held by a backend. Freed when the last reference goes.
+class stored_matrix {
+ public:
+  virtual ~stored_matrix() = default;
+  virtual matrix_info info() const = 0;
+};
+
+struct backend_memory {
+  std::size_t total_bytes = 0;    // device (or host) memory in all
+  std::size_t free_bytes = 0;     // free now, as the driver (or OS) reports it
+  std::size_t in_use_bytes = 0;   // allocated through this backend now
+  std::size_t peak_bytes = 0;     // the most allocated at once since reset_peak()
+};
+
+class backend {
+ public:
+  virtual ~backend() = default;
+
+  virtual std::string name() const = 0;         // "cpu", "cuda:0", ...
+  virtual std::string description() const = 0;  // e.g. "NVIDIA H100 80GB HBM3, 79.1 GiB"
+  virtual bool is_gpu() const = 0;
+  virtual backend_memory memory() const = 0;
+  virtual void reset_peak() = 0;
+
+  // Copies a host matrix in. The matrix must be valid (see validate.hpp).
+  virtual std::shared_ptr<stored_matrix> store(const any_csr& m) = 0;
+  // Rows [row_begin, row_end) of a stored matrix, offsets rebased to 0.
+  virtual any_csr fetch(const stored_matrix& m, std::int64_t row_begin, std::int64_t row_end) = 0;
+  any_csr fetch(const stored_matrix& m) { return fetch(m, 0, m.info().rows); }
+
+  // Bytes the product will allocate (output and workspace), before running it.
+  virtual memory_estimate estimate_multiply(const stored_matrix& a, const stored_matrix& b,
+                                            const multiply_options& options) = 0;
+  // C = A * B, stored on this backend. Polls `cancel` between phases.
+  virtual std::shared_ptr<stored_matrix> multiply(const stored_matrix& a, const stored_matrix& b,
+                                                  const multiply_options& options,
+                                                  const cancel_token& cancel = {}) = 0;
+  // The transpose, stored on this backend.
+  virtual std::shared_ptr<stored_matrix> transpose(const stored_matrix& a,
+                                                   const cancel_token& cancel = {}) = 0;
+  virtual memory_estimate estimate_transpose(const stored_matrix& a) = 0;
+};
+
+// Number of usable CUDA devices: 0 where the engine was built without CUDA,
+// no driver is loaded, or no GPU is visible.
+int cuda_device_count();
+
+// The CPU backend; `threads` 0 means one per hardware thread.
+std::shared_ptr<backend> make_cpu_backend(int threads = 0);
+// The backend of CUDA device `ordinal`. Throws error(device_failure) where
+// there is no such device.
+std::shared_ptr<backend> make_cuda_backend(int ordinal);
+
+// The embedded default: every visible GPU, or the CPU backend where none is.
+std::vector<std::shared_ptr<backend>> open_default_backends();
+
+}  // namespace spgemm

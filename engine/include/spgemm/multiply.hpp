@@ -1,0 +1,88 @@
+// Options, statistics and memory estimates of a sparse product C = A * B.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "spgemm/csr.hpp"
+
+namespace spgemm {
+
+enum class algorithm {
+  automatic,  // "auto": the backend's best method for the operands
+  gustavson,  // "gustavson": CPU, row-wise dense accumulator (the test oracle)
+  rmerge,     // "rmerge": GPU, iterative row merging by sub-warps (Gremse et al. 2015)
+};
+
+std::string_view to_string(algorithm algo);
+// Throws error(bad_input) listing the known names.
+algorithm parse_algorithm(std::string_view name);
+std::vector<std::string_view> algorithm_names();
+
+// RMerge's tuning: sub-warp size W (threads merging one row) and rows of B
+// per thread R; a row of the left factor holding up to W * R entries (the
+// merge factor) is merged in one pass. 0 lets the planner choose from A.
+struct rmerge_config {
+  int subwarp = 0;          // 0, 2, 4, 8, 16, 32
+  int rows_per_thread = 0;  // 0, 1, 2, 4
+};
+
+struct multiply_options {
+  algorithm algo = algorithm::automatic;
+  // Value type of C. Unset: the wider of the operands' types. Operands are
+  // converted to it before the product.
+  std::optional<value_type> output_type;
+  rmerge_config rmerge;
+};
+
+// What a product will take, computed before it runs. `output_bytes` bounds C;
+// `workspace_bytes` bounds everything else the method allocates. The engine
+// never allocates more than `total()` for the job.
+struct memory_estimate {
+  std::size_t output_bytes = 0;
+  std::size_t workspace_bytes = 0;
+  bool exact = false;  // true where nnz(C) is known, not only bounded
+
+  std::size_t total() const { return output_bytes + workspace_bytes; }
+};
+
+// Work of a product, from the structures of A and B alone.
+struct product_stats {
+  std::int64_t products = 0;         // scalar multiplications: sum over a_ij of nnz(B row j)
+  std::int64_t max_row_products = 0;
+  std::int64_t nnz_c_bound = 0;      // sum over rows of min(products of the row, cols of B)
+  std::int64_t max_row_length_a = 0;
+
+  double flops() const { return 2.0 * static_cast<double>(products); }
+};
+
+// Throws error(bad_input) when the inner dimensions differ.
+void require_conformable(const matrix_info& a, const matrix_info& b);
+
+template <typename T, typename U>
+product_stats compute_product_stats(const csr_matrix<T>& a, const csr_matrix<U>& b);
+
+// The value type of C for these operands and options.
+value_type output_type_of(const matrix_info& a, const matrix_info& b, const multiply_options& options);
+
+// A flag a job polls between its phases; the owner of the job sets it
+// (a cancelled RPC, an expired deadline, shutdown).
+class cancel_token {
+ public:
+  cancel_token() : flag_(std::make_shared<std::atomic<bool>>(false)) {}
+  void cancel() const { flag_->store(true); }
+  bool cancelled() const { return flag_->load(); }
+  // Throws error(cancelled) once cancel() was called.
+  void throw_if_cancelled() const;
+
+ private:
+  std::shared_ptr<std::atomic<bool>> flag_;
+};
+
+}  // namespace spgemm

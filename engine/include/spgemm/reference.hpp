@@ -1,0 +1,27 @@
+// The CPU methods, callable directly: the test oracle and the CPU backend.
+#pragma once
+
+#include "spgemm/csr.hpp"
+
+namespace spgemm {
+
+// C = A * B by Gustavson's method: rows split across `threads` threads (0: one
+// per hardware thread) by their work, a dense accumulator per thread, columns
+// of each output row sorted. Entries that cancel to zero are kept. The result
+// does not depend on the thread count. Throws error(bad_input) on mismatched
+// shapes.
+template <typename T>
+csr_matrix<T> cpu_multiply(const csr_matrix<T>& a, const csr_matrix<T>& b, int threads = 0);
+
+// The transpose (CSR of A^T), columns sorted.
+template <typename T>
+csr_matrix<T> cpu_transpose(const csr_matrix<T>& a);
+
+// Largest |C - ref| / (|A||B|)_ij over the entries of C, where |A||B| is the
+// product of the absolute values: the error measure that stays meaningful
+// where entries cancel. Returns +inf when the structures differ.
+template <typename T>
+double scaled_max_error(const csr_matrix<T>& c, const csr_matrix<T>& ref, const csr_matrix<T>& a,
+                        const csr_matrix<T>& b);
+
+}  // namespace spgemm

@@ -1,0 +1,44 @@
+// Host launchers of the MulLimited kernels (rmerge_kernels.cuh), one
+// translation unit per value type plus one for the structure pass, so that
+// the 90 kernel instantiations compile in parallel.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "rmerge/rmerge_tuning.hpp"
+#include "spgemm/csr.hpp"
+
+namespace spgemm::rmerge {
+
+// The left factor of one MulLimited pass. Explicit: row r holds the entries
+// [offsets[r], offsets[r+1]) of (columns, values). Implicit (columns and
+// values null): row r merges rows [offsets[r], offsets[r+1]) of B, weight 1.
+template <typename T>
+struct left_factor {
+  std::int64_t rows = 0;
+  const offset_t* offsets = nullptr;
+  const index_t* columns = nullptr;
+  const T* values = nullptr;
+  bool is_explicit() const { return columns != nullptr; }
+};
+
+// Structure pass: c_lengths[r] = nnz of row r of C, r < left.rows. Values unused.
+void launch_mul_limited_count(pass_config pass, std::int64_t rows, const offset_t* left_off,
+                              const index_t* left_col, const offset_t* b_off, const index_t* b_col,
+                              offset_t* c_lengths, cudaStream_t stream);
+
+// Value pass: fills the rows of C at c_off.
+template <typename T>
+void launch_mul_limited_values(pass_config pass, const left_factor<T>& left, const offset_t* b_off,
+                               const index_t* b_col, const T* b_val, const offset_t* c_off, index_t* c_col,
+                               T* c_val, cudaStream_t stream);
+
+// Blocks of 128 threads for `rows` sub-warps of W threads.
+inline unsigned mul_limited_blocks(std::int64_t rows, int subwarp) {
+  const std::int64_t threads = rows * subwarp;
+  return static_cast<unsigned>((threads + block_threads - 1) / block_threads);
+}
+
+}  // namespace spgemm::rmerge

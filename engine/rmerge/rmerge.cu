@@ -1,0 +1,350 @@
+// RMerge host dispatch: C = A * B = A_k G_{k-1} ... G_1 B, right to left
+// (Gremse et al. 2015, section 2.3, Listing 2).
+//
+// Method: while the longest row L of the remaining left factor exceeds the
+// merge factor M = W * R, split it into G (each row cut into chunks of <= M
+// consecutive entries; G_1 reuses A's columns and values through a chunked
+// offsets array, later G_i are implicit unit-valued ranges) and the remaining
+// left factor (implicit: row i covers its chunks), compute B <- G * B with
+// MulLimited and set L <- ceil(L / M). The last product uses the smallest
+// sufficient sub-warp. Each MulLimited pass: structure kernel (row lengths),
+// cub::DeviceScan (int64) into offsets, nnz read back, C allocated, value
+// kernel.
+// Workspace: at most two intermediates at once, plus the offsets of the
+// left factors (2 (m + 1) + chunks + 1 int64), and CUB scan storage;
+// bounded before running by estimate_from() (intermediate l holds at most
+// sum over level-l chunks of min(products, cols of B) entries).
+// Complexity: O(products) merged entries in the first pass, then shrinking;
+// ceil(log_M(L)) + 1 passes, each O(rows * W) threads.
+#include <cub/block/block_reduce.cuh>
+#include <cub/device/device_scan.cuh>
+
+#include <algorithm>
+#include <cassert>
+#include <limits>
+
+#include "cuda/cuda_check.hpp"
+#include "rmerge/mul_limited.hpp"
+#include "rmerge/rmerge.hpp"
+
+namespace spgemm::rmerge {
+namespace {
+
+using cuda::device_allocator;
+using cuda::device_buffer;
+using cuda::device_csr;
+using cuda::job_meter;
+
+constexpr int helper_threads = 256;
+using ull = unsigned long long;
+
+unsigned helper_blocks(std::int64_t n) {
+  const std::int64_t b = (n + helper_threads - 1) / helper_threads;
+  return static_cast<unsigned>(std::min<std::int64_t>(std::max<std::int64_t>(b, 1), 1 << 16));
+}
+
+struct max_op {
+  __device__ ull operator()(ull a, ull b) const { return a > b ? a : b; }
+};
+
+__global__ void __launch_bounds__(helper_threads)
+    max_row_length_kernel(std::int64_t rows, const offset_t* __restrict__ off, ull* __restrict__ out) {
+  using reduce = cub::BlockReduce<ull, helper_threads>;
+  __shared__ typename reduce::TempStorage temp;
+  ull m = 0;
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < rows;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const ull len = static_cast<ull>(off[i + 1] - off[i]);
+    m = len > m ? len : m;
+  }
+  m = reduce(temp).Reduce(m, max_op{});
+  if (threadIdx.x == 0) atomicMax(out, m);
+}
+
+// Per row of A: cut it into chunks of `chunk` entries, count them, add
+// min(products of the chunk, b_cols) and the products themselves.
+// out[0] += chunks, out[1] += nnz bound, out[2] += products.
+__global__ void __launch_bounds__(helper_threads)
+    chunk_bounds_kernel(std::int64_t rows, const offset_t* __restrict__ a_off, const index_t* __restrict__ a_col,
+                        const offset_t* __restrict__ b_off, std::int64_t chunk, std::int64_t b_cols,
+                        ull* __restrict__ out) {
+  using reduce = cub::BlockReduce<ull, helper_threads>;
+  __shared__ typename reduce::TempStorage temp;
+  ull chunks = 0;
+  ull bound = 0;
+  ull products = 0;
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < rows;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const offset_t begin = a_off[i];
+    const offset_t end = a_off[i + 1];
+    std::int64_t acc = 0;
+    for (offset_t e = begin; e < end; ++e) {
+      const index_t j = a_col[e];
+      acc += b_off[j + 1] - b_off[j];
+      if ((e - begin + 1) % chunk == 0 || e + 1 == end) {
+        ++chunks;
+        bound += static_cast<ull>(acc < b_cols ? acc : b_cols);
+        products += static_cast<ull>(acc);
+        acc = 0;
+      }
+    }
+  }
+  chunks = reduce(temp).Sum(chunks);
+  __syncthreads();
+  bound = reduce(temp).Sum(bound);
+  __syncthreads();
+  products = reduce(temp).Sum(products);
+  if (threadIdx.x == 0) {
+    atomicAdd(out + 0, chunks);
+    atomicAdd(out + 1, bound);
+    atomicAdd(out + 2, products);
+  }
+}
+
+// Splitting: counts[i] = ceil(len_i / m).
+__global__ void chunk_count_kernel(std::int64_t rows, const offset_t* __restrict__ off, std::int64_t m,
+                                   offset_t* __restrict__ counts) {
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < rows;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    counts[i] = (off[i + 1] - off[i] + m - 1) / m;
+  }
+}
+
+// Row offsets of G: chunk c of row i starts at off[i] + c * m. (g_off[total]
+// is set by the caller.)
+__global__ void chunk_offsets_kernel(std::int64_t rows, const offset_t* __restrict__ off,
+                                     const offset_t* __restrict__ chunk_start, std::int64_t m,
+                                     offset_t* __restrict__ g_off) {
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < rows;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const offset_t begin = off[i];
+    const offset_t end = off[i + 1];
+    offset_t out = chunk_start[i];
+    for (offset_t p = begin; p < end; p += m) g_off[out++] = p;
+  }
+}
+
+std::size_t scan_temp_bytes(std::int64_t items) {
+  std::size_t bytes = 0;
+  SPGEMM_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, static_cast<offset_t*>(nullptr), items));
+  return bytes;
+}
+
+// In-place exclusive sum of data[0 .. items).
+void scan_in_place(offset_t* data, std::int64_t items, device_allocator& allocator, cudaStream_t stream,
+                   job_meter* meter) {
+  std::size_t bytes = scan_temp_bytes(items);
+  device_buffer<unsigned char> temp(allocator, bytes, stream, meter);
+  SPGEMM_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp.data(), bytes, data, items, stream));
+}
+
+template <typename V>
+V read_back(const V* device_value, cudaStream_t stream) {
+  V host{};
+  SPGEMM_CUDA_CHECK(cudaMemcpyAsync(&host, device_value, sizeof(V), cudaMemcpyDeviceToHost, stream));
+  SPGEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return host;
+}
+
+// One MulLimited product C = G * B (both passes).
+template <typename T>
+device_csr<T> mul_limited(pass_config pass, const left_factor<T>& g, const cuda::csr_view<T>& b,
+                          device_allocator& allocator, cudaStream_t stream, job_meter* meter,
+                          const cancel_token& cancel) {
+  device_csr<T> c;
+  c.rows = g.rows;
+  c.cols = b.cols;
+  c.row_offsets = device_buffer<offset_t>(allocator, static_cast<std::size_t>(g.rows) + 1, stream, meter);
+  SPGEMM_CUDA_CHECK(cudaMemsetAsync(c.row_offsets.data() + g.rows, 0, sizeof(offset_t), stream));
+  launch_mul_limited_count(pass, g.rows, g.offsets, g.columns, b.row_offsets, b.col_indices,
+                           c.row_offsets.data(), stream);
+  scan_in_place(c.row_offsets.data(), g.rows + 1, allocator, stream, meter);
+  c.nnz = read_back(c.row_offsets.data() + g.rows, stream);
+  cancel.throw_if_cancelled();
+  c.col_indices = device_buffer<index_t>(allocator, static_cast<std::size_t>(c.nnz), stream, meter);
+  c.values = device_buffer<T>(allocator, static_cast<std::size_t>(c.nnz), stream, meter);
+  if (c.nnz > 0) {
+    launch_mul_limited_values<T>(pass, g, b.row_offsets, b.col_indices, b.values, c.row_offsets.data(),
+                                 c.col_indices.data(), c.values.data(), stream);
+  }
+  return c;
+}
+
+}  // namespace
+
+row_stats compute_row_stats(const cuda::structure_view& a, device_allocator& allocator, cudaStream_t stream) {
+  row_stats s;
+  s.rows = a.rows;
+  s.nnz = a.nnz;
+  if (a.rows == 0 || a.nnz == 0) return s;
+  device_buffer<ull> out(allocator, 1, stream);
+  SPGEMM_CUDA_CHECK(cudaMemsetAsync(out.data(), 0, sizeof(ull), stream));
+  max_row_length_kernel<<<helper_blocks(a.rows), helper_threads, 0, stream>>>(a.rows, a.row_offsets, out.data());
+  SPGEMM_CUDA_CHECK_LAUNCH();
+  s.max_row_length = static_cast<std::int64_t>(read_back(out.data(), stream));
+  return s;
+}
+
+product_bounds compute_bounds(const cuda::structure_view& a, const cuda::structure_view& b, const plan& p,
+                              device_allocator& allocator, cudaStream_t stream) {
+  product_bounds bounds;
+  bounds.intermediates.resize(static_cast<std::size_t>(p.split_levels));
+  if (a.rows == 0 || a.nnz == 0) return bounds;
+  // Level l of the split cuts rows into chunks of M^l entries; the last
+  // level takes whole rows.
+  const int passes = p.split_levels + 1;
+  device_buffer<ull> out(allocator, 3 * static_cast<std::size_t>(passes), stream);
+  SPGEMM_CUDA_CHECK(cudaMemsetAsync(out.data(), 0, out.bytes(), stream));
+  std::int64_t chunk = 1;
+  for (int level = 0; level < passes; ++level) {
+    if (level < p.split_levels) {
+      chunk *= p.split.merge_factor();
+    } else {
+      chunk = std::numeric_limits<std::int64_t>::max();
+    }
+    chunk_bounds_kernel<<<helper_blocks(a.rows), helper_threads, 0, stream>>>(
+        a.rows, a.row_offsets, a.col_indices, b.row_offsets, chunk, b.cols, out.data() + 3 * level);
+    SPGEMM_CUDA_CHECK_LAUNCH();
+  }
+  std::vector<ull> host(3 * static_cast<std::size_t>(passes));
+  SPGEMM_CUDA_CHECK(cudaMemcpyAsync(host.data(), out.data(), out.bytes(), cudaMemcpyDeviceToHost, stream));
+  SPGEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
+  for (int level = 0; level < p.split_levels; ++level) {
+    bounds.intermediates[level] = {static_cast<std::int64_t>(host[3 * level]),
+                                   static_cast<std::int64_t>(host[3 * level + 1])};
+  }
+  bounds.nnz_c_bound = static_cast<std::int64_t>(host[3 * p.split_levels + 1]);
+  bounds.products = static_cast<std::int64_t>(host[3 * p.split_levels + 2]);
+  return bounds;
+}
+
+memory_estimate estimate_from(const plan& p, const product_bounds& bounds, std::int64_t a_rows,
+                              std::size_t value_bytes) {
+  const std::size_t offsets_bytes = static_cast<std::size_t>(a_rows + 1) * sizeof(offset_t);
+  memory_estimate e;
+  e.exact = false;
+  e.output_bytes = cuda::csr_bytes(a_rows, bounds.nnz_c_bound, value_bytes);
+
+  std::size_t scan = scan_temp_bytes(a_rows + 1);
+  for (const level_bound& l : bounds.intermediates) scan = std::max(scan, scan_temp_bytes(l.rows + 1));
+
+  std::size_t workspace = sizeof(ull) * 3 * static_cast<std::size_t>(p.split_levels + 1);  // row stats
+  std::size_t previous = 0;  // bytes of the intermediate the level reads
+  for (const level_bound& l : bounds.intermediates) {
+    const std::size_t current = cuda::csr_bytes(l.rows, l.nnz_bound, value_bytes);
+    const std::size_t live = 2 * offsets_bytes + static_cast<std::size_t>(l.rows + 1) * sizeof(offset_t) +
+                             previous + current + scan;
+    workspace = std::max(workspace, live);
+    previous = current;
+  }
+  const std::size_t last = (p.split_levels > 0 ? offsets_bytes : 0) + previous + scan;
+  e.workspace_bytes = std::max(workspace, last);
+  return e;
+}
+
+memory_estimate estimate_multiply(const cuda::structure_view& a, const cuda::structure_view& b,
+                                  std::size_t value_bytes, const rmerge_config& config,
+                                  device_allocator& allocator, cudaStream_t stream) {
+  validate_config(config);
+  const plan p = make_plan(compute_row_stats(a, allocator, stream), config);
+  return estimate_from(p, compute_bounds(a, b, p, allocator, stream), a.rows, value_bytes);
+}
+
+template <typename T>
+device_csr<T> multiply_planned(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, const plan& p,
+                               device_allocator& allocator, cudaStream_t stream, const cancel_token& cancel,
+                               job_meter* meter) {
+  const std::int64_t m = a.rows;
+  // The remaining left factor: A itself (explicit) until the first split.
+  device_buffer<offset_t> left_owned;
+  const offset_t* left_off = a.row_offsets;
+  bool left_explicit = true;
+  // The current right-hand side: B, then the latest intermediate.
+  device_csr<T> current;
+  bool have_current = false;
+
+  const std::int64_t merge = p.split.merge_factor();
+  for (int level = 0; level < p.split_levels; ++level) {
+    // Chunks of every row: the offsets of the next left factor.
+    device_buffer<offset_t> next_off(allocator, static_cast<std::size_t>(m) + 1, stream, meter);
+    SPGEMM_CUDA_CHECK(cudaMemsetAsync(next_off.data() + m, 0, sizeof(offset_t), stream));
+    if (m > 0) {
+      chunk_count_kernel<<<helper_blocks(m), helper_threads, 0, stream>>>(m, left_off, merge, next_off.data());
+      SPGEMM_CUDA_CHECK_LAUNCH();
+    }
+    scan_in_place(next_off.data(), m + 1, allocator, stream, meter);
+    const std::int64_t chunks = read_back(next_off.data() + m, stream);
+
+    device_buffer<offset_t> g_off(allocator, static_cast<std::size_t>(chunks) + 1, stream, meter);
+    if (m > 0) {
+      chunk_offsets_kernel<<<helper_blocks(m), helper_threads, 0, stream>>>(m, left_off, next_off.data(), merge,
+                                                                            g_off.data());
+      SPGEMM_CUDA_CHECK_LAUNCH();
+    }
+    SPGEMM_CUDA_CHECK(cudaMemcpyAsync(g_off.data() + chunks, left_off + m, sizeof(offset_t),
+                                      cudaMemcpyDeviceToDevice, stream));
+    left_owned.reset();  // stream-ordered: the kernels above have read it
+    cancel.throw_if_cancelled();
+
+    left_factor<T> g;
+    g.rows = chunks;
+    g.offsets = g_off.data();
+    if (left_explicit) {
+      g.columns = a.col_indices;
+      g.values = a.values;
+    }
+    device_csr<T> next = mul_limited(p.split, g, have_current ? current.view() : b, allocator, stream, meter,
+                                     cancel);
+    g_off.reset();
+    current = std::move(next);  // frees the intermediate before it
+    have_current = true;
+    left_owned = std::move(next_off);
+    left_off = left_owned.data();
+    left_explicit = false;
+    cancel.throw_if_cancelled();
+  }
+
+  left_factor<T> last;
+  last.rows = m;
+  last.offsets = left_off;
+  if (left_explicit) {
+    last.columns = a.col_indices;
+    last.values = a.values;
+  }
+  device_csr<T> c = mul_limited(p.last, last, have_current ? current.view() : b, allocator, stream, meter, cancel);
+  c.cols = b.cols;
+  return c;
+}
+
+template <typename T>
+device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, const rmerge_config& config,
+                       device_allocator& allocator, cudaStream_t stream, const cancel_token& cancel) {
+  validate_config(config);
+  const plan p = make_plan(compute_row_stats(a.structure(), allocator, stream), config);
+  cancel.throw_if_cancelled();
+#ifndef NDEBUG
+  // The estimate is a promise: check that the job keeps it.
+  const memory_estimate estimate =
+      estimate_from(p, compute_bounds(a.structure(), b.structure(), p, allocator, stream), a.rows, sizeof(T));
+  job_meter meter;
+  device_csr<T> c = multiply_planned(a, b, p, allocator, stream, cancel, &meter);
+  assert(meter.peak <= estimate.total());
+  c.detach_meter();
+  return c;
+#else
+  return multiply_planned(a, b, p, allocator, stream, cancel, nullptr);
+#endif
+}
+
+template device_csr<float> multiply(const cuda::csr_view<float>&, const cuda::csr_view<float>&,
+                                    const rmerge_config&, device_allocator&, cudaStream_t, const cancel_token&);
+template device_csr<double> multiply(const cuda::csr_view<double>&, const cuda::csr_view<double>&,
+                                     const rmerge_config&, device_allocator&, cudaStream_t, const cancel_token&);
+template device_csr<float> multiply_planned(const cuda::csr_view<float>&, const cuda::csr_view<float>&,
+                                            const plan&, device_allocator&, cudaStream_t, const cancel_token&,
+                                            job_meter*);
+template device_csr<double> multiply_planned(const cuda::csr_view<double>&, const cuda::csr_view<double>&,
+                                             const plan&, device_allocator&, cudaStream_t, const cancel_token&,
+                                             job_meter*);
+
+}  // namespace spgemm::rmerge

@@ -1,0 +1,80 @@
+#include "spgemm/multiply.hpp"
+
+#include <algorithm>
+#include <array>
+#include <string>
+#include <utility>
+
+#include "spgemm/errors.hpp"
+
+namespace spgemm {
+namespace {
+
+constexpr std::array<std::pair<algorithm, std::string_view>, 3> algorithm_table = {{
+    {algorithm::automatic, "auto"},
+    {algorithm::gustavson, "gustavson"},
+    {algorithm::rmerge, "rmerge"},
+}};
+
+std::string shape(const matrix_info& m) { return std::to_string(m.rows) + " x " + std::to_string(m.cols); }
+
+}  // namespace
+
+std::string_view to_string(algorithm algo) {
+  for (const auto& [a, name] : algorithm_table)
+    if (a == algo) return name;
+  return "unknown";
+}
+
+algorithm parse_algorithm(std::string_view name) {
+  if (name.empty()) return algorithm::automatic;
+  for (const auto& [a, known] : algorithm_table)
+    if (known == name) return a;
+  std::string list;
+  for (const auto& [a, known] : algorithm_table) list += (list.empty() ? "" : ", ") + std::string(known);
+  throw_bad_input("unknown algorithm '" + std::string(name) + "' (known: " + list + ")");
+}
+
+std::vector<std::string_view> algorithm_names() {
+  std::vector<std::string_view> names;
+  for (const auto& entry : algorithm_table) names.push_back(entry.second);
+  return names;
+}
+
+void require_conformable(const matrix_info& a, const matrix_info& b) {
+  if (a.cols != b.rows) {
+    throw_bad_input("shapes do not match for A * B: A is " + shape(a) + ", B is " + shape(b) +
+                    " (columns of A must equal rows of B)");
+  }
+}
+
+template <typename T, typename U>
+product_stats compute_product_stats(const csr_matrix<T>& a, const csr_matrix<U>& b) {
+  require_conformable(info_of(a), info_of(b));
+  product_stats s;
+  for (std::int64_t r = 0; r < a.rows; ++r) {
+    std::int64_t row_products = 0;
+    for (offset_t k = a.row_offsets[r]; k < a.row_offsets[r + 1]; ++k) row_products += b.row_length(a.col_indices[k]);
+    s.products += row_products;
+    s.max_row_products = std::max(s.max_row_products, row_products);
+    s.nnz_c_bound += std::min<std::int64_t>(row_products, b.cols);
+    s.max_row_length_a = std::max(s.max_row_length_a, a.row_length(r));
+  }
+  return s;
+}
+
+value_type output_type_of(const matrix_info& a, const matrix_info& b, const multiply_options& options) {
+  if (options.output_type) return *options.output_type;
+  return a.type == value_type::f64 || b.type == value_type::f64 ? value_type::f64 : value_type::f32;
+}
+
+void cancel_token::throw_if_cancelled() const {
+  if (cancelled()) throw error(error_kind::cancelled, "the job was cancelled");
+}
+
+template product_stats compute_product_stats(const csr_matrix<float>&, const csr_matrix<float>&);
+template product_stats compute_product_stats(const csr_matrix<float>&, const csr_matrix<double>&);
+template product_stats compute_product_stats(const csr_matrix<double>&, const csr_matrix<float>&);
+template product_stats compute_product_stats(const csr_matrix<double>&, const csr_matrix<double>&);
+
+}  // namespace spgemm

@@ -1,0 +1,14 @@
+// The GPU entry points of an engine built without CUDA (SPGEMM_WITH_CUDA=OFF).
+#include "spgemm/backend.hpp"
+#include "spgemm/errors.hpp"
+
+namespace spgemm {
+
+int cuda_device_count() { return 0; }
+
+std::shared_ptr<backend> make_cuda_backend(int ordinal) {
+  throw error(error_kind::device_failure,
+              "cuda:" + std::to_string(ordinal) + " is not available: this engine was built without CUDA");
+}
+
+}  // namespace spgemm

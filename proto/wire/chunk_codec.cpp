@@ -1,0 +1,203 @@
+#include "wire/chunk_codec.hpp"
+
+#include <cstring>
+#include <limits>
+
+namespace spgemm::wire {
+
+namespace v1 = spgemm::v1;
+
+static_assert(sizeof(int64_t) == 8 && sizeof(int32_t) == 4);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the chunk codec copies arrays as they are: a little-endian host is required"
+#endif
+
+namespace {
+
+grpc::Status invalid(const std::string& message) {
+  return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, message);
+}
+
+std::string str(int64_t v) { return std::to_string(v); }
+
+}  // namespace
+
+std::size_t value_size(v1::ValueType type) {
+  switch (type) {
+    case v1::FLOAT32: return 4;
+    case v1::FLOAT64: return 8;
+    default: return 0;
+  }
+}
+
+std::size_t chunk_payload_bytes(const csr_view& m, int64_t row_begin, int64_t row_end) {
+  const auto nnz = static_cast<std::size_t>(m.row_offsets[row_end] - m.row_offsets[row_begin]);
+  return static_cast<std::size_t>(row_end - row_begin + 1) * sizeof(int64_t) +
+         nnz * (sizeof(int32_t) + value_size(m.value_type));
+}
+
+std::vector<std::pair<int64_t, int64_t>> plan_row_blocks(const csr_view& m, std::size_t chunk_bytes) {
+  std::vector<std::pair<int64_t, int64_t>> blocks;
+  // Room for the message framing (tags, lengths, row_begin, row_count).
+  constexpr std::size_t framing = 64;
+  const std::size_t limit = chunk_bytes > 2 * framing ? chunk_bytes - framing : framing;
+  const std::size_t per_value = sizeof(int32_t) + value_size(m.value_type);
+  int64_t begin = 0;
+  while (begin < m.rows) {
+    int64_t end = begin + 1;  // at least one row per chunk
+    std::size_t bytes = 2 * sizeof(int64_t) +
+                        static_cast<std::size_t>(m.row_offsets[end] - m.row_offsets[begin]) * per_value;
+    while (end < m.rows) {
+      const std::size_t next = sizeof(int64_t) +
+                               static_cast<std::size_t>(m.row_offsets[end + 1] - m.row_offsets[end]) * per_value;
+      if (bytes + next > limit) break;
+      bytes += next;
+      ++end;
+    }
+    blocks.emplace_back(begin, end);
+    begin = end;
+  }
+  return blocks;
+}
+
+void fill_chunk(const csr_view& m, int64_t row_begin, int64_t row_end, v1::MatrixChunk* out) {
+  const int64_t count = row_end - row_begin;
+  const int64_t base = m.row_offsets[row_begin];
+  const int64_t nnz = m.row_offsets[row_end] - base;
+  out->set_row_begin(row_begin);
+  out->set_row_count(count);
+
+  std::string* offsets = out->mutable_row_offsets();
+  offsets->resize(static_cast<std::size_t>(count + 1) * sizeof(int64_t));
+  auto* dst = reinterpret_cast<unsigned char*>(offsets->data());
+  for (int64_t i = 0; i <= count; ++i) {
+    const int64_t rebased = m.row_offsets[row_begin + i] - base;
+    std::memcpy(dst + i * sizeof(int64_t), &rebased, sizeof(int64_t));
+  }
+  out->mutable_col_indices()->assign(reinterpret_cast<const char*>(m.col_indices + base),
+                                     static_cast<std::size_t>(nnz) * sizeof(int32_t));
+  const std::size_t vs = value_size(m.value_type);
+  out->mutable_values()->assign(static_cast<const char*>(m.values) + static_cast<std::size_t>(base) * vs,
+                                static_cast<std::size_t>(nnz) * vs);
+}
+
+v1::MatrixHeader header_of(const csr_view& m, const std::string& name) {
+  v1::MatrixHeader h;
+  h.set_rows(m.rows);
+  h.set_cols(m.cols);
+  h.set_nnz(m.nnz);
+  h.set_value_type(m.value_type);
+  h.set_index_type(v1::INT32);
+  h.set_name(name);
+  return h;
+}
+
+grpc::Status chunk_assembler::check_header(const v1::MatrixHeader& h) {
+  if (h.rows() < 0 || h.cols() < 0 || h.nnz() < 0) {
+    return invalid("header: rows, cols and nnz must not be negative (got rows=" + str(h.rows()) +
+                   ", cols=" + str(h.cols()) + ", nnz=" + str(h.nnz()) + ")");
+  }
+  if (value_size(h.value_type()) == 0) {
+    return invalid("header: value_type must be FLOAT32 or FLOAT64 (got " +
+                   std::to_string(static_cast<int>(h.value_type())) + ")");
+  }
+  if (h.index_type() == v1::INT64) {
+    return invalid("header: index_type INT64 is not supported yet; send 32-bit column indices (INT32)");
+  }
+  if (h.index_type() != v1::INT32 && h.index_type() != v1::INDEX_TYPE_UNSPECIFIED) {
+    return invalid("header: unknown index_type " + std::to_string(static_cast<int>(h.index_type())) +
+                   "; use INT32");
+  }
+  constexpr int64_t max_cols = std::numeric_limits<int32_t>::max();
+  if (h.cols() > max_cols) {
+    return invalid("header: cols=" + str(h.cols()) + " exceeds what 32-bit column indices address (" +
+                   str(max_cols) + ")");
+  }
+  if (h.rows() >= std::numeric_limits<int64_t>::max() / 8) {
+    return invalid("header: rows=" + str(h.rows()) + " is too large");
+  }
+  if (h.cols() > 0 && h.rows() > 0 && h.nnz() / h.cols() > h.rows()) {
+    return invalid("header: nnz=" + str(h.nnz()) + " exceeds rows x cols (" + str(h.rows()) + " x " +
+                   str(h.cols()) + ")");
+  }
+  if ((h.rows() == 0 || h.cols() == 0) && h.nnz() != 0) {
+    return invalid("header: a " + str(h.rows()) + " x " + str(h.cols()) + " matrix cannot hold nnz=" +
+                   str(h.nnz()));
+  }
+  if (h.ttl_seconds() < 0) return invalid("header: ttl_seconds must not be negative");
+  return grpc::Status::OK;
+}
+
+chunk_assembler::chunk_assembler(const v1::MatrixHeader& h)
+    : header_(h), value_size_(value_size(h.value_type())) {
+  row_offsets_.reserve(static_cast<std::size_t>(h.rows()) + 1);
+  row_offsets_.push_back(0);
+  col_indices_.reserve(static_cast<std::size_t>(h.nnz()));
+  values_.reserve(static_cast<std::size_t>(h.nnz()) * value_size_);
+}
+
+grpc::Status chunk_assembler::add(const v1::MatrixChunk& c) {
+  const std::string where = "chunk at row " + str(c.row_begin()) + ": ";
+  if (c.row_begin() != rows_received_) {
+    return invalid(where + "out of order or a chunk is missing: expected row_begin=" + str(rows_received_) +
+                   " (chunks must cover the rows in order, without gaps or overlaps)");
+  }
+  if (c.row_count() <= 0) return invalid(where + "row_count must be positive (got " + str(c.row_count()) + ")");
+  if (c.row_count() > header_.rows() - rows_received_) {
+    return invalid(where + "row_count=" + str(c.row_count()) + " runs past the header's rows=" +
+                   str(header_.rows()));
+  }
+  const std::size_t n_offsets = static_cast<std::size_t>(c.row_count()) + 1;
+  if (c.row_offsets().size() != n_offsets * sizeof(int64_t)) {
+    return invalid(where + "row_offsets holds " + std::to_string(c.row_offsets().size()) +
+                   " bytes; expected (row_count + 1) x 8 = " + std::to_string(n_offsets * sizeof(int64_t)));
+  }
+  const auto* raw = reinterpret_cast<const unsigned char*>(c.row_offsets().data());
+  int64_t first = 0, last = 0;
+  std::memcpy(&first, raw, sizeof(int64_t));
+  std::memcpy(&last, raw + (n_offsets - 1) * sizeof(int64_t), sizeof(int64_t));
+  if (first != 0) return invalid(where + "row_offsets must be rebased to start at 0 (got " + str(first) + ")");
+  if (last < 0 || last > header_.nnz() - nnz_received_) {
+    return invalid(where + "its " + str(last) + " nonzeros run past the header's nnz=" + str(header_.nnz()) +
+                   " (" + str(nnz_received_) + " already received)");
+  }
+  if (c.col_indices().size() != static_cast<std::size_t>(last) * sizeof(int32_t)) {
+    return invalid(where + "col_indices holds " + std::to_string(c.col_indices().size()) +
+                   " bytes; the offsets say " + str(last) + " nonzeros x 4 bytes");
+  }
+  if (c.values().size() != static_cast<std::size_t>(last) * value_size_) {
+    return invalid(where + "values holds " + std::to_string(c.values().size()) + " bytes; the offsets say " +
+                   str(last) + " nonzeros x " + std::to_string(value_size_) + " bytes");
+  }
+  int64_t prev = 0;
+  for (std::size_t i = 1; i < n_offsets; ++i) {
+    int64_t v = 0;
+    std::memcpy(&v, raw + i * sizeof(int64_t), sizeof(int64_t));
+    if (v < prev) {
+      return invalid(where + "row_offsets decrease at row " + str(c.row_begin() + static_cast<int64_t>(i) - 1));
+    }
+    row_offsets_.push_back(nnz_received_ + v);
+    prev = v;
+  }
+  const std::size_t old_nnz = col_indices_.size();
+  col_indices_.resize(old_nnz + static_cast<std::size_t>(last));
+  if (last > 0) std::memcpy(col_indices_.data() + old_nnz, c.col_indices().data(), c.col_indices().size());
+  values_.insert(values_.end(), c.values().begin(), c.values().end());
+  rows_received_ += c.row_count();
+  nnz_received_ += last;
+  return grpc::Status::OK;
+}
+
+grpc::Status chunk_assembler::finish() const {
+  if (rows_received_ != header_.rows()) {
+    return invalid("upload ended after " + str(rows_received_) + " of " + str(header_.rows()) +
+                   " rows: chunks are missing");
+  }
+  if (nnz_received_ != header_.nnz()) {
+    return invalid("upload ended with " + str(nnz_received_) + " nonzeros; the header announced nnz=" +
+                   str(header_.nnz()));
+  }
+  return grpc::Status::OK;
+}
+
+}  // namespace spgemm::wire

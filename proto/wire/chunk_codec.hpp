@@ -1,0 +1,84 @@
+// The chunk codec: a CSR matrix <-> MatrixHeader + row-block MatrixChunks.
+//
+// Shared by the server and the C++ client; depends on the generated proto
+// code only (no engine). Arrays travel as raw little-endian bytes: row
+// offsets int64 (rebased so each chunk's first is 0), column indices int32,
+// values float32 or float64 as the header says.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <grpcpp/support/status.h>
+
+#include "spgemm/v1/spgemm.pb.h"
+
+namespace spgemm::wire {
+
+// A non-owning view of a host CSR matrix (row offsets start at 0).
+struct csr_view {
+  int64_t rows = 0, cols = 0, nnz = 0;
+  const int64_t* row_offsets = nullptr;  // rows + 1 entries
+  const int32_t* col_indices = nullptr;  // nnz entries
+  const void* values = nullptr;          // nnz entries of value_type
+  spgemm::v1::ValueType value_type = spgemm::v1::FLOAT64;
+};
+
+// Bytes per value: 4, 8, or 0 for an unknown type.
+std::size_t value_size(spgemm::v1::ValueType type);
+
+constexpr std::size_t default_chunk_bytes = 1 << 20;
+
+// Bytes a chunk of rows [begin, end) takes on the wire (arrays only).
+std::size_t chunk_payload_bytes(const csr_view& m, int64_t row_begin, int64_t row_end);
+
+// Row blocks [begin, end) whose chunk messages stay under chunk_bytes (a
+// single row larger than that gets a chunk of its own). A matrix with no rows
+// gets no blocks.
+std::vector<std::pair<int64_t, int64_t>> plan_row_blocks(const csr_view& m, std::size_t chunk_bytes);
+
+// The chunk of rows [row_begin, row_end), offsets rebased to 0.
+void fill_chunk(const csr_view& m, int64_t row_begin, int64_t row_end, spgemm::v1::MatrixChunk* out);
+
+spgemm::v1::MatrixHeader header_of(const csr_view& m, const std::string& name = "");
+
+// Assembles a matrix from a header and its chunks, checking order, sizes and
+// offsets; grpc::Status INVALID_ARGUMENT with an actionable message on any
+// problem. It does not check columns (range, order): that is the CSR
+// validator's job once the matrix is whole.
+class chunk_assembler {
+ public:
+  // Negative dimensions or nnz, an unknown value type, a 64-bit index type,
+  // a shape the 32-bit column indices cannot address.
+  static grpc::Status check_header(const spgemm::v1::MatrixHeader& h);
+
+  // Preallocates the arrays; call check_header first.
+  explicit chunk_assembler(const spgemm::v1::MatrixHeader& h);
+
+  grpc::Status add(const spgemm::v1::MatrixChunk& c);
+  // OK once every row and every nonzero arrived.
+  grpc::Status finish() const;
+
+  int64_t rows_received() const { return rows_received_; }
+  int64_t nnz_received() const { return nnz_received_; }
+
+  std::vector<int64_t>& row_offsets() { return row_offsets_; }
+  std::vector<int32_t>& col_indices() { return col_indices_; }
+  // Values as raw little-endian bytes of the header's type.
+  std::vector<unsigned char>& values() { return values_; }
+  const spgemm::v1::MatrixHeader& header() const { return header_; }
+
+ private:
+  spgemm::v1::MatrixHeader header_;
+  std::size_t value_size_ = 0;
+  int64_t rows_received_ = 0;
+  int64_t nnz_received_ = 0;
+  std::vector<int64_t> row_offsets_;
+  std::vector<int32_t> col_indices_;
+  std::vector<unsigned char> values_;
+};
+
+}  // namespace spgemm::wire

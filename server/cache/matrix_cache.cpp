@@ -1,0 +1,389 @@
+#include "cache/matrix_cache.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <random>
+
+#include "spgemm/errors.hpp"
+
+namespace spgemmd {
+
+pin& pin::operator=(pin&& o) noexcept {
+  if (this != &o) {
+    reset();
+    cache_ = o.cache_;
+    entry_ = std::move(o.entry_);
+    o.cache_ = nullptr;
+  }
+  return *this;
+}
+
+void pin::reset() {
+  if (cache_ != nullptr && entry_ != nullptr) cache_->unpin(entry_);
+  cache_ = nullptr;
+  entry_.reset();
+}
+
+reservation& reservation::operator=(reservation&& o) noexcept {
+  if (this != &o) {
+    release();
+    cache_ = o.cache_;
+    device_ = o.device_;
+    bytes_ = o.bytes_;
+    o.cache_ = nullptr;
+    o.bytes_ = 0;
+  }
+  return *this;
+}
+
+bool reservation::try_grow(std::size_t bytes) { return cache_->grow(device_, &bytes_, bytes); }
+void reservation::shrink_to(std::size_t bytes) {
+  if (cache_ != nullptr && bytes < bytes_) cache_->shrink(device_, &bytes_, bytes);
+}
+void reservation::release() {
+  if (cache_ != nullptr && bytes_ > 0) cache_->shrink(device_, &bytes_, 0);
+}
+
+matrix_cache::matrix_cache(std::vector<std::shared_ptr<spgemm::backend>> backends, std::vector<std::size_t> budgets,
+                           std::size_t host_budget, int64_t default_ttl_seconds)
+    : backends_(std::move(backends)), host_budget_(host_budget), default_ttl_(default_ttl_seconds) {
+  devices_.resize(backends_.size());
+  for (std::size_t i = 0; i < backends_.size(); ++i) devices_[i].budget = budgets[i];
+}
+
+matrix_cache::~matrix_cache() {
+  {
+    std::lock_guard<std::mutex> lock(sweep_mutex_);
+    stop_ = true;
+  }
+  sweep_cv_.notify_all();
+  if (sweeper_.joinable()) sweeper_.join();
+}
+
+std::size_t matrix_cache::largest_budget() const {
+  std::size_t best = 0;
+  for (const auto& d : devices_) best = std::max(best, d.budget);
+  return best;
+}
+
+std::string matrix_cache::new_handle() {
+  static std::mutex m;
+  static std::random_device rd;  // /dev/urandom on Linux
+  uint32_t words[4];
+  {
+    std::lock_guard<std::mutex> lock(m);
+    for (auto& w : words) w = rd();
+  }
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "m-%08x%08x%08x%08x", words[0], words[1], words[2], words[3]);
+  return buf;
+}
+
+void matrix_cache::note_used(int device) {
+  auto& d = devices_[device];
+  d.peak_used = std::max(d.peak_used, d.used());
+}
+
+void matrix_cache::notify_freed() {
+  if (on_freed_) on_freed_();
+}
+
+entry_info matrix_cache::snapshot(const cache_entry& e) const {
+  entry_info s;
+  s.handle = e.handle;
+  s.name = e.name;
+  s.info = e.info;
+  s.bytes = e.bytes;
+  s.on_device = e.device >= 0;
+  s.device = backends_[e.device >= 0 ? e.device : e.last_device]->name();
+  s.created = e.created;
+  s.last_used = e.last_used;
+  s.ttl_seconds = e.ttl_seconds;
+  return s;
+}
+
+bool matrix_cache::make_room(int device, std::size_t bytes) {
+  auto& d = devices_[device];
+  if (bytes > d.budget) return false;
+  if (d.used() + bytes <= d.budget) return true;
+  std::vector<cache_entry*> candidates;
+  for (auto& [key, e] : entries_) {
+    if (e->device == device && e->pins == 0) candidates.push_back(e.get());
+  }
+  std::sort(candidates.begin(), candidates.end(),
+            [](const cache_entry* a, const cache_entry* b) { return a->last_used_steady < b->last_used_steady; });
+  for (cache_entry* e : candidates) {
+    if (d.used() + bytes <= d.budget) break;
+    if (host_used_ + e->bytes > host_budget_) continue;
+    e->host = std::make_shared<const spgemm::any_csr>(backends_[device]->fetch(*e->stored));
+    e->stored.reset();
+    e->last_device = device;
+    e->device = -1;
+    d.cached -= e->bytes;
+    host_used_ += e->bytes;
+  }
+  return d.used() + bytes <= d.budget;
+}
+
+entry_info matrix_cache::insert_host(const std::string& tenant, spgemm::any_csr m, const std::string& name,
+                                     int64_t ttl_seconds) {
+  auto e = std::make_shared<cache_entry>();
+  e->tenant = tenant;
+  e->handle = new_handle();
+  e->name = name;
+  e->info = spgemm::info_of(m);
+  e->bytes = e->info.bytes();
+  e->created = e->last_used = wall::now();
+  e->last_used_steady = steady::now();
+  e->ttl_seconds = ttl_seconds > 0 ? ttl_seconds : default_ttl_;
+  std::lock_guard<std::mutex> lock(mutex_);
+  // Devices by room, most first.
+  std::vector<int> order(devices_.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  std::sort(order.begin(), order.end(), [&](int a, int b) {
+    return devices_[a].budget - std::min(devices_[a].budget, devices_[a].used()) >
+           devices_[b].budget - std::min(devices_[b].budget, devices_[b].used());
+  });
+  for (int d : order) {
+    if (!make_room(d, e->bytes)) continue;
+    e->stored = backends_[d]->store(m);
+    e->device = e->last_device = d;
+    devices_[d].cached += e->bytes;
+    note_used(d);
+    entries_[{tenant, e->handle}] = e;
+    return snapshot(*e);
+  }
+  if (host_used_ + e->bytes <= host_budget_) {
+    e->host = std::make_shared<const spgemm::any_csr>(std::move(m));
+    e->device = -1;
+    e->last_device = order.empty() ? 0 : order.front();
+    host_used_ += e->bytes;
+    entries_[{tenant, e->handle}] = e;
+    return snapshot(*e);
+  }
+  throw spgemm::error(spgemm::error_kind::does_not_fit,
+                      "no room for a matrix of " + std::to_string(e->bytes) +
+                          " bytes: every device budget and the host budget are in use; delete matrices or retry later");
+}
+
+entry_info matrix_cache::insert_stored(const std::string& tenant, reservation& res,
+                                       std::shared_ptr<spgemm::stored_matrix> m, const std::string& name,
+                                       int64_t ttl_seconds) {
+  auto e = std::make_shared<cache_entry>();
+  e->tenant = tenant;
+  e->handle = new_handle();
+  e->name = name;
+  e->info = m->info();
+  e->bytes = e->info.bytes();
+  e->created = e->last_used = wall::now();
+  e->last_used_steady = steady::now();
+  e->ttl_seconds = ttl_seconds > 0 ? ttl_seconds : default_ttl_;
+  e->stored = std::move(m);
+  e->device = e->last_device = res.device();
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto& d = devices_[res.device()];
+  const std::size_t moved = std::min(res.bytes_, e->bytes);
+  res.bytes_ -= moved;
+  d.reserved -= moved;
+  d.cached += e->bytes;
+  note_used(res.device());
+  entries_[{tenant, e->handle}] = e;
+  return snapshot(*e);
+}
+
+pin matrix_cache::acquire(const std::string& tenant, const std::string& handle) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = entries_.find({tenant, handle});
+  if (it == entries_.end()) return {};
+  auto& e = it->second;
+  ++e->pins;
+  e->last_used = wall::now();
+  e->last_used_steady = steady::now();
+  return pin(this, e);
+}
+
+void matrix_cache::unpin(const std::shared_ptr<cache_entry>& e) {
+  bool freed = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    --e->pins;
+    e->last_used = wall::now();
+    e->last_used_steady = steady::now();
+    if (e->pins == 0 && e->deleted) {
+      free_entry(*e);
+      freed = true;
+    }
+  }
+  if (freed) notify_freed();
+}
+
+void matrix_cache::free_entry(cache_entry& e) {
+  if (e.device >= 0) {
+    devices_[e.device].cached -= e.bytes;
+    e.stored.reset();
+    e.device = -1;
+  } else if (e.host) {
+    host_used_ -= e.bytes;
+    e.host.reset();
+  }
+}
+
+std::shared_ptr<spgemm::stored_matrix> matrix_cache::make_resident(cache_entry& e, int device) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto& d = devices_[device];
+  ++d.uses;
+  if (e.device == device) {
+    ++d.hits;
+    return e.stored;
+  }
+  --d.uses;  // counted once it succeeds
+  if (!make_room(device, e.bytes)) return nullptr;
+  ++d.uses;
+  if (e.device >= 0) {  // on another device: move it through the host
+    spgemm::any_csr tmp = backends_[e.device]->fetch(*e.stored);
+    e.stored = backends_[device]->store(tmp);
+    devices_[e.device].cached -= e.bytes;
+  } else {
+    e.stored = backends_[device]->store(*e.host);
+    e.host.reset();
+    host_used_ -= e.bytes;
+  }
+  e.device = e.last_device = device;
+  d.cached += e.bytes;
+  note_used(device);
+  return e.stored;
+}
+
+int matrix_cache::preferred_device(const std::vector<cache_entry*>& entries) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<std::size_t> bytes(devices_.size(), 0);
+  for (const cache_entry* e : entries) {
+    if (e->device >= 0) bytes[e->device] += e->bytes;
+  }
+  int best = -1;
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    if (bytes[i] > 0 && (best < 0 || bytes[i] > bytes[best])) best = static_cast<int>(i);
+  }
+  return best;
+}
+
+int matrix_cache::roomiest_device() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  int best = 0;
+  auto room = [&](int i) {
+    return static_cast<int64_t>(devices_[i].budget) - static_cast<int64_t>(devices_[i].used());
+  };
+  for (int i = 1; i < static_cast<int>(devices_.size()); ++i) {
+    if (room(i) > room(best)) best = i;
+  }
+  return best;
+}
+
+void matrix_cache::locate(cache_entry& e, int* device, std::shared_ptr<spgemm::stored_matrix>* stored,
+                          std::shared_ptr<const spgemm::any_csr>* host) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  *device = e.device;
+  *stored = e.stored;
+  *host = e.host;
+}
+
+bool matrix_cache::grow(int device, std::size_t* bytes_field, std::size_t bytes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!make_room(device, bytes)) return false;
+  devices_[device].reserved += bytes;
+  *bytes_field += bytes;
+  note_used(device);
+  return true;
+}
+
+void matrix_cache::shrink(int device, std::size_t* bytes_field, std::size_t to) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    devices_[device].reserved -= *bytes_field - to;
+    *bytes_field = to;
+  }
+  notify_freed();
+}
+
+std::optional<std::size_t> matrix_cache::erase(const std::string& tenant, const std::string& handle) {
+  std::size_t bytes = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = entries_.find({tenant, handle});
+    if (it == entries_.end()) return std::nullopt;
+    auto e = it->second;
+    entries_.erase(it);
+    bytes = e->bytes;
+    e->deleted = true;
+    if (e->pins > 0) return bytes;  // freed when the last job using it finishes
+    free_entry(*e);
+  }
+  notify_freed();
+  return bytes;
+}
+
+std::vector<entry_info> matrix_cache::list(const std::string& tenant) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<entry_info> out;
+  for (const auto& [key, e] : entries_) {
+    if (key.first == tenant) out.push_back(snapshot(*e));
+  }
+  std::sort(out.begin(), out.end(), [](const entry_info& a, const entry_info& b) { return a.created < b.created; });
+  return out;
+}
+
+std::optional<entry_info> matrix_cache::describe(const std::string& tenant, const std::string& handle) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = entries_.find({tenant, handle});
+  if (it == entries_.end()) return std::nullopt;
+  return snapshot(*it->second);
+}
+
+cache_stats matrix_cache::stats() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  cache_stats s;
+  for (std::size_t i = 0; i < devices_.size(); ++i) {
+    const auto& d = devices_[i];
+    s.devices.push_back({backends_[i]->name(), d.budget, d.cached, d.reserved, d.peak_used, d.uses, d.hits});
+  }
+  s.host_bytes = host_used_;
+  s.host_budget = host_budget_;
+  s.matrices = static_cast<int64_t>(entries_.size());
+  return s;
+}
+
+int matrix_cache::sweep_expired() {
+  int removed = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto now = steady::now();
+    for (auto it = entries_.begin(); it != entries_.end();) {
+      auto& e = it->second;
+      if (e->pins == 0 && e->ttl_seconds > 0 && now - e->last_used_steady > std::chrono::seconds(e->ttl_seconds)) {
+        e->deleted = true;
+        free_entry(*e);
+        it = entries_.erase(it);
+        ++removed;
+      } else {
+        ++it;
+      }
+    }
+  }
+  if (removed > 0) notify_freed();
+  return removed;
+}
+
+void matrix_cache::start_sweeper(std::chrono::milliseconds period) {
+  sweeper_ = std::thread([this, period] {
+    std::unique_lock<std::mutex> lock(sweep_mutex_);
+    while (!stop_) {
+      sweep_cv_.wait_for(lock, period, [this] { return stop_; });
+      if (stop_) break;
+      lock.unlock();
+      sweep_expired();
+      lock.lock();
+    }
+  });
+}
+
+}  // namespace spgemmd

@@ -1,0 +1,205 @@
+// The matrix cache: handles -> matrices, keyed by (tenant, handle).
+//
+// Every backend ("device"; the CPU backend counts as one) has a byte budget
+// shared by the matrices resident on it (`cached`) and the reservations of
+// running jobs and of results waiting to be streamed (`reserved`); the cache
+// keeps cached + reserved <= budget on every device. Under pressure the least
+// recently used unpinned matrices spill to host memory (within the host
+// budget) and come back on demand. Entries are pinned (refcounted) while jobs
+// use them: a pinned entry never spills and a deleted pinned entry lives on,
+// unlisted, until its last pin goes. A background sweep deletes entries
+// unused for longer than their time to live.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "spgemm/backend.hpp"
+#include "spgemm/csr.hpp"
+
+namespace spgemmd {
+
+using steady = std::chrono::steady_clock;
+using wall = std::chrono::system_clock;
+
+class matrix_cache;
+
+// What a caller may read of an entry (a snapshot).
+struct entry_info {
+  std::string handle, name;
+  spgemm::matrix_info info;
+  std::size_t bytes = 0;
+  bool on_device = false;
+  std::string device;  // the device it lives on (or last lived on, when spilled)
+  wall::time_point created, last_used;
+  int64_t ttl_seconds = 0;
+};
+
+struct cache_entry {
+  std::string tenant, handle, name;
+  spgemm::matrix_info info;
+  std::size_t bytes = 0;
+  wall::time_point created;
+  int64_t ttl_seconds = 0;
+  // Guarded by the cache's mutex:
+  int device = -1;  // where it is resident; -1: on the host
+  int last_device = 0;
+  std::shared_ptr<spgemm::stored_matrix> stored;    // when resident on a device
+  std::shared_ptr<const spgemm::any_csr> host;      // when spilled
+  int pins = 0;
+  bool deleted = false;
+  steady::time_point last_used_steady;
+  wall::time_point last_used;
+};
+
+// Holds an entry in the cache (no spill, no free) while alive.
+class pin {
+ public:
+  pin() = default;
+  pin(matrix_cache* cache, std::shared_ptr<cache_entry> e) : cache_(cache), entry_(std::move(e)) {}
+  pin(pin&& o) noexcept : cache_(o.cache_), entry_(std::move(o.entry_)) { o.cache_ = nullptr; }
+  pin& operator=(pin&& o) noexcept;
+  pin(const pin&) = delete;
+  pin& operator=(const pin&) = delete;
+  ~pin() { reset(); }
+  void reset();
+  cache_entry* operator->() const { return entry_.get(); }
+  cache_entry& operator*() const { return *entry_; }
+  explicit operator bool() const { return entry_ != nullptr; }
+
+ private:
+  matrix_cache* cache_ = nullptr;
+  std::shared_ptr<cache_entry> entry_;
+};
+
+// Bytes held on a device by a job or a result in flight; released when destroyed.
+class reservation {
+ public:
+  reservation() = default;
+  reservation(matrix_cache* cache, int device) : cache_(cache), device_(device) {}
+  reservation(reservation&& o) noexcept { *this = std::move(o); }
+  reservation& operator=(reservation&& o) noexcept;
+  reservation(const reservation&) = delete;
+  reservation& operator=(const reservation&) = delete;
+  ~reservation() { release(); }
+  // Grows by `bytes` where the device has room (spilling cold entries); false otherwise.
+  bool try_grow(std::size_t bytes);
+  // Shrinks to `bytes` (never grows).
+  void shrink_to(std::size_t bytes);
+  void release();
+  std::size_t bytes() const { return bytes_; }
+  int device() const { return device_; }
+  matrix_cache* cache() const { return cache_; }
+
+ private:
+  friend class matrix_cache;
+  matrix_cache* cache_ = nullptr;
+  int device_ = -1;
+  std::size_t bytes_ = 0;
+};
+
+struct device_stats {
+  std::string name;
+  std::size_t budget = 0, cached = 0, reserved = 0, peak_used = 0;
+  int64_t uses = 0, hits = 0;
+};
+
+struct cache_stats {
+  std::vector<device_stats> devices;
+  std::size_t host_bytes = 0, host_budget = 0;
+  int64_t matrices = 0;
+};
+
+class matrix_cache {
+ public:
+  matrix_cache(std::vector<std::shared_ptr<spgemm::backend>> backends, std::vector<std::size_t> budgets,
+               std::size_t host_budget, int64_t default_ttl_seconds);
+  ~matrix_cache();
+
+  const std::vector<std::shared_ptr<spgemm::backend>>& backends() const { return backends_; }
+  std::size_t budget(int device) const { return devices_[device].budget; }
+  std::size_t largest_budget() const;
+
+  // A new handle: "m-" and 32 hex digits from a CSPRNG.
+  static std::string new_handle();
+
+  // Adds an uploaded matrix: onto the device with the most room (spilling
+  // cold entries), else into host memory. Throws spgemm::error(does_not_fit)
+  // where neither has room.
+  entry_info insert_host(const std::string& tenant, spgemm::any_csr m, const std::string& name, int64_t ttl_seconds);
+  // Adds a result stored on `res.device()`; its bytes move from the
+  // reservation (which shrinks by them) to the cache.
+  entry_info insert_stored(const std::string& tenant, reservation& res,
+                           std::shared_ptr<spgemm::stored_matrix> m, const std::string& name, int64_t ttl_seconds);
+
+  // Pins an entry; an empty pin where there is no such (live) entry.
+  pin acquire(const std::string& tenant, const std::string& handle);
+
+  // Makes a pinned entry resident on `device` (restoring it from the host or
+  // moving it from another device), spilling cold entries for room. Counts a
+  // use (a hit when it was resident there already). nullptr when there is no
+  // room now.
+  std::shared_ptr<spgemm::stored_matrix> make_resident(cache_entry& e, int device);
+  // Device where most of these entries' bytes live, or -1.
+  int preferred_device(const std::vector<cache_entry*>& entries);
+  // Device with the most room (budget - used).
+  int roomiest_device();
+  // Where an entry lives now: its stored matrix (device >= 0) or host copy.
+  void locate(cache_entry& e, int* device, std::shared_ptr<spgemm::stored_matrix>* stored,
+              std::shared_ptr<const spgemm::any_csr>* host);
+
+  // Deletes; returns the bytes freed (now, or when its last pin goes), nullopt when unknown.
+  std::optional<std::size_t> erase(const std::string& tenant, const std::string& handle);
+  std::vector<entry_info> list(const std::string& tenant);
+  std::optional<entry_info> describe(const std::string& tenant, const std::string& handle);
+  cache_stats stats();
+
+  // Deletes unpinned entries unused for longer than their TTL; returns how many.
+  int sweep_expired();
+  void start_sweeper(std::chrono::milliseconds period);
+  // Called (without the cache lock) whenever memory was freed.
+  void set_on_freed(std::function<void()> fn) { on_freed_ = std::move(fn); }
+
+ private:
+  friend class pin;
+  friend class reservation;
+  struct device_state {
+    std::size_t budget = 0, cached = 0, reserved = 0, peak_used = 0;
+    int64_t uses = 0, hits = 0;
+    std::size_t used() const { return cached + reserved; }
+  };
+
+  void unpin(const std::shared_ptr<cache_entry>& e);
+  bool grow(int device, std::size_t* bytes_field, std::size_t bytes);
+  void shrink(int device, std::size_t* bytes_field, std::size_t to);
+  // Spills unpinned LRU entries of `device` until `bytes` more fit. Lock held.
+  bool make_room(int device, std::size_t bytes);
+  void free_entry(cache_entry& e);  // lock held
+  void note_used(int device);       // lock held
+  entry_info snapshot(const cache_entry& e) const;
+  void notify_freed();
+
+  std::vector<std::shared_ptr<spgemm::backend>> backends_;
+  std::vector<device_state> devices_;
+  std::size_t host_budget_ = 0, host_used_ = 0;
+  int64_t default_ttl_ = 0;
+  std::mutex mutex_;
+  std::map<std::pair<std::string, std::string>, std::shared_ptr<cache_entry>> entries_;
+  std::function<void()> on_freed_;
+
+  std::mutex sweep_mutex_;
+  std::condition_variable sweep_cv_;
+  bool stop_ = false;
+  std::thread sweeper_;
+};
+
+}  // namespace spgemmd

@@ -1,0 +1,141 @@
+#include "ops/config.hpp"
+
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include <absl/flags/flag.h>
+#include <absl/flags/parse.h>
+#include <absl/flags/reflection.h>
+#include <absl/flags/usage.h>
+#include <absl/flags/usage_config.h>
+#include <absl/strings/match.h>
+
+ABSL_FLAG(std::string, listen, "0.0.0.0:50051",
+          "gRPC listen address host:port; port 0 picks a free port (see --port_file). "
+          "Env: SPGEMMD_LISTEN");
+ABSL_FLAG(std::string, port_file, "",
+          "If set, the bound gRPC port is written to this file once the server is serving. "
+          "Env: SPGEMMD_PORT_FILE");
+ABSL_FLAG(std::string, metrics_listen, "0.0.0.0:9464",
+          "Prometheus metrics address host:port (GET /metrics); empty disables; port 0 picks a free "
+          "port (see --metrics_port_file). Env: SPGEMMD_METRICS_LISTEN");
+ABSL_FLAG(std::string, metrics_port_file, "",
+          "If set, the bound metrics port is written to this file. Env: SPGEMMD_METRICS_PORT_FILE");
+ABSL_FLAG(std::string, backend, "auto",
+          "Where matrices live and products run: 'auto' (every visible GPU, else the CPU) or 'cpu'. "
+          "Env: SPGEMMD_BACKEND");
+ABSL_FLAG(double, device_budget_fraction, 0.8,
+          "Byte budget per device (cache plus running jobs) as a fraction of its free memory at start; "
+          "on the CPU backend a fraction of physical memory. Env: SPGEMMD_DEVICE_BUDGET_FRACTION");
+ABSL_FLAG(int64_t, device_budget_bytes, 0,
+          "Byte budget per device; overrides --device_budget_fraction when > 0. "
+          "Env: SPGEMMD_DEVICE_BUDGET_BYTES");
+ABSL_FLAG(int64_t, host_budget_bytes, 0,
+          "Host memory for matrices spilled from devices; 0: a quarter of physical memory. "
+          "Env: SPGEMMD_HOST_BUDGET_BYTES");
+ABSL_FLAG(int32_t, max_queue, 256,
+          "Jobs waiting for admission at most; more are rejected with RESOURCE_EXHAUSTED. "
+          "Env: SPGEMMD_MAX_QUEUE");
+ABSL_FLAG(int64_t, default_ttl_seconds, 3600,
+          "A matrix unused this long is deleted (uploads may set their own); 0: never. "
+          "Env: SPGEMMD_DEFAULT_TTL_SECONDS");
+ABSL_FLAG(int64_t, max_message_bytes, 8 << 20,
+          "Largest gRPC message the server receives (upload chunks must fit). "
+          "Env: SPGEMMD_MAX_MESSAGE_BYTES");
+ABSL_FLAG(int64_t, chunk_bytes, 1 << 20,
+          "Default size of streamed result and download chunks (requests may override). "
+          "Env: SPGEMMD_CHUNK_BYTES");
+ABSL_FLAG(double, grace_seconds, 20,
+          "On SIGTERM/SIGINT: stop accepting calls, let in-flight calls finish for this long, then "
+          "cancel them. Env: SPGEMMD_GRACE_SECONDS");
+ABSL_FLAG(std::string, log_format, "text",
+          "Log lines on stderr: 'text' (key=value) or 'json'. Env: SPGEMMD_LOG_FORMAT");
+ABSL_FLAG(int32_t, cpu_threads, 0,
+          "Threads of the CPU backend per product; 0: one per hardware thread. Env: SPGEMMD_CPU_THREADS");
+ABSL_FLAG(int32_t, workers, 0,
+          "Jobs that may run at once per backend (when their estimates fit together); 0: 4. "
+          "Env: SPGEMMD_WORKERS");
+ABSL_FLAG(bool, warmup, true, "Run a tiny multiply on every backend at start. Env: SPGEMMD_WARMUP");
+
+namespace spgemmd {
+
+namespace {
+
+const char* const flag_names[] = {
+    "listen",           "port_file",          "metrics_listen",    "metrics_port_file",
+    "backend",          "device_budget_fraction", "device_budget_bytes", "host_budget_bytes",
+    "max_queue",        "default_ttl_seconds", "max_message_bytes", "chunk_bytes",
+    "grace_seconds",    "log_format",          "cpu_threads",       "workers",
+    "warmup"};
+
+[[noreturn]] void die(const std::string& message) {
+  std::fprintf(stderr, "spgemmd: %s\n", message.c_str());
+  std::exit(2);
+}
+
+}  // namespace
+
+config parse_config(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "spgemmd: sparse matrix-matrix multiplication over gRPC (package spgemm.v1).\n"
+      "Every flag may also be set by the environment variable SPGEMMD_<FLAG_NAME_UPPERCASE>;\n"
+      "a flag given on the command line wins. See docs/service.md.\n\n"
+      "  spgemmd --listen=127.0.0.1:0 --port_file=/tmp/port --backend=cpu");
+  absl::FlagsUsageConfig usage;
+  usage.contains_help_flags = [](absl::string_view file) {
+    return absl::StrContains(file, "server/ops/config");
+  };
+  usage.contains_helpshort_flags = usage.contains_help_flags;
+  absl::SetFlagsUsageConfig(usage);
+
+  absl::ParseCommandLine(argc, argv);
+
+  for (const char* name : flag_names) {
+    absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
+    if (flag == nullptr || flag->IsSpecifiedOnCommandLine()) continue;
+    std::string env = "SPGEMMD_";
+    for (const char* p = name; *p; ++p) env += static_cast<char>(std::toupper(static_cast<unsigned char>(*p)));
+    const char* value = std::getenv(env.c_str());
+    if (value == nullptr) continue;
+    std::string error;
+    if (!flag->ParseFrom(value, &error)) die(env + "=" + value + ": " + error);
+  }
+
+  config c;
+  c.listen = absl::GetFlag(FLAGS_listen);
+  c.port_file = absl::GetFlag(FLAGS_port_file);
+  c.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  c.metrics_port_file = absl::GetFlag(FLAGS_metrics_port_file);
+  c.backend = absl::GetFlag(FLAGS_backend);
+  c.device_budget_fraction = absl::GetFlag(FLAGS_device_budget_fraction);
+  c.device_budget_bytes = absl::GetFlag(FLAGS_device_budget_bytes);
+  c.host_budget_bytes = absl::GetFlag(FLAGS_host_budget_bytes);
+  c.max_queue = absl::GetFlag(FLAGS_max_queue);
+  c.default_ttl_seconds = absl::GetFlag(FLAGS_default_ttl_seconds);
+  c.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
+  c.chunk_bytes = absl::GetFlag(FLAGS_chunk_bytes);
+  c.grace_seconds = absl::GetFlag(FLAGS_grace_seconds);
+  c.log_format = absl::GetFlag(FLAGS_log_format);
+  c.cpu_threads = absl::GetFlag(FLAGS_cpu_threads);
+  c.workers = absl::GetFlag(FLAGS_workers);
+  c.warmup = absl::GetFlag(FLAGS_warmup);
+
+  if (c.backend != "auto" && c.backend != "cpu") die("--backend must be 'auto' or 'cpu' (got '" + c.backend + "')");
+  if (c.log_format != "text" && c.log_format != "json") die("--log_format must be 'text' or 'json'");
+  if (!(c.device_budget_fraction > 0 && c.device_budget_fraction <= 1)) die("--device_budget_fraction must be in (0, 1]");
+  if (c.device_budget_bytes < 0 || c.host_budget_bytes < 0) die("budgets must not be negative");
+  if (c.max_queue < 0) die("--max_queue must not be negative");
+  if (c.default_ttl_seconds < 0) die("--default_ttl_seconds must not be negative");
+  if (c.max_message_bytes < 4096) die("--max_message_bytes must be at least 4096");
+  if (c.chunk_bytes < 1024 || c.chunk_bytes > c.max_message_bytes) {
+    die("--chunk_bytes must be between 1024 and --max_message_bytes");
+  }
+  if (c.grace_seconds < 0) die("--grace_seconds must not be negative");
+  if (c.cpu_threads < 0 || c.workers < 0) die("--cpu_threads and --workers must not be negative");
+  if (c.workers == 0) c.workers = 4;
+  return c;
+}
+
+}  // namespace spgemmd

@@ -1,0 +1,34 @@
+// spgemmd's settings: Abseil flags, each with an environment variable
+// fallback SPGEMMD_<FLAG_NAME_UPPERCASE> (a flag given on the command line wins).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace spgemmd {
+
+struct config {
+  std::string listen = "0.0.0.0:50051";   // gRPC address; port 0 picks a free port
+  std::string port_file;                  // written with the bound gRPC port once serving
+  std::string metrics_listen = "0.0.0.0:9464";  // Prometheus HTTP; empty disables
+  std::string metrics_port_file;          // written with the bound metrics port
+  std::string backend = "auto";           // auto | cpu
+  double device_budget_fraction = 0.8;    // of free device memory (CPU: of physical memory)
+  int64_t device_budget_bytes = 0;        // > 0 overrides the fraction
+  int64_t host_budget_bytes = 0;          // spill space; 0: a quarter of physical memory
+  int max_queue = 256;
+  int64_t default_ttl_seconds = 3600;     // 0: never expire
+  int64_t max_message_bytes = 8 << 20;    // gRPC receive limit
+  int64_t chunk_bytes = 1 << 20;          // default streamed chunk size
+  double grace_seconds = 20;              // SIGTERM grace period
+  std::string log_format = "text";        // text | json
+  int cpu_threads = 0;                    // CPU backend threads; 0: all
+  int workers = 0;                        // jobs run at once per backend; 0: auto
+  bool warmup = true;
+};
+
+// Parses argv (and the SPGEMMD_* environment), exits on --help or a bad
+// value. Returns the settings.
+config parse_config(int argc, char** argv);
+
+}  // namespace spgemmd

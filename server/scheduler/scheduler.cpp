@@ -1,0 +1,274 @@
+#include "scheduler/scheduler.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "rpc/status_map.hpp"
+
+namespace spgemmd {
+
+namespace {
+
+double seconds_since(steady::time_point t) {
+  return std::chrono::duration<double>(steady::now() - t).count();
+}
+
+std::size_t unique_input_bytes(const job& j) {
+  std::set<const cache_entry*> seen;
+  std::size_t bytes = 0;
+  for (const auto& p : j.inputs) {
+    if (seen.insert(&*p).second) bytes += p->bytes;
+  }
+  return bytes;
+}
+
+}  // namespace
+
+scheduler::scheduler(matrix_cache& cache, int max_queue, int workers_per_device)
+    : cache_(cache), max_queue_(max_queue), workers_per_device_(std::max(1, workers_per_device)) {
+  running_.assign(cache_.backends().size(), 0);
+  dispatcher_ = std::thread([this] { dispatch_loop(); });
+  const std::size_t n = cache_.backends().size() * static_cast<std::size_t>(workers_per_device_);
+  for (std::size_t i = 0; i < n; ++i) workers_.emplace_back([this] { worker_loop(); });
+}
+
+scheduler::~scheduler() { stop(); }
+
+void scheduler::enqueue_locked(std::shared_ptr<job> j) {
+  j->queued_at = steady::now();
+  auto it = std::find_if(queue_.begin(), queue_.end(), [&](const std::shared_ptr<job>& o) {
+    return o->priority < j->priority || (o->priority == j->priority && o->seq > j->seq);
+  });
+  queue_.insert(it, std::move(j));
+  dirty_ = true;
+}
+
+grpc::Status scheduler::submit(std::shared_ptr<job> j) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stopping_) return {grpc::StatusCode::UNAVAILABLE, "the server is shutting down"};
+    if (static_cast<int>(queue_.size()) >= max_queue_) {
+      return {grpc::StatusCode::RESOURCE_EXHAUSTED,
+              "the job queue is full (" + std::to_string(queue_.size()) + " jobs waiting); retry later"};
+    }
+    j->seq = next_seq_++;
+    enqueue_locked(std::move(j));
+  }
+  dispatch_cv_.notify_one();
+  return grpc::Status::OK;
+}
+
+void scheduler::poke() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    dirty_ = true;
+  }
+  dispatch_cv_.notify_one();
+}
+
+scheduler_stats scheduler::stats() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  scheduler_stats s;
+  s.queue_depth = static_cast<int>(queue_.size());
+  s.running = running_total_;
+  s.running_per_device = running_;
+  s.completed = completed_;
+  s.failed = failed_;
+  return s;
+}
+
+scheduler::outcome scheduler::try_admit(const std::shared_ptr<job>& j, grpc::Status* status) {
+  if (j->cancel.cancelled()) {
+    *status = {grpc::StatusCode::CANCELLED, "the call was cancelled while the job was queued"};
+    return outcome::finished;
+  }
+  if (j->device < 0) {
+    std::vector<cache_entry*> entries;
+    for (auto& p : j->inputs) entries.push_back(&*p);
+    int d = cache_.preferred_device(entries);
+    if (d < 0) d = cache_.roomiest_device();
+    j->device = d;
+    j->res = reservation(&cache_, d);
+  }
+  const int d = j->device;
+  const std::size_t budget = cache_.budget(d);
+  const std::size_t input_bytes = unique_input_bytes(*j);
+  if (input_bytes > budget) {
+    *status = {grpc::StatusCode::RESOURCE_EXHAUSTED,
+               "the job's inputs take " + std::to_string(input_bytes) + " bytes; the budget of " +
+                   cache_.backends()[d]->name() + " is " + std::to_string(budget) + " bytes"};
+    return outcome::finished;
+  }
+  try {
+    if (j->resident.size() != j->inputs.size()) {
+      j->resident.clear();
+      for (auto& p : j->inputs) {
+        auto s = cache_.make_resident(*p, d);
+        if (!s) {
+          j->resident.clear();
+          return outcome::wait;
+        }
+        j->resident.push_back(std::move(s));
+      }
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (running_[d] >= workers_per_device_) return outcome::wait;
+    }
+    if (!j->step_estimated) {
+      j->step_estimate = j->steps[j->next_step].estimate(*j, *cache_.backends()[d]);
+      j->step_estimated = true;
+      j->max_estimate = std::max(j->max_estimate, j->step_estimate + j->res.bytes());
+    }
+  } catch (...) {
+    *status = to_grpc_status(std::current_exception());
+    return outcome::finished;
+  }
+  const std::size_t need = input_bytes + j->res.bytes() + j->step_estimate;
+  if (need > budget) {
+    *status = {grpc::StatusCode::RESOURCE_EXHAUSTED,
+               "the job needs " + std::to_string(need) + " bytes (inputs " + std::to_string(input_bytes) +
+                   ", estimate of its " + j->steps[j->next_step].what + " " + std::to_string(j->step_estimate) +
+                   "); the budget of " + cache_.backends()[d]->name() + " is " + std::to_string(budget) +
+                   " bytes, so it can never run there"};
+    return outcome::finished;
+  }
+  if (!j->res.try_grow(j->step_estimate)) return outcome::wait;
+  return outcome::admitted;
+}
+
+void scheduler::dispatch_loop() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (true) {
+    dispatch_cv_.wait_for(lock, std::chrono::milliseconds(20), [&] { return stopping_ || (dirty_ && !queue_.empty()); });
+    if (stopping_) break;
+    dirty_ = false;
+    std::vector<std::shared_ptr<job>> cancelled;
+    for (auto it = queue_.begin(); it != queue_.end();) {
+      if ((*it)->cancel.cancelled()) {
+        cancelled.push_back(*it);
+        it = queue_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    if (!cancelled.empty()) {
+      lock.unlock();
+      for (auto& j : cancelled) {
+        j->queue_seconds += seconds_since(j->queued_at);
+        finish(j, {grpc::StatusCode::CANCELLED, "the call was cancelled while the job was queued"});
+      }
+      lock.lock();
+      dirty_ = true;
+    }
+    // Admit from the head while jobs fit (strict order: a head that waits blocks the rest).
+    while (!stopping_ && !queue_.empty()) {
+      auto j = queue_.front();
+      lock.unlock();
+      grpc::Status status;
+      const outcome o = try_admit(j, &status);
+      lock.lock();
+      if (o == outcome::wait) break;
+      queue_.remove(j);
+      j->queue_seconds += seconds_since(j->queued_at);
+      if (o == outcome::admitted) {
+        ++running_[j->device];
+        ++running_total_;
+        ready_.push_back(j);
+        work_cv_.notify_one();
+      } else {
+        lock.unlock();
+        finish(j, status);
+        lock.lock();
+      }
+    }
+  }
+  // Stopping: whatever still waits ends now.
+  std::list<std::shared_ptr<job>> left;
+  left.swap(queue_);
+  lock.unlock();
+  for (auto& j : left) finish(j, {grpc::StatusCode::UNAVAILABLE, "the server is shutting down"});
+}
+
+void scheduler::worker_loop() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (true) {
+    work_cv_.wait(lock, [&] { return !ready_.empty() || stopping_; });
+    if (ready_.empty()) break;  // stopping and nothing left
+    auto j = ready_.front();
+    ready_.pop_front();
+    lock.unlock();
+
+    grpc::Status status;
+    const auto t0 = steady::now();
+    try {
+      const std::size_t held = j->steps[j->next_step].run(*j, *cache_.backends()[j->device]);
+      j->res.shrink_to(held);
+    } catch (...) {
+      status = to_grpc_status(std::current_exception());
+    }
+    j->compute_seconds += seconds_since(t0);
+    ++j->next_step;
+    j->step_estimated = false;
+
+    bool done = true;
+    lock.lock();
+    --running_[j->device];
+    --running_total_;
+    dirty_ = true;
+    if (status.ok() && j->next_step < j->steps.size()) {
+      if (j->cancel.cancelled()) {
+        status = {grpc::StatusCode::CANCELLED, "the call was cancelled"};
+      } else if (stopping_) {
+        status = {grpc::StatusCode::UNAVAILABLE, "the server is shutting down"};
+      } else {
+        enqueue_locked(j);  // keeps its place: same priority and sequence number
+        done = false;
+      }
+    }
+    lock.unlock();
+    dispatch_cv_.notify_one();
+    if (done) finish(j, status);
+    lock.lock();
+  }
+}
+
+void scheduler::finish(const std::shared_ptr<job>& j, grpc::Status status) {
+  j->resident.clear();
+  j->temps.clear();
+  j->inputs.clear();  // unpins
+  if (!status.ok()) {
+    j->result.reset();
+    j->res.release();
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (status.ok()) {
+      ++completed_;
+    } else {
+      ++failed_;
+    }
+  }
+  if (j->done) {
+    auto done = std::move(j->done);
+    done(*j, status);
+  }
+  dispatch_cv_.notify_one();
+}
+
+void scheduler::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stopping_ && !dispatcher_.joinable()) return;
+    stopping_ = true;
+  }
+  dispatch_cv_.notify_all();
+  work_cv_.notify_all();
+  if (dispatcher_.joinable()) dispatcher_.join();
+  for (auto& w : workers_) {
+    if (w.joinable()) w.join();
+  }
+  workers_.clear();
+}
+
+}  // namespace spgemmd

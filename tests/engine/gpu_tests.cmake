@@ -1,0 +1,11 @@
+# GPU tests: the cuda backend and RMerge against the CPU reference. Included
+# from tests/engine/CMakeLists.txt when SPGEMM_WITH_CUDA is ON. Every test
+# skips (GTEST_SKIP) where no CUDA device is visible.
+add_executable(spgemm_gpu_tests
+  ${CMAKE_CURRENT_LIST_DIR}/gpu_rmerge_test.cpp
+)
+target_link_libraries(spgemm_gpu_tests PRIVATE spgemm::engine GTest::gtest_main)
+target_include_directories(spgemm_gpu_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR})
+target_compile_definitions(spgemm_gpu_tests PRIVATE SPGEMM_DEFAULT_MATRICES="${SPGEMM_DEFAULT_MATRICES}")
+spgemm_warnings(spgemm_gpu_tests)
+gtest_discover_tests(spgemm_gpu_tests DISCOVERY_MODE PRE_TEST)
