@@ -10,9 +10,9 @@ apt_packages=(
   zlib1g-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
   libgtest-dev libgmock-dev libcli11-dev
-  python3 python3-pip python3-venv
+  python3 python3-pip python3-venv python3-yaml
 )
-pip_packages=(grpcio grpcio-tools numpy scipy pytest tqdm)
+pip_packages=(grpcio grpcio-tools numpy scipy pytest tqdm pyyaml)
 
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
@@ -20,6 +20,8 @@ export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends "${apt_packages[@]}" >/dev/null
 
+# SPGEMM_SKIP_PIP=1 skips the Python packages (the Dockerfile's build stage
+# does: the image builds no Python; tests/deploy reads YAML with python3-yaml).
 if [ "${SPGEMM_SKIP_PIP:-0}" != "1" ]; then
   python3 -m pip install -q --disable-pip-version-check "${pip_packages[@]}" 2>&1 | grep -v "Running pip as the 'root' user" || true
 fi

@@ -153,16 +153,21 @@ struct cusparse_bench::impl {
           check_cuda(cudaMalloc(&d.offsets, offsets.size() * sizeof(std::int32_t)), "upload");
           check_cuda(cudaMalloc(&d.columns, nz * sizeof(std::int32_t)), "upload");
           check_cuda(cudaMalloc(&d.values, nz * sizeof(T)), "upload");
-          check_cuda(cudaMemcpy(d.offsets, offsets.data(), offsets.size() * sizeof(std::int32_t),
-                                cudaMemcpyHostToDevice),
+          // On the bench's own stream, then synchronised: the stream does not
+          // wait for the legacy default stream, and a pageable cudaMemcpy may
+          // return before its DMA has landed.
+          check_cuda(cudaMemcpyAsync(d.offsets, offsets.data(), offsets.size() * sizeof(std::int32_t),
+                                     cudaMemcpyHostToDevice, stream),
                      "upload");
           if (d.nnz > 0) {
-            check_cuda(cudaMemcpy(d.columns, csr.col_indices.data(), csr.col_indices.size() * sizeof(std::int32_t),
-                                  cudaMemcpyHostToDevice),
+            check_cuda(cudaMemcpyAsync(d.columns, csr.col_indices.data(),
+                                       csr.col_indices.size() * sizeof(std::int32_t), cudaMemcpyHostToDevice, stream),
                        "upload");
-            check_cuda(cudaMemcpy(d.values, csr.values.data(), csr.values.size() * sizeof(T), cudaMemcpyHostToDevice),
+            check_cuda(cudaMemcpyAsync(d.values, csr.values.data(), csr.values.size() * sizeof(T),
+                                       cudaMemcpyHostToDevice, stream),
                        "upload");
           }
+          check_cuda(cudaStreamSynchronize(stream), "upload");
           check_sparse(cusparseCreateConstCsr(&d.descr, d.rows, d.cols, d.nnz, d.offsets, d.columns, d.values,
                                               CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
                                               data_type(spgemm::value_type_of<T>())),
@@ -280,13 +285,17 @@ struct cusparse_bench::impl {
     std::vector<std::int32_t> offsets(static_cast<std::size_t>(rows) + 1);
     m.col_indices.resize(nnz);
     m.values.resize(nnz);
-    check_cuda(cudaMemcpy(offsets.data(), s.c_offsets, offsets.size() * sizeof(std::int32_t), cudaMemcpyDeviceToHost),
+    check_cuda(cudaMemcpyAsync(offsets.data(), s.c_offsets, offsets.size() * sizeof(std::int32_t),
+                               cudaMemcpyDeviceToHost, stream),
                "download");
     if (nnz > 0) {
-      check_cuda(cudaMemcpy(m.col_indices.data(), s.c_columns, nnz * sizeof(std::int32_t), cudaMemcpyDeviceToHost),
+      check_cuda(cudaMemcpyAsync(m.col_indices.data(), s.c_columns, nnz * sizeof(std::int32_t),
+                                 cudaMemcpyDeviceToHost, stream),
                  "download");
-      check_cuda(cudaMemcpy(m.values.data(), s.c_values, nnz * sizeof(T), cudaMemcpyDeviceToHost), "download");
+      check_cuda(cudaMemcpyAsync(m.values.data(), s.c_values, nnz * sizeof(T), cudaMemcpyDeviceToHost, stream),
+                 "download");
     }
+    check_cuda(cudaStreamSynchronize(stream), "download");
     m.row_offsets.assign(offsets.begin(), offsets.end());
     // Columns should come sorted; sort any row that does not, so that the
     // comparison judges the product, not the order of its entries.

@@ -231,9 +231,11 @@ struct environment {
 #endif
 };
 
+#ifdef SPGEMM_BENCH_WITH_CUSPARSE
 std::string version_text(int v) {  // CUDA style: 13000 -> 13.0
   return format("%d.%d", v / 1000, (v % 1000) / 10);
 }
+#endif
 
 void open_environment(environment& env, const options& o, const std::vector<method>& methods) {
   env.gpus = spgemm::cuda_device_count();
@@ -245,6 +247,7 @@ void open_environment(environment& env, const options& o, const std::vector<meth
     if (m.cusparse_alg) need_vendor = true;
     else if (m.algo != spgemm::algorithm::gustavson) need_gpu_engine = true;
   }
+  (void)need_vendor;  // only a CUDA build has the vendor baseline
   if (env.gpus > 0) {
 #ifdef SPGEMM_BENCH_WITH_CUSPARSE
     if (auto d = bench::describe_gpu(0)) {
@@ -321,8 +324,25 @@ std::string compare(const spgemm::csr_matrix<T>& c, const spgemm::csr_matrix<T>&
     return format("columns of row %lld differ from %s", static_cast<long long>(r), ref_name.c_str());
   }
   const double err = spgemm::scaled_max_error(c, ref, a, b);
-  if (!(err <= tolerance)) return format("scaled error %.3g > %.0e vs %s", err, tolerance, ref_name.c_str());
-  return "";
+  if (err <= tolerance) return "";
+  // Name the entry that differs most, relative to its size, to start the hunt.
+  std::size_t worst = 0;
+  double worst_rel = -1;
+  for (std::size_t k = 0; k < c.values.size(); ++k) {
+    const double x = static_cast<double>(c.values[k]), y = static_cast<double>(ref.values[k]);
+    const double d = std::abs(x - y), m = std::max(std::abs(x), std::abs(y));
+    const double rel = std::isnan(d) ? INFINITY : (d == 0 ? 0 : (m > 0 ? d / m : INFINITY));
+    if (rel > worst_rel) {
+      worst_rel = rel;
+      worst = k;
+    }
+  }
+  const auto wr = std::upper_bound(c.row_offsets.begin(), c.row_offsets.end(), static_cast<std::int64_t>(worst)) -
+                  c.row_offsets.begin() - 1;
+  return format("scaled error %.3g > %.0e vs %s; e.g. C(%lld,%d) = %.17g vs %.17g", err, tolerance,
+                ref_name.c_str(), static_cast<long long>(wr), c.values.empty() ? -1 : c.col_indices[worst],
+                c.values.empty() ? 0.0 : static_cast<double>(c.values[worst]),
+                ref.values.empty() ? 0.0 : static_cast<double>(ref.values[worst]));
 }
 
 struct matrix_job {

@@ -25,6 +25,7 @@ mkdir -p "$OUT"
 
 # The binaries look in $ORIGIN/../lib first; the CUDA libraries of the host
 # are the fallback.
+export SPGEMM_MATRICES="$DIR/matrices" SPGEMM_REQUIRE_MATRICES=1
 export LD_LIBRARY_PATH="$DIR/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
 BENCH="$DIR/bin/spgemm-bench"
@@ -80,11 +81,24 @@ fi
 echo
 echo "== results ($(grep -m1 '^- device' "$OUT/bench.md" 2>/dev/null | cut -c3-))"
 if [[ -s "$OUT/bench.tsv" ]]; then
+  # One line per matrix: rmerge against the fastest cuSPARSE ALG; rows that
+  # did not succeed are listed after it.
   awk -F'\t' '
-    NR == 1 { printf "%-22s %-16s %10s %8s %10s  %s\n", "matrix", "algorithm", "ms", "GF/s", "peak MiB", "status"; next }
-    {
-      peak = ($10 == "NA") ? "-" : sprintf("%.1f", $10 / 1048576)
-      printf "%-22s %-16s %10s %8s %10s  %s\n", substr($2, 1, 22), $7, $8, $9, peak, $11
+    NR == 1 { next }
+    !($2 in seen) { seen[$2] = 1; order[++n] = $2; flops[$2] = $6 }
+    $7 ~ /^rmerge/ && !($2 in ours) { ours[$2] = $8; gf[$2] = $9; peak[$2] = $10; ostat[$2] = $11 }
+    $7 ~ /^cusparse/ && $11 == "ok" && (!($2 in best) || $8 + 0 < best[$2] + 0) { best[$2] = $8; alg[$2] = substr($7, 10) }
+    $11 != "ok" { note[$2] = note[$2] " " $7 ": " substr($11, 1, 60) ";" }
+    END {
+      printf "%-18s %9s %10s %7s %9s %10s %-5s %6s  %s\n", "matrix", "flops", "rmerge ms", "GF/s", "peak MiB", "cuSPARSE", "ALG", "ratio", "not ok"
+      for (i = 1; i <= n; ++i) {
+        m = order[i]
+        r = (m in ours && ours[m] != "NA" && ostat[m] == "ok") ? ours[m] : "-"
+        b = (m in best) ? best[m] : "-"
+        ratio = (r != "-" && b != "-" && r + 0 > 0) ? sprintf("%.2f", b / r) : "-"
+        p = (m in peak && peak[m] != "NA") ? sprintf("%.1f", peak[m] / 1048576) : "-"
+        printf "%-18s %9.3g %10s %7s %9s %10s %-5s %6s %s\n", substr(m, 1, 18), flops[m], r, (m in gf ? gf[m] : "-"), p, b, (m in alg ? alg[m] : "-"), ratio, note[m]
+      }
     }' "$OUT/bench.tsv"
 fi
 grep -h '^rmerge vs' "$OUT/bench.md" 2>/dev/null

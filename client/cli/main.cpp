@@ -381,12 +381,17 @@ int main(int argc, char** argv) {
     } else if (*ls) {
       auto& c = connect();
       auto list = c.list();
-      std::printf("%-24s %-24s %10s %10s %12s %4s %10s  %s\n", "HANDLE", "NAME", "ROWS", "COLS", "NNZ", "TYPE",
-                  "SIZE", "WHERE");
+      int hw = 6, nw = 4;
+      for (const auto& m : list) {
+        hw = std::max(hw, static_cast<int>(m.handle().size()));
+        nw = std::max(nw, static_cast<int>(m.name().size()));
+      }
+      std::printf("%-*s  %-*s %11s %11s %13s %4s %10s  %s\n", hw, "HANDLE", nw, "NAME", "ROWS", "COLS", "NNZ",
+                  "TYPE", "SIZE", "WHERE");
       for (const auto& m : list) {
         std::string where = m.device();
         if (m.residency() == v1::HOST) where += " (host)";
-        std::printf("%-24s %-24s %10s %10s %12s %4s %10s  %s\n", m.handle().c_str(), m.name().c_str(),
+        std::printf("%-*s  %-*s %11s %11s %13s %4s %10s  %s\n", hw, m.handle().c_str(), nw, m.name().c_str(),
                     count(m.rows()).c_str(), count(m.cols()).c_str(), count(m.nnz()).c_str(),
                     type_name(m.value_type()), human_bytes(static_cast<double>(m.bytes())).c_str(), where.c_str());
       }
@@ -399,8 +404,8 @@ int main(int argc, char** argv) {
           std::printf("deleted %s (%s)\n", h.c_str(), human_bytes(static_cast<double>(freed)).c_str());
         } catch (const sc::Error& e) {
           const int code = exit_code_of(e, client.get());
+          if (code == exit_connection) throw;
           std::fprintf(stderr, "spgemm: rm %s: %s\n", h.c_str(), e.what());
-          if (code == exit_connection) return code;
           worst = std::max(worst, code);
         }
       }

@@ -7,19 +7,23 @@
 // section 2.3): every split divides L by M (rounded up), and the last product
 // then uses the smallest sufficient sub-warp.
 //
-// The rule, from the row-length statistics of A (max L, mean mu = nnz / rows):
-//  * L <= 128: one pass, no intermediates. W_mu = the power of two >= mu,
-//    clamped to [2, 32]: a sub-warp about as wide as a typical row, so short
-//    rows leave few lanes idle. R = the smallest of {1, 2, 4} with W_mu * R >= L
-//    (4 if none), then W = the smallest power of two >= 2 with W * R >= L.
-//    So L <= 32 with rows of similar length gives R = 1, W = pow2(L) (Gremse's
-//    kernel); 32 < L <= 128 gives R = 2 or 4 (Becker 2016, section 2.3: more
-//    rows per thread reach merge factors 64 and 128 in one pass, with fewer
-//    shuffles per output entry than a wider sub-warp).
-//  * L > 128: split with W = 16, R = 1 (M = 16; Gremse's measured default,
-//    section 3, Fig. 3.5) and finish with R = 1 and the smallest sufficient W.
+// The rule, from the row-length statistics of A (the longest row L):
+//  * L <= 128: one pass, no intermediates (Becker 2016, section 2.3: several
+//    rows per thread reach merge factors 64 and 128 in one pass, and use
+//    fewer shuffles per output entry than a wider sub-warp). R = 4 for L > 4,
+//    R = 2 for 2 < L <= 4, R = 1 for L <= 2; W = the smallest power of two
+//    >= 2 with W * R >= L. Measured on an H200 (f64, poisson3d27:64, L = 27):
+//    W = 32, R = 1 (Gremse's one-row kernel) 3.8 ms; W = 16, R = 2 2.6 ms;
+//    W = 8, R = 4 2.1 ms.
+//  * L > 128: split with W = 32, R = 4 (M = 128, the fewest levels) and finish
+//    with R = 4 and the smallest sufficient W. Gremse (section 3, Fig. 3.5)
+//    measured W = 16, R = 1 best on a GTX Titan; on an H200 (f64) the wider
+//    merge wins: rmat:16:16 129 ms (16, 1) vs 92 ms (32, 4), web-NotreDame
+//    24.9 vs 23.7 ms, and no configuration measured was faster.
+//  * The mean row length (row_stats) is reported for the planner's callers
+//    but does not enter the rule: no measurement so far asked for it.
 //  * An explicit multiply_options::rmerge sets the splitting pass (a missing
-//    W means 16, a missing R means 1); rows of length <= W * R take one pass.
+//    W means 32, a missing R means 4); rows of length <= W * R take one pass.
 //    The last pass keeps R and takes the smallest sufficient W.
 // Block size: 128 threads (Gremse, section 2.2), i.e. 128 / W rows per block.
 #pragma once
@@ -34,8 +38,8 @@
 namespace spgemm::rmerge {
 
 inline constexpr int block_threads = 128;
-inline constexpr int default_split_subwarp = 16;
-inline constexpr int default_split_rows_per_thread = 1;
+inline constexpr int default_split_subwarp = 32;
+inline constexpr int default_split_rows_per_thread = 4;
 inline constexpr std::int64_t max_merge_factor = 128;  // W = 32, R = 4
 
 struct row_stats {
@@ -86,16 +90,7 @@ inline plan make_plan(const row_stats& stats, const rmerge_config& config) {
   plan p;
   if (config.subwarp == 0 && config.rows_per_thread == 0) {
     if (max_len <= max_merge_factor) {
-      const double mean = stats.mean_row_length();
-      int w_mean = 2;
-      while (w_mean < 32 && static_cast<double>(w_mean) < mean) w_mean *= 2;
-      int r = 4;
-      for (int candidate : {1, 2, 4}) {
-        if (static_cast<std::int64_t>(w_mean) * candidate >= max_len) {
-          r = candidate;
-          break;
-        }
-      }
+      const int r = max_len > 4 ? 4 : (max_len > 2 ? 2 : 1);
       p.split = {smallest_subwarp(max_len, r), r};
       p.last = p.split;
       p.split_levels = 0;

@@ -116,7 +116,8 @@ grpc::Status chunk_assembler::check_header(const v1::MatrixHeader& h) {
   if (h.rows() >= std::numeric_limits<int64_t>::max() / 8) {
     return invalid("header: rows=" + str(h.rows()) + " is too large");
   }
-  if (h.cols() > 0 && h.rows() > 0 && h.nnz() / h.cols() > h.rows()) {
+  const bool product_fits = h.rows() == 0 || h.cols() <= std::numeric_limits<int64_t>::max() / h.rows();
+  if (product_fits && h.nnz() > h.rows() * h.cols()) {
     return invalid("header: nnz=" + str(h.nnz()) + " exceeds rows x cols (" + str(h.rows()) + " x " +
                    str(h.cols()) + ")");
   }

@@ -108,7 +108,7 @@ bool matrix_cache::make_room(int device, std::size_t bytes) {
   if (d.used() + bytes <= d.budget) return true;
   std::vector<cache_entry*> candidates;
   for (auto& [key, e] : entries_) {
-    if (e->device == device && e->pins == 0) candidates.push_back(e.get());
+    if (e->device == device && e->active == 0) candidates.push_back(e.get());
   }
   std::sort(candidates.begin(), candidates.end(),
             [](const cache_entry* a, const cache_entry* b) { return a->last_used_steady < b->last_used_steady; });
@@ -234,6 +234,7 @@ std::shared_ptr<spgemm::stored_matrix> matrix_cache::make_resident(cache_entry& 
   ++d.uses;
   if (e.device == device) {
     ++d.hits;
+    ++e.active;
     return e.stored;
   }
   --d.uses;  // counted once it succeeds
@@ -250,8 +251,17 @@ std::shared_ptr<spgemm::stored_matrix> matrix_cache::make_resident(cache_entry& 
   }
   e.device = e.last_device = device;
   d.cached += e.bytes;
+  ++e.active;
   note_used(device);
   return e.stored;
+}
+
+void matrix_cache::release_resident(cache_entry& e) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    --e.active;
+  }
+  notify_freed();
 }
 
 int matrix_cache::preferred_device(const std::vector<cache_entry*>& entries) {

@@ -55,7 +55,8 @@ struct cache_entry {
   int last_device = 0;
   std::shared_ptr<spgemm::stored_matrix> stored;    // when resident on a device
   std::shared_ptr<const spgemm::any_csr> host;      // when spilled
-  int pins = 0;
+  int pins = 0;    // jobs and downloads holding it: it is not freed
+  int active = 0;  // jobs using it on its device: it does not spill
   bool deleted = false;
   steady::time_point last_used_steady;
   wall::time_point last_used;
@@ -145,10 +146,13 @@ class matrix_cache {
   pin acquire(const std::string& tenant, const std::string& handle);
 
   // Makes a pinned entry resident on `device` (restoring it from the host or
-  // moving it from another device), spilling cold entries for room. Counts a
-  // use (a hit when it was resident there already). nullptr when there is no
-  // room now.
+  // moving it from another device), spilling cold entries for room, and keeps
+  // it there until release_resident. Counts a use (a hit when it was resident
+  // there already). nullptr when there is no room now. (Pins alone do not
+  // stop a spill: queued jobs pin their inputs, and those must stay movable.)
   std::shared_ptr<spgemm::stored_matrix> make_resident(cache_entry& e, int device);
+  // Ends a make_resident: the entry may spill again.
+  void release_resident(cache_entry& e);
   // Device where most of these entries' bytes live, or -1.
   int preferred_device(const std::vector<cache_entry*>& entries);
   // Device with the most room (budget - used).

@@ -7,7 +7,6 @@
 
 #include <absl/flags/flag.h>
 #include <absl/flags/parse.h>
-#include <absl/flags/reflection.h>
 #include <absl/flags/usage.h>
 #include <absl/flags/usage_config.h>
 #include <absl/strings/match.h>
@@ -90,18 +89,20 @@ config parse_config(int argc, char** argv) {
   usage.contains_helpshort_flags = usage.contains_help_flags;
   absl::SetFlagsUsageConfig(usage);
 
-  absl::ParseCommandLine(argc, argv);
-
+  // Environment fallbacks go in front of the command line's flags, so a flag
+  // given on the command line (parsed later) wins.
+  std::vector<std::string> env_args;
   for (const char* name : flag_names) {
-    absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
-    if (flag == nullptr || flag->IsSpecifiedOnCommandLine()) continue;
     std::string env = "SPGEMMD_";
     for (const char* p = name; *p; ++p) env += static_cast<char>(std::toupper(static_cast<unsigned char>(*p)));
-    const char* value = std::getenv(env.c_str());
-    if (value == nullptr) continue;
-    std::string error;
-    if (!flag->ParseFrom(value, &error)) die(env + "=" + value + ": " + error);
+    if (const char* value = std::getenv(env.c_str())) env_args.push_back(std::string("--") + name + "=" + value);
   }
+  std::vector<char*> args;
+  args.push_back(argv[0]);
+  for (auto& a : env_args) args.push_back(a.data());
+  for (int i = 1; i < argc; ++i) args.push_back(argv[i]);
+  args.push_back(nullptr);
+  absl::ParseCommandLine(static_cast<int>(args.size() - 1), args.data());
 
   config c;
   c.listen = absl::GetFlag(FLAGS_listen);

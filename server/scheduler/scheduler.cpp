@@ -105,7 +105,7 @@ scheduler::outcome scheduler::try_admit(const std::shared_ptr<job>& j, grpc::Sta
       for (auto& p : j->inputs) {
         auto s = cache_.make_resident(*p, d);
         if (!s) {
-          j->resident.clear();
+          release_resident(*j);
           return outcome::wait;
         }
         j->resident.push_back(std::move(s));
@@ -233,8 +233,13 @@ void scheduler::worker_loop() {
   }
 }
 
+void scheduler::release_resident(job& j) {
+  for (std::size_t i = 0; i < j.resident.size(); ++i) cache_.release_resident(*j.inputs[i]);
+  j.resident.clear();
+}
+
 void scheduler::finish(const std::shared_ptr<job>& j, grpc::Status status) {
-  j->resident.clear();
+  release_resident(*j);
   j->temps.clear();
   j->inputs.clear();  // unpins
   if (!status.ok()) {

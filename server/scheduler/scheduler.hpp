@@ -101,6 +101,7 @@ class scheduler {
   outcome try_admit(const std::shared_ptr<job>& j, grpc::Status* status);
   void finish(const std::shared_ptr<job>& j, grpc::Status status);
   void enqueue_locked(std::shared_ptr<job> j);
+  void release_resident(job& j);
 
   matrix_cache& cache_;
   int max_queue_;

@@ -228,7 +228,7 @@ csr_matrix read_matrix_market(const std::string& path) {
 
 void write_matrix_market(const std::string& path, const csr_matrix& m) {
   const bool gz = ends_with(path, ".gz");
-  gz_ptr file(gzopen(path.c_str(), gz ? "wb6" : "wbT"));
+  gz_ptr file(gzopen(path.c_str(), gz ? "wb1" : "wbT"));
   if (!file) {
     throw Error(grpc::StatusCode::INTERNAL,
                 "cannot write '" + path + "': " + std::strerror(errno ? errno : EIO));

@@ -57,9 +57,6 @@ class _Rpcs:
             }[(method.client_streaming, method.server_streaming)]
             setattr(self, method.name, factory(path, request_serializer=ser, response_deserializer=de))
 
-    def __getattr__(self, name: str) -> Any:  # for type checkers: every RPC is an attribute
-        raise AttributeError(name)
-
 
 def _output_type(dtype: Any) -> int:
     return pb.VALUE_TYPE_UNSPECIFIED if dtype is None else _wire.value_type_of(dtype)

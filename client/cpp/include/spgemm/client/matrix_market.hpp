@@ -6,7 +6,8 @@
 // (symmetric files store one triangle; it is mirrored on read). Entries may
 // come in any order; columns come out sorted within each row. A duplicated
 // entry is an error naming both lines. Writes `real general` with `%.17g`
-// values, gzip-compressed when the path ends in `.gz`.
+// values, gzip-compressed (level 1: fast, ~25% larger than level 6) when the
+// path ends in `.gz`.
 #pragma once
 
 #include <cstdint>

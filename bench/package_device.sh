@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Builds the GPU binaries for the GPU host (sm_90, static CUDA runtime) and
+# gathers what a run there needs into .device/ (ignored by git, carried by the
+# device tool): bin/, lib/ (the shared libraries ldd lists beyond glibc,
+# libstdc++, libgcc_s and the CUDA libraries the host has) and matrices/.
+#
+#   bench/package_device.sh [--service]   --service adds spgemmd, the CLI and the service tests
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+service=OFF
+[ "${1:-}" = "--service" ] && service=ON
+build=build-device
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSPGEMM_WITH_CUDA=ON \
+  -DCMAKE_CUDA_ARCHITECTURES=90 -DSPGEMM_WITH_SERVICE="$service" >/dev/null
+targets=(spgemm_bench spgemm_gpu_tests spgemm_engine_tests)
+[ "$service" = ON ] && targets+=(spgemmd spgemm_cli)
+cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
+
+rm -rf .device && mkdir -p .device/bin .device/lib .device/matrices
+cp "$build"/bench/spgemm-bench "$build"/tests/engine/spgemm_gpu_tests "$build"/tests/engine/spgemm_engine_tests .device/bin/
+if [ "$service" = ON ]; then
+  cp "$build"/server/spgemmd "$build"/client/cli/spgemm .device/bin/
+fi
+cp bench/run_device.sh .device/
+for bin in .device/bin/*; do
+  ldd "$bin" | awk '/=> \// {print $3}' | grep -v -E '/(libc|libm|libstdc\+\+|libgcc_s|libpthread|libdl|librt|libcusparse|libcublas|libcublasLt|libnvJitLink)\.so' || true
+done | sort -u | xargs -r -I{} cp -L {} .device/lib/
+cp ../shared/matrices/*.mtx.gz .device/matrices/
+du -sh .device

@@ -1,0 +1,793 @@
+#include "rpc/service.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+
+#include "ops/log.hpp"
+#include "rpc/status_map.hpp"
+#include "spgemm/errors.hpp"
+#include "spgemm/multiply.hpp"
+#include "spgemm/validate.hpp"
+#include "wire/chunk_codec.hpp"
+
+namespace spgemmd {
+
+namespace v1 = spgemm::v1;
+namespace wire = spgemm::wire;
+
+namespace {
+
+// Largest chunk a client accepts by default (4 MiB), less room for framing.
+constexpr int64_t max_chunk_bytes = (4 << 20) - (64 << 10);
+constexpr int64_t min_chunk_bytes = 4096;
+
+// The caller's tenant. Empty until authentication arrives; it will read the
+// call's auth metadata.
+std::string tenant_of(const grpc::CallbackServerContext* /*ctx*/) { return ""; }
+
+double seconds_since(steady::time_point t) { return std::chrono::duration<double>(steady::now() - t).count(); }
+
+grpc::Status unavailable() { return {grpc::StatusCode::UNAVAILABLE, "the server is shutting down; retry elsewhere"}; }
+
+v1::ValueType to_proto(spgemm::value_type t) { return t == spgemm::value_type::f32 ? v1::FLOAT32 : v1::FLOAT64; }
+
+std::string shape(const spgemm::matrix_info& m) { return std::to_string(m.rows) + " x " + std::to_string(m.cols); }
+
+void set_time(google::protobuf::Timestamp* ts, wall::time_point t) {
+  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+  ts->set_seconds(ns / 1000000000);
+  ts->set_nanos(static_cast<int32_t>(ns % 1000000000));
+}
+
+void to_proto(const entry_info& e, v1::MatrixInfo* out) {
+  out->set_handle(e.handle);
+  out->set_name(e.name);
+  out->set_rows(e.info.rows);
+  out->set_cols(e.info.cols);
+  out->set_nnz(e.info.nnz);
+  out->set_value_type(to_proto(e.info.type));
+  out->set_index_type(v1::INT32);
+  out->set_bytes(static_cast<int64_t>(e.bytes));
+  out->set_residency(e.on_device ? v1::DEVICE : v1::HOST);
+  out->set_device(e.device);
+  set_time(out->mutable_created(), e.created);
+  set_time(out->mutable_last_used(), e.last_used);
+  out->set_ttl_seconds(e.ttl_seconds);
+}
+
+// Pins the matrix named by request field `field`.
+grpc::Status lookup(service_state& s, const std::string& tenant, const char* field, const std::string& handle,
+                    pin* out) {
+  if (handle.empty()) {
+    return {grpc::StatusCode::INVALID_ARGUMENT,
+            std::string("request field '") + field + "' is empty: give the handle of a stored matrix (from Upload or a kept result)"};
+  }
+  *out = s.cache.acquire(tenant, handle);
+  if (!*out) {
+    return {grpc::StatusCode::NOT_FOUND, "no matrix with handle " + handle + "; it may have expired or been deleted"};
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status parse_options(const v1::MultiplyOptions& o, spgemm::multiply_options* out) {
+  try {
+    out->algo = spgemm::parse_algorithm(o.algorithm().empty() ? "auto" : o.algorithm());
+  } catch (const spgemm::error& e) {
+    return to_grpc_status(e);
+  }
+  switch (o.output_type()) {
+    case v1::VALUE_TYPE_UNSPECIFIED: break;
+    case v1::FLOAT32: out->output_type = spgemm::value_type::f32; break;
+    case v1::FLOAT64: out->output_type = spgemm::value_type::f64; break;
+    default:
+      return {grpc::StatusCode::INVALID_ARGUMENT, "options.output_type must be FLOAT32, FLOAT64 or unspecified"};
+  }
+  return grpc::Status::OK;
+}
+
+wire::csr_view view_of(const spgemm::any_csr& m) {
+  return std::visit(
+      [](const auto& c) {
+        using T = typename std::decay_t<decltype(c)>::value;
+        wire::csr_view v;
+        v.rows = c.rows;
+        v.cols = c.cols;
+        v.nnz = c.nnz();
+        v.row_offsets = c.row_offsets.data();
+        v.col_indices = c.col_indices.data();
+        v.values = c.values.data();
+        v.value_type = std::is_same_v<T, float> ? v1::FLOAT32 : v1::FLOAT64;
+        return v;
+      },
+      m);
+}
+
+int64_t clamp_chunk(int64_t requested, int64_t fallback) {
+  const int64_t c = requested > 0 ? requested : fallback;
+  return std::clamp(c, min_chunk_bytes, max_chunk_bytes);
+}
+
+// Where streamed rows come from: a matrix stored on a backend (fetched in
+// row blocks as the stream goes) or a host copy.
+struct row_source {
+  std::shared_ptr<spgemm::backend> backend;
+  std::shared_ptr<spgemm::stored_matrix> stored;
+  std::shared_ptr<const spgemm::any_csr> host;
+  spgemm::matrix_info info;
+
+  spgemm::any_csr fetch(int64_t begin, int64_t end) const {
+    if (stored) return backend->fetch(*stored, begin, end);
+    return spgemm::row_block(*host, begin, end);
+  }
+};
+
+// Streams a result (header, chunks, stats) or a kept handle (kept, stats),
+// or a stored matrix (header, chunks) for Download.
+class result_writer final : public grpc::ServerWriteReactor<v1::ResultPart> {
+ public:
+  result_writer(service_state& s, grpc::CallbackServerContext* ctx, std::string kind, int64_t chunk_bytes)
+      : s_(s), ctx_(ctx), kind_(std::move(kind)),
+        chunk_bytes_(clamp_chunk(chunk_bytes, s.cfg.chunk_bytes)), tenant_(tenant_of(ctx)) {}
+
+  void fail(grpc::Status status) { finish(std::move(status)); }
+
+  // Runs `j`; streams or keeps its result.
+  void start_job(std::shared_ptr<job> j, bool keep, std::string keep_name, std::string algorithm) {
+    keep_ = keep;
+    keep_name_ = std::move(keep_name);
+    stats_.set_algorithm(algorithm);
+    job_ = j;
+    j->done = [this](job& done, grpc::Status status) { on_job_done(done, std::move(status)); };
+    grpc::Status submitted = s_.sched.submit(j);
+    if (!submitted.ok()) {
+      job_.reset();
+      finish(std::move(submitted));
+    }
+  }
+
+  void start_download(row_source src, pin held) {
+    held_ = std::move(held);
+    src_ = std::move(src);
+    send_stats_ = false;
+    state_ = state::header;
+    write_next();
+  }
+
+  void OnWriteDone(bool ok) override {
+    if (!ok) {
+      finish({grpc::StatusCode::CANCELLED, "the client went away while the result streamed"});
+      return;
+    }
+    write_next();
+  }
+
+  void OnCancel() override {
+    std::shared_ptr<job> j = std::atomic_load(&job_);
+    if (j) j->cancel.cancel();
+    s_.sched.poke();
+  }
+
+  void OnDone() override {
+    const char* outcome = code_name(final_code_);
+    s_.metrics.add("spgemmd_jobs_total", labels({{"kind", kind_}, {"outcome", outcome}}));
+    if (kind_ != "download" && started_job_) {
+      s_.metrics.observe("spgemmd_phase_seconds", labels({{"kind", kind_}, {"phase", "queue"}}), queue_s_);
+      s_.metrics.observe("spgemmd_phase_seconds", labels({{"kind", kind_}, {"phase", "compute"}}), compute_s_);
+    }
+    if (streamed_) {
+      s_.metrics.observe("spgemmd_phase_seconds", labels({{"kind", kind_}, {"phase", "stream"}}),
+                         seconds_since(stream_started_));
+    }
+    s_.metrics.add("spgemmd_bytes_out_total", "", static_cast<double>(bytes_out_));
+    log_event(final_code_ == grpc::StatusCode::OK ? "info" : "warn", kind_,
+              {{"code", outcome}, {"total_ms", seconds_since(created_) * 1e3}, {"bytes_out", bytes_out_},
+               {"device", stats_.device()}, {"message", final_message_}});
+    delete this;
+  }
+
+ private:
+  enum class state { idle, kept, header, chunks, stats, finished };
+
+  void on_job_done(job& j, grpc::Status status) {
+    started_job_ = true;
+    queue_s_ = j.queue_seconds;
+    compute_s_ = j.compute_seconds;
+    stats_.set_queue_ms(j.queue_seconds * 1e3);
+    stats_.set_compute_ms(j.compute_seconds * 1e3);
+    stats_.set_estimate_bytes(static_cast<int64_t>(j.max_estimate));
+    if (j.device >= 0) stats_.set_device(s_.cache.backends()[j.device]->name());
+    if (!status.ok()) {
+      finish(std::move(status));
+      return;
+    }
+    try {
+      stats_.set_nnz(j.result->info().nnz);
+      if (keep_) {
+        kept_ = s_.cache.insert_stored(tenant_, j.res, std::move(j.result), keep_name_, 0);
+        j.res.release();
+        state_ = state::kept;
+      } else {
+        src_.backend = s_.cache.backends()[j.device];
+        src_.stored = std::move(j.result);
+        src_.info = src_.stored->info();
+        result_res_ = std::move(j.res);
+        state_ = state::header;
+      }
+    } catch (...) {
+      finish(to_grpc_status(std::current_exception()));
+      return;
+    }
+    write_next();
+  }
+
+  void write(v1::ResultPart* msg) {
+    bytes_out_ += static_cast<int64_t>(msg->ByteSizeLong());
+    StartWrite(msg);
+  }
+
+  void write_next() {
+    try {
+      msg_.Clear();
+      switch (state_) {
+        case state::kept:
+          to_proto(kept_, msg_.mutable_kept());
+          state_ = state::stats;
+          write(&msg_);
+          return;
+        case state::header: {
+          streamed_ = true;
+          stream_started_ = steady::now();
+          v1::MatrixHeader* h = msg_.mutable_header();
+          h->set_rows(src_.info.rows);
+          h->set_cols(src_.info.cols);
+          h->set_nnz(src_.info.nnz);
+          h->set_value_type(to_proto(src_.info.type));
+          h->set_index_type(v1::INT32);
+          h->set_name(keep_name_);
+          state_ = state::chunks;
+          write(&msg_);
+          return;
+        }
+        case state::chunks:
+          if (plan_index_ < plan_.size()) {
+            const auto [b, e] = plan_[plan_index_++];
+            wire::fill_chunk(view_of(*block_), b, e, msg_.mutable_chunk());
+            msg_.mutable_chunk()->set_row_begin(block_begin_ + b);
+            write(&msg_);
+            return;
+          }
+          if (next_row_ < src_.info.rows) {
+            // About two chunks' worth of rows per fetch: a slow reader holds
+            // at most one fetched block on the host.
+            const double row_bytes =
+                static_cast<double>(src_.info.bytes()) / static_cast<double>(std::max<int64_t>(1, src_.info.rows));
+            const auto rows = static_cast<int64_t>(std::max(1.0, 2.0 * static_cast<double>(chunk_bytes_) / row_bytes));
+            const int64_t end = std::min(src_.info.rows, next_row_ + rows);
+            block_ = src_.fetch(next_row_, end);
+            block_begin_ = next_row_;
+            next_row_ = end;
+            plan_ = wire::plan_row_blocks(view_of(*block_), static_cast<std::size_t>(chunk_bytes_));
+            plan_index_ = 0;
+            write_next();
+            return;
+          }
+          // Every row sent: free the result now, then the stats.
+          block_.reset();
+          src_ = {};
+          result_res_.release();
+          held_.reset();
+          state_ = send_stats_ ? state::stats : state::finished;
+          write_next();
+          return;
+        case state::stats: {
+          stats_.set_total_ms(seconds_since(created_) * 1e3);
+          stats_.set_bytes_out(keep_ ? 0 : bytes_out_);
+          if (stats_.compute_ms() > 0 && stats_.flops() > 0) {
+            stats_.set_gflops(stats_.flops() / (stats_.compute_ms() * 1e6));
+          }
+          *msg_.mutable_stats() = stats_;
+          state_ = state::finished;
+          write(&msg_);
+          return;
+        }
+        case state::finished:
+          finish(grpc::Status::OK);
+          return;
+        case state::idle:
+          return;
+      }
+    } catch (...) {
+      finish(to_grpc_status(std::current_exception()));
+    }
+  }
+
+  void finish(grpc::Status status) {
+    final_code_ = status.error_code();
+    final_message_ = status.error_message();
+    block_.reset();
+    src_ = {};
+    result_res_.release();
+    held_.reset();
+    std::atomic_store(&job_, std::shared_ptr<job>());
+    Finish(std::move(status));
+  }
+
+  service_state& s_;
+  grpc::CallbackServerContext* ctx_;
+  std::string kind_;
+  int64_t chunk_bytes_;
+  std::string tenant_;
+  steady::time_point created_ = steady::now();
+  steady::time_point stream_started_;
+  std::shared_ptr<job> job_;
+  bool keep_ = false;
+  std::string keep_name_;
+  bool send_stats_ = true;
+  bool started_job_ = false;
+  bool streamed_ = false;
+  double queue_s_ = 0, compute_s_ = 0;
+  state state_ = state::idle;
+  entry_info kept_;
+  row_source src_;
+  reservation result_res_;
+  pin held_;
+  std::optional<spgemm::any_csr> block_;
+  int64_t block_begin_ = 0;
+  int64_t next_row_ = 0;
+  std::vector<std::pair<int64_t, int64_t>> plan_;
+  std::size_t plan_index_ = 0;
+  int64_t bytes_out_ = 0;
+  v1::JobStats stats_;
+  v1::ResultPart msg_;
+  grpc::StatusCode final_code_ = grpc::StatusCode::OK;
+  std::string final_message_;
+};
+
+template <typename T>
+spgemm::csr_matrix<T> assemble(wire::chunk_assembler& a) {
+  spgemm::csr_matrix<T> m;
+  m.rows = a.header().rows();
+  m.cols = a.header().cols();
+  m.row_offsets = std::move(a.row_offsets());
+  m.col_indices = std::move(a.col_indices());
+  m.values.resize(m.col_indices.size());
+  if (!m.values.empty()) std::memcpy(m.values.data(), a.values().data(), m.values.size() * sizeof(T));
+  std::vector<unsigned char>().swap(a.values());
+  return m;
+}
+
+class upload_reactor final : public grpc::ServerReadReactor<v1::UploadPart> {
+ public:
+  upload_reactor(service_state& s, grpc::CallbackServerContext* ctx, v1::MatrixInfo* response)
+      : s_(s), ctx_(ctx), response_(response) {
+    if (s_.shutting_down) {
+      finish(unavailable());
+      return;
+    }
+    StartRead(&part_);
+  }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) {
+      complete();
+      return;
+    }
+    bytes_in_ += static_cast<int64_t>(part_.ByteSizeLong());
+    grpc::Status status;
+    if (part_.has_header()) {
+      status = on_header(part_.header());
+    } else if (part_.has_chunk()) {
+      if (!assembler_) {
+        status = {grpc::StatusCode::INVALID_ARGUMENT,
+                  "the first UploadPart must be the MatrixHeader; a chunk came before it"};
+      } else {
+        status = assembler_->add(part_.chunk());
+      }
+    } else {
+      status = {grpc::StatusCode::INVALID_ARGUMENT, "an UploadPart holds neither a header nor a chunk"};
+    }
+    if (!status.ok()) {
+      finish(std::move(status));
+      return;
+    }
+    StartRead(&part_);
+  }
+
+  void OnDone() override {
+    s_.metrics.add("spgemmd_bytes_in_total", "", static_cast<double>(bytes_in_));
+    s_.metrics.add("spgemmd_jobs_total", labels({{"kind", "upload"}, {"outcome", code_name(code_)}}));
+    s_.metrics.observe("spgemmd_phase_seconds", labels({{"kind", "upload"}, {"phase", "stream"}}),
+                       seconds_since(created_));
+    log_event(code_ == grpc::StatusCode::OK ? "info" : "warn", "upload",
+              {{"code", code_name(code_)}, {"handle", response_->handle()}, {"bytes_in", bytes_in_},
+               {"total_ms", seconds_since(created_) * 1e3}, {"message", message_}});
+    delete this;
+  }
+
+ private:
+  grpc::Status on_header(const v1::MatrixHeader& h) {
+    if (assembler_) {
+      return {grpc::StatusCode::INVALID_ARGUMENT, "a second MatrixHeader arrived; send the header exactly once, first"};
+    }
+    if (grpc::Status st = wire::chunk_assembler::check_header(h); !st.ok()) return st;
+    spgemm::matrix_info info{h.rows(), h.cols(), h.nnz(),
+                             h.value_type() == v1::FLOAT32 ? spgemm::value_type::f32 : spgemm::value_type::f64};
+    const std::size_t budget = s_.cache.largest_budget();
+    if (info.bytes() > budget) {
+      return {grpc::StatusCode::RESOURCE_EXHAUSTED,
+              "a " + shape(info) + " matrix with nnz=" + std::to_string(h.nnz()) + " takes " +
+                  std::to_string(info.bytes()) + " bytes; the largest device budget is " + std::to_string(budget) +
+                  " bytes, so it can never be used here"};
+    }
+    assembler_.emplace(h);
+    return grpc::Status::OK;
+  }
+
+  void complete() {
+    if (ctx_->IsCancelled()) {
+      finish({grpc::StatusCode::CANCELLED, "the upload was cancelled"});
+      return;
+    }
+    if (!assembler_) {
+      finish({grpc::StatusCode::INVALID_ARGUMENT, "the upload ended before its MatrixHeader: send the header first"});
+      return;
+    }
+    if (grpc::Status st = assembler_->finish(); !st.ok()) {
+      finish(st);
+      return;
+    }
+    try {
+      const v1::MatrixHeader h = assembler_->header();
+      spgemm::any_csr m;
+      if (h.value_type() == v1::FLOAT32) {
+        m = assemble<float>(*assembler_);
+      } else {
+        m = assemble<double>(*assembler_);
+      }
+      assembler_.reset();
+      const std::string problem =
+          std::visit([](const auto& c) { return spgemm::find_csr_problem(c); }, m);
+      if (!problem.empty()) {
+        finish({grpc::StatusCode::INVALID_ARGUMENT, "the uploaded matrix is not valid CSR: " + problem});
+        return;
+      }
+      entry_info e = s_.cache.insert_host(tenant_of(ctx_), std::move(m), h.name(), h.ttl_seconds());
+      to_proto(e, response_);
+      finish(grpc::Status::OK);
+    } catch (...) {
+      finish(to_grpc_status(std::current_exception()));
+    }
+  }
+
+  void finish(grpc::Status status) {
+    code_ = status.error_code();
+    message_ = status.error_message();
+    assembler_.reset();
+    Finish(std::move(status));
+  }
+
+  service_state& s_;
+  grpc::CallbackServerContext* ctx_;
+  v1::MatrixInfo* response_;
+  v1::UploadPart part_;
+  std::optional<wire::chunk_assembler> assembler_;
+  int64_t bytes_in_ = 0;
+  steady::time_point created_ = steady::now();
+  grpc::StatusCode code_ = grpc::StatusCode::OK;
+  std::string message_;
+};
+
+job_step multiply_step(int left, int right, spgemm::multiply_options options, bool left_is_temp = false,
+                       bool right_is_temp = false) {
+  // Operands: inputs (resident) or the job's intermediates.
+  auto operand = [](job& j, int index, bool temp) -> const spgemm::stored_matrix& {
+    return temp ? *j.temps[static_cast<std::size_t>(index)] : *j.resident[static_cast<std::size_t>(index)];
+  };
+  job_step step;
+  step.what = "multiply";
+  step.estimate = [=](job& j, spgemm::backend& b) {
+    return b.estimate_multiply(operand(j, left, left_is_temp), operand(j, right, right_is_temp), options).total();
+  };
+  step.run = [=](job& j, spgemm::backend& b) {
+    auto c = b.multiply(operand(j, left, left_is_temp), operand(j, right, right_is_temp), options, j.cancel);
+    std::size_t held = 0;
+    for (const auto& t : j.temps) held += t->info().bytes();
+    j.temps.push_back(std::move(c));
+    return held + j.temps.back()->info().bytes();
+  };
+  return step;
+}
+
+// The job's last intermediate becomes its result; others are dropped.
+void finish_steps(job& j) {
+  if (!j.steps.empty()) {
+    auto& last = j.steps.back();
+    auto run = last.run;
+    last.run = [run](job& jj, spgemm::backend& b) {
+      run(jj, b);
+      jj.result = jj.temps.back();
+      jj.temps.clear();
+      return jj.result->info().bytes();
+    };
+  }
+}
+
+}  // namespace
+
+void register_metrics(service_state& state) {
+  auto& m = state.metrics;
+  m.describe("spgemmd_jobs_total", "counter", "Calls by kind (upload, multiply, galerkin, transpose, download) and outcome (status code).");
+  m.describe("spgemmd_phase_seconds", "histogram", "Latency per phase: queue (waiting for admission), compute (the engine), stream (sending the result).");
+  m.describe("spgemmd_bytes_in_total", "counter", "Bytes received in uploads.");
+  m.describe("spgemmd_bytes_out_total", "counter", "Bytes sent in results and downloads.");
+  m.describe("spgemmd_queue_depth", "gauge", "Jobs waiting for admission.");
+  m.describe("spgemmd_jobs_running", "gauge", "Jobs running, per device.");
+  m.describe("spgemmd_matrices", "gauge", "Matrices stored.");
+  m.describe("spgemmd_cache_bytes", "gauge", "Bytes of matrices resident per device.");
+  m.describe("spgemmd_cache_host_bytes", "gauge", "Bytes of matrices spilled to host memory.");
+  m.describe("spgemmd_cache_hit_ratio", "gauge", "Uses of a matrix found resident on the device / all uses, per device.");
+  m.describe("spgemmd_device_budget_bytes", "gauge", "The server's byte budget per device (cache plus running jobs).");
+  m.describe("spgemmd_device_reserved_bytes", "gauge", "Bytes reserved by running jobs and results in flight, per device.");
+  m.describe("spgemmd_device_used_peak_bytes", "gauge", "The most cache plus reserved bytes at once, per device (never above the budget).");
+  m.describe("spgemmd_device_memory_total_bytes", "gauge", "Device memory in all, as the backend reports it.");
+  m.describe("spgemmd_device_memory_free_bytes", "gauge", "Device memory free, as the driver (or OS) reports it.");
+  m.describe("spgemmd_device_memory_in_use_bytes", "gauge", "Bytes the backend has allocated now.");
+  m.describe("spgemmd_device_memory_peak_bytes", "gauge", "The most the backend has allocated at once.");
+  service_state* s = &state;
+  m.set_collector([s](const metrics_registry::gauge_setter& set) {
+    const cache_stats cs = s->cache.stats();
+    const scheduler_stats ss = s->sched.stats();
+    set("spgemmd_queue_depth", "", ss.queue_depth);
+    set("spgemmd_matrices", "", static_cast<double>(cs.matrices));
+    set("spgemmd_cache_host_bytes", "", static_cast<double>(cs.host_bytes));
+    for (std::size_t i = 0; i < cs.devices.size(); ++i) {
+      const auto& d = cs.devices[i];
+      const std::string l = labels({{"device", d.name}});
+      set("spgemmd_jobs_running", l, i < ss.running_per_device.size() ? ss.running_per_device[i] : 0);
+      set("spgemmd_cache_bytes", l, static_cast<double>(d.cached));
+      set("spgemmd_cache_hit_ratio", l, d.uses > 0 ? static_cast<double>(d.hits) / static_cast<double>(d.uses) : 0.0);
+      set("spgemmd_device_budget_bytes", l, static_cast<double>(d.budget));
+      set("spgemmd_device_reserved_bytes", l, static_cast<double>(d.reserved));
+      set("spgemmd_device_used_peak_bytes", l, static_cast<double>(d.peak_used));
+      const spgemm::backend_memory mem = s->cache.backends()[i]->memory();
+      set("spgemmd_device_memory_total_bytes", l, static_cast<double>(mem.total_bytes));
+      set("spgemmd_device_memory_free_bytes", l, static_cast<double>(mem.free_bytes));
+      set("spgemmd_device_memory_in_use_bytes", l, static_cast<double>(mem.in_use_bytes));
+      set("spgemmd_device_memory_peak_bytes", l, static_cast<double>(mem.peak_bytes));
+    }
+  });
+}
+
+grpc::ServerReadReactor<v1::UploadPart>* spgemm_service::Upload(grpc::CallbackServerContext* ctx,
+                                                               v1::MatrixInfo* response) {
+  return new upload_reactor(state_, ctx, response);
+}
+
+grpc::ServerWriteReactor<v1::ResultPart>* spgemm_service::Multiply(grpc::CallbackServerContext* ctx,
+                                                                   const v1::MultiplyRequest* request) {
+  auto* w = new result_writer(state_, ctx, "multiply", request->output().chunk_bytes());
+  if (state_.shutting_down) {
+    w->fail(unavailable());
+    return w;
+  }
+  const std::string tenant = tenant_of(ctx);
+  pin a, b;
+  spgemm::multiply_options options;
+  grpc::Status st = lookup(state_, tenant, "a", request->a(), &a);
+  if (st.ok()) st = lookup(state_, tenant, "b", request->b(), &b);
+  if (st.ok()) st = parse_options(request->options(), &options);
+  if (st.ok() && a->info.cols != b->info.rows) {
+    st = {grpc::StatusCode::INVALID_ARGUMENT, "cannot multiply A (" + shape(a->info) + ") by B (" + shape(b->info) +
+                                                  "): A's columns must equal B's rows"};
+  }
+  if (!st.ok()) {
+    w->fail(st);
+    return w;
+  }
+  auto j = std::make_shared<job>();
+  j->kind = "multiply";
+  j->priority = request->options().priority();
+  j->inputs.push_back(std::move(a));
+  j->inputs.push_back(std::move(b));
+  j->steps.push_back(multiply_step(0, 1, options));
+  finish_steps(*j);
+  w->start_job(j, request->output().keep(), request->output().name(), std::string(spgemm::to_string(options.algo)));
+  return w;
+}
+
+grpc::ServerWriteReactor<v1::ResultPart>* spgemm_service::Galerkin(grpc::CallbackServerContext* ctx,
+                                                                   const v1::GalerkinRequest* request) {
+  auto* w = new result_writer(state_, ctx, "galerkin", request->output().chunk_bytes());
+  if (state_.shutting_down) {
+    w->fail(unavailable());
+    return w;
+  }
+  const std::string tenant = tenant_of(ctx);
+  pin p, a;
+  spgemm::multiply_options options;
+  grpc::Status st = lookup(state_, tenant, "p", request->p(), &p);
+  if (st.ok()) st = lookup(state_, tenant, "a", request->a(), &a);
+  if (st.ok()) st = parse_options(request->options(), &options);
+  const bool ptap = request->form() == v1::PT_A_P;
+  if (st.ok() && request->form() != v1::PT_A_P && request->form() != v1::P_A_PT) {
+    st = {grpc::StatusCode::INVALID_ARGUMENT, "form must be PT_A_P or P_A_PT"};
+  }
+  if (st.ok()) {
+    const int64_t fine = ptap ? p->info.rows : p->info.cols;
+    if (a->info.rows != a->info.cols || a->info.rows != fine) {
+      st = {grpc::StatusCode::INVALID_ARGUMENT,
+            std::string(ptap ? "P^T A P" : "P A P^T") + " needs a square A with as many rows as P has " +
+                (ptap ? "rows" : "columns") + "; got A (" + shape(a->info) + ") and P (" + shape(p->info) + ")"};
+    }
+  }
+  if (!st.ok()) {
+    w->fail(st);
+    return w;
+  }
+  auto j = std::make_shared<job>();
+  j->kind = "galerkin";
+  j->priority = request->options().priority();
+  j->inputs.push_back(std::move(p));  // resident[0] = P
+  j->inputs.push_back(std::move(a));  // resident[1] = A
+  // temps[0] = P^T; temps[1] = A P (or A P^T); then the product.
+  job_step t;
+  t.what = "transpose";
+  t.estimate = [](job& jj, spgemm::backend& b) { return b.estimate_transpose(*jj.resident[0]).total(); };
+  t.run = [](job& jj, spgemm::backend& b) {
+    jj.temps.push_back(b.transpose(*jj.resident[0], jj.cancel));
+    return jj.temps.back()->info().bytes();
+  };
+  j->steps.push_back(std::move(t));
+  if (ptap) {
+    j->steps.push_back(multiply_step(1, 0, options));               // A * P
+    j->steps.push_back(multiply_step(0, 1, options, true, true));   // P^T * (A P)
+  } else {
+    j->steps.push_back(multiply_step(1, 0, options, false, true));  // A * P^T
+    j->steps.push_back(multiply_step(0, 1, options, false, true));  // P * (A P^T)
+  }
+  finish_steps(*j);
+  w->start_job(j, request->output().keep(), request->output().name(), std::string(spgemm::to_string(options.algo)));
+  return w;
+}
+
+grpc::ServerWriteReactor<v1::ResultPart>* spgemm_service::Transpose(grpc::CallbackServerContext* ctx,
+                                                                    const v1::TransposeRequest* request) {
+  auto* w = new result_writer(state_, ctx, "transpose", request->output().chunk_bytes());
+  if (state_.shutting_down) {
+    w->fail(unavailable());
+    return w;
+  }
+  pin a;
+  if (grpc::Status st = lookup(state_, tenant_of(ctx), "a", request->a(), &a); !st.ok()) {
+    w->fail(st);
+    return w;
+  }
+  auto j = std::make_shared<job>();
+  j->kind = "transpose";
+  j->inputs.push_back(std::move(a));
+  job_step t;
+  t.what = "transpose";
+  t.estimate = [](job& jj, spgemm::backend& b) { return b.estimate_transpose(*jj.resident[0]).total(); };
+  t.run = [](job& jj, spgemm::backend& b) {
+    jj.result = b.transpose(*jj.resident[0], jj.cancel);
+    return jj.result->info().bytes();
+  };
+  j->steps.push_back(std::move(t));
+  w->start_job(j, request->output().keep(), request->output().name(), "transpose");
+  return w;
+}
+
+grpc::ServerWriteReactor<v1::ResultPart>* spgemm_service::Download(grpc::CallbackServerContext* ctx,
+                                                                   const v1::DownloadRequest* request) {
+  auto* w = new result_writer(state_, ctx, "download", request->chunk_bytes());
+  if (state_.shutting_down) {
+    w->fail(unavailable());
+    return w;
+  }
+  pin e;
+  if (grpc::Status st = lookup(state_, tenant_of(ctx), "handle", request->handle(), &e); !st.ok()) {
+    w->fail(st);
+    return w;
+  }
+  row_source src;
+  int device = -1;
+  state_.cache.locate(*e, &device, &src.stored, &src.host);
+  if (device >= 0) src.backend = state_.cache.backends()[device];
+  src.info = e->info;
+  w->start_download(std::move(src), std::move(e));
+  return w;
+}
+
+grpc::ServerUnaryReactor* spgemm_service::Delete(grpc::CallbackServerContext* ctx, const v1::DeleteRequest* request,
+                                                 v1::DeleteResponse* response) {
+  auto* r = ctx->DefaultReactor();
+  if (state_.shutting_down) {
+    r->Finish(unavailable());
+    return r;
+  }
+  if (request->handle().empty()) {
+    r->Finish({grpc::StatusCode::INVALID_ARGUMENT, "request field 'handle' is empty"});
+    return r;
+  }
+  auto freed = state_.cache.erase(tenant_of(ctx), request->handle());
+  if (!freed) {
+    r->Finish({grpc::StatusCode::NOT_FOUND,
+               "no matrix with handle " + request->handle() + "; it may have expired or been deleted"});
+    return r;
+  }
+  response->set_freed_bytes(static_cast<int64_t>(*freed));
+  log_event("info", "delete", {{"handle", request->handle()}, {"freed_bytes", static_cast<int64_t>(*freed)}});
+  r->Finish(grpc::Status::OK);
+  return r;
+}
+
+grpc::ServerUnaryReactor* spgemm_service::List(grpc::CallbackServerContext* ctx, const v1::ListRequest*,
+                                               v1::ListResponse* response) {
+  auto* r = ctx->DefaultReactor();
+  if (state_.shutting_down) {
+    r->Finish(unavailable());
+    return r;
+  }
+  for (const auto& e : state_.cache.list(tenant_of(ctx))) to_proto(e, response->add_matrices());
+  r->Finish(grpc::Status::OK);
+  return r;
+}
+
+grpc::ServerUnaryReactor* spgemm_service::Describe(grpc::CallbackServerContext* ctx,
+                                                   const v1::DescribeRequest* request, v1::MatrixInfo* response) {
+  auto* r = ctx->DefaultReactor();
+  if (state_.shutting_down) {
+    r->Finish(unavailable());
+    return r;
+  }
+  if (request->handle().empty()) {
+    r->Finish({grpc::StatusCode::INVALID_ARGUMENT, "request field 'handle' is empty"});
+    return r;
+  }
+  auto e = state_.cache.describe(tenant_of(ctx), request->handle());
+  if (!e) {
+    r->Finish({grpc::StatusCode::NOT_FOUND,
+               "no matrix with handle " + request->handle() + "; it may have expired or been deleted"});
+    return r;
+  }
+  to_proto(*e, response);
+  r->Finish(grpc::Status::OK);
+  return r;
+}
+
+grpc::ServerUnaryReactor* spgemm_service::Status(grpc::CallbackServerContext* ctx, const v1::StatusRequest*,
+                                                 v1::ServerStatus* response) {
+  auto* r = ctx->DefaultReactor();
+  const cache_stats cs = state_.cache.stats();
+  const scheduler_stats ss = state_.sched.stats();
+  response->set_version(state_.version);
+  for (std::size_t i = 0; i < cs.devices.size(); ++i) {
+    const auto& d = cs.devices[i];
+    const auto& b = state_.cache.backends()[i];
+    const spgemm::backend_memory mem = b->memory();
+    v1::DeviceStatus* out = response->add_devices();
+    out->set_name(d.name);
+    out->set_description(b->description());
+    out->set_is_gpu(b->is_gpu());
+    out->set_total_bytes(static_cast<int64_t>(mem.total_bytes));
+    out->set_free_bytes(static_cast<int64_t>(mem.free_bytes));
+    out->set_budget_bytes(static_cast<int64_t>(d.budget));
+    out->set_cached_bytes(static_cast<int64_t>(d.cached));
+    out->set_reserved_bytes(static_cast<int64_t>(d.reserved));
+    out->set_jobs_running(i < ss.running_per_device.size() ? ss.running_per_device[i] : 0);
+    out->set_peak_bytes(static_cast<int64_t>(mem.peak_bytes));
+  }
+  response->set_queue_depth(ss.queue_depth);
+  response->set_jobs_running(ss.running);
+  response->set_matrices(cs.matrices);
+  response->set_host_cached_bytes(static_cast<int64_t>(cs.host_bytes));
+  response->set_host_budget_bytes(static_cast<int64_t>(cs.host_budget));
+  response->set_uptime_seconds(seconds_since(state_.started));
+  response->set_jobs_completed(ss.completed);
+  response->set_jobs_failed(ss.failed);
+  r->Finish(grpc::Status::OK);
+  return r;
+}
+
+}  // namespace spgemmd

@@ -1,0 +1,204 @@
+#include "test_server.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+namespace spgemm::client_test {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) {
+    if (c == '\'') q += "'\\''";
+    else q += c;
+  }
+  return q + "'";
+}
+
+struct server_process {
+  pid_t pid = -1;
+  std::string address;
+  std::string failure;
+
+  ~server_process() { stop(); }
+
+  void stop() {
+    if (pid <= 0) return;
+    ::kill(pid, SIGTERM);
+    for (int i = 0; i < 100; ++i) {
+      int status = 0;
+      if (::waitpid(pid, &status, WNOHANG) == pid) {
+        pid = -1;
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+    pid = -1;
+  }
+
+  void start() {
+    const char* env = std::getenv("SPGEMMD");
+    const std::string binary = env && *env ? env : SPGEMMD_PATH;
+    if (::access(binary.c_str(), X_OK) != 0) {
+      failure = "spgemmd not found at " + binary + " (build target spgemmd, or set SPGEMMD)";
+      return;
+    }
+    const std::string port_file = scratch_path("spgemmd.port");
+    const std::string log_file = scratch_path("spgemmd.log");
+    std::vector<std::string> args = {binary, "--listen=127.0.0.1:0", "--port_file=" + port_file,
+                                     "--metrics_listen=", "--backend=cpu"};
+    pid = ::fork();
+    if (pid == 0) {
+      int fd = ::open(log_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (fd >= 0) {
+        ::dup2(fd, STDOUT_FILENO);
+        ::dup2(fd, STDERR_FILENO);
+      }
+      std::vector<char*> argv;
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      ::execv(binary.c_str(), argv.data());
+      ::_exit(127);
+    }
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (std::chrono::steady_clock::now() < deadline) {
+      int status = 0;
+      if (::waitpid(pid, &status, WNOHANG) == pid) {
+        pid = -1;
+        failure = "spgemmd exited early; its log:\n" + read_all(log_file);
+        return;
+      }
+      std::string port = read_all(port_file);
+      while (!port.empty() && (port.back() == '\n' || port.back() == ' ')) port.pop_back();
+      if (!port.empty()) {
+        address = "127.0.0.1:" + port;
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    failure = "spgemmd did not write its port within 20 s; its log:\n" + read_all(log_file);
+    stop();
+  }
+};
+
+server_process& server() {
+  static server_process s;
+  return s;
+}
+
+struct scratch {
+  std::string dir;
+  scratch() {
+    std::string tmpl = (fs::temp_directory_path() / "spgemm-client-test-XXXXXX").string();
+    if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+    dir = tmpl;
+  }
+  ~scratch() {
+    std::error_code ec;
+    if (!std::getenv("SPGEMM_KEEP_TEST_FILES")) fs::remove_all(dir, ec);
+  }
+};
+
+}  // namespace
+
+const std::string& scratch_dir() {
+  static scratch s;
+  return s.dir;
+}
+
+std::string scratch_path(const std::string& name) { return scratch_dir() + "/" + name; }
+
+void write_text(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+}
+
+const std::string& test_server::address() {
+  auto& s = server();
+  if (s.address.empty() && s.failure.empty()) {
+    scratch_dir();  // created before the server so it is removed after it
+    s.start();
+  }
+  if (!s.failure.empty()) ADD_FAILURE() << s.failure;
+  return s.address;
+}
+
+void test_server::stop() { server().stop(); }
+
+int closed_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+run_result run_cli(const std::vector<std::string>& args, const std::string& server_address) {
+  static int counter = 0;
+  const std::string out = scratch_path("cli." + std::to_string(++counter) + ".out");
+  const std::string err = scratch_path("cli." + std::to_string(counter) + ".err");
+  std::string cmd = "env -u SPGEMM_TOKEN ";
+  cmd += server_address.empty() ? "-u SPGEMM_SERVER " : "SPGEMM_SERVER=" + shell_quote(server_address) + " ";
+  cmd += shell_quote(SPGEMM_CLI_PATH);
+  for (const auto& a : args) cmd += " " + shell_quote(a);
+  cmd += " >" + shell_quote(out) + " 2>" + shell_quote(err) + " </dev/null";
+  const int status = std::system(cmd.c_str());
+  run_result r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = read_all(out);
+  r.err = read_all(err);
+  return r;
+}
+
+std::string matrices_dir() {
+  const char* env = std::getenv("SPGEMM_MATRICES");
+  const std::string dir = env && *env ? env : SPGEMM_DEFAULT_MATRICES;
+  std::error_code ec;
+  return fs::is_directory(dir, ec) ? dir : "";
+}
+
+bool matrices_required() {
+  const char* env = std::getenv("SPGEMM_REQUIRE_MATRICES");
+  return env && std::string(env) == "1";
+}
+
+}  // namespace spgemm::client_test
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  const int rc = RUN_ALL_TESTS();
+  spgemm::client_test::test_server::stop();
+  return rc;
+}

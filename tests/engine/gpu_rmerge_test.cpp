@@ -1,0 +1,424 @@
+// The cuda backend and RMerge against the CPU reference (spgemm::cpu_multiply):
+// identical structure, values within 1e-12 (double) or 1e-5 (float) of
+// |A||B| per entry. Every test skips where no CUDA device is visible.
+#include <cctype>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "spgemm/backend.hpp"
+#include "spgemm/errors.hpp"
+#include "spgemm/generate.hpp"
+#include "spgemm/io.hpp"
+#include "spgemm/reference.hpp"
+#include "test_matrices.hpp"
+
+namespace spgemm {
+namespace {
+
+#define SPGEMM_REQUIRE_GPU()                                                     \
+  do {                                                                           \
+    if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU tests skipped"; \
+  } while (false)
+
+backend& gpu() {
+  static const std::shared_ptr<backend> instance = make_cuda_backend(0);
+  return *instance;
+}
+
+template <typename T>
+double tolerance() {
+  return std::is_same_v<T, float> ? 1e-5 : 1e-12;
+}
+
+template <typename T>
+csr_matrix<T> to(const csr_matrix<double>& m) {
+  return convert_values<T>(m);
+}
+
+// C = A * B on the GPU; also checks that the job stayed within its estimate.
+template <typename T>
+csr_matrix<T> gpu_multiply(const csr_matrix<T>& a, const csr_matrix<T>& b, const multiply_options& options = {}) {
+  backend& g = gpu();
+  const auto sa = g.store(a);
+  const auto sb = g.store(b);
+  const memory_estimate estimate = g.estimate_multiply(*sa, *sb, options);
+  const std::size_t before = g.memory().in_use_bytes;
+  g.reset_peak();
+  const auto sc = g.multiply(*sa, *sb, options);
+  const std::size_t peak = g.memory().peak_bytes;
+  EXPECT_LE(peak - before, estimate.total()) << "the product allocated more than its estimate";
+  EXPECT_FALSE(estimate.exact);
+  const matrix_info info = sc->info();
+  EXPECT_EQ(info.rows, a.rows);
+  EXPECT_EQ(info.cols, b.cols);
+  return std::get<csr_matrix<T>>(g.fetch(*sc));
+}
+
+template <typename T>
+void expect_product(const csr_matrix<T>& a, const csr_matrix<T>& b, const multiply_options& options = {}) {
+  const csr_matrix<T> c = gpu_multiply(a, b, options);
+  const csr_matrix<T> ref = cpu_multiply(a, b);
+  ASSERT_EQ(c.rows, ref.rows);
+  ASSERT_EQ(c.cols, ref.cols);
+  ASSERT_EQ(c.row_offsets, ref.row_offsets);
+  ASSERT_EQ(c.col_indices, ref.col_indices);
+  ASSERT_EQ(c.values.size(), ref.values.size());
+  EXPECT_LE(scaled_max_error(c, ref, a, b), tolerance<T>());
+}
+
+// Row r has `lengths[r % lengths.size()]` entries (capped at cols).
+template <typename T>
+csr_matrix<T> with_lengths(std::int64_t rows, std::int64_t cols, std::vector<std::int64_t> lengths, std::uint64_t seed) {
+  return testing::random_csr_rows<T>(rows, cols, seed, [lengths](std::int64_t r, std::mt19937_64&) {
+    return lengths[static_cast<std::size_t>(r) % lengths.size()];
+  });
+}
+
+// A rows x cols matrix without entries.
+template <typename T>
+csr_matrix<T> empty_csr(std::int64_t rows, std::int64_t cols) {
+  csr_matrix<T> m;
+  m.rows = rows;
+  m.cols = cols;
+  m.row_offsets.assign(static_cast<std::size_t>(rows) + 1, 0);
+  return m;
+}
+
+template <typename T>
+class GpuRmerge : public ::testing::Test {
+ protected:
+  void SetUp() override { SPGEMM_REQUIRE_GPU(); }
+};
+using value_types = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(GpuRmerge, value_types);
+
+TYPED_TEST(GpuRmerge, EmptyShapes) {
+  using T = TypeParam;
+  expect_product(csr_matrix<T>{}, csr_matrix<T>{});                                         // 0x0 * 0x0
+  expect_product(empty_csr<T>(5, 0), empty_csr<T>(0, 7));  // 5x0 * 0x7
+  expect_product(empty_csr<T>(0, 5), testing::random_csr<T>(5, 3, 3, 4));  // 0x5 * 5x3
+  expect_product(empty_csr<T>(4, 6), testing::random_csr<T>(6, 3, 3, 6));  // no entries in A
+  expect_product(testing::random_csr<T>(4, 6, 3, 7), empty_csr<T>(6, 3));  // no entries in B
+}
+
+TYPED_TEST(GpuRmerge, OneByOne) {
+  using T = TypeParam;
+  csr_matrix<T> a;
+  a.rows = a.cols = 1;
+  a.row_offsets = {0, 1};
+  a.col_indices = {0};
+  a.values = {T(0.75)};
+  expect_product(a, a);
+  const csr_matrix<T> c = gpu_multiply(a, a);
+  ASSERT_EQ(c.values.size(), 1u);
+  EXPECT_EQ(c.values[0], T(0.75) * T(0.75));
+}
+
+TYPED_TEST(GpuRmerge, Rectangular) {
+  using T = TypeParam;
+  expect_product(testing::random_csr<T>(37, 50, 12, 11), testing::random_csr<T>(50, 11, 6, 12));
+  expect_product(testing::random_csr<T>(11, 50, 40, 13), testing::random_csr<T>(50, 37, 30, 14));
+}
+
+TYPED_TEST(GpuRmerge, EmptyRows) {
+  using T = TypeParam;
+  const auto a = with_lengths<T>(200, 150, {0, 5, 0, 0, 17, 1}, 21);
+  const auto b = with_lengths<T>(150, 180, {3, 0, 9, 0}, 22);
+  expect_product(a, b);
+}
+
+TYPED_TEST(GpuRmerge, DenseRowForcesSeveralLevels) {
+  using T = TypeParam;
+  // Row 3 holds 4500 entries: the default M = 128 splits once (4500 -> 36), M = 16
+  // (Gremse's W = 16, R = 1) three times (4500 -> 282 -> 18 -> 2), M = 2 twelve times.
+  auto a = testing::random_csr_rows<T>(9, 5000, 31, [](std::int64_t r, std::mt19937_64& rng) {
+    return r == 3 ? std::int64_t{4500} : std::uniform_int_distribution<std::int64_t>(0, 40)(rng);
+  });
+  const auto b = testing::random_csr<T>(5000, 400, 6, 32);
+  expect_product(a, b);
+  multiply_options two;
+  two.rmerge = {2, 1};  // M = 2: twelve levels
+  expect_product(a, b, two);
+  multiply_options gremse;
+  gremse.rmerge = {16, 1};
+  expect_product(a, b, gremse);
+}
+
+class GpuRmergeRowLength : public ::testing::TestWithParam<std::int64_t> {
+ protected:
+  void SetUp() override { SPGEMM_REQUIRE_GPU(); }
+};
+
+TEST_P(GpuRmergeRowLength, EveryRowAtTheBoundary) {
+  const std::int64_t length = GetParam();
+  const auto a = with_lengths<double>(64, 600, {length}, 100 + static_cast<std::uint64_t>(length));
+  const auto b = testing::random_csr<double>(600, 500, 10, 200 + static_cast<std::uint64_t>(length));
+  expect_product(a, b);
+  // One long row among short ones (the plan sees a small mean).
+  const auto mixed = with_lengths<double>(64, 600, {length, 1, 2, 0}, 300 + static_cast<std::uint64_t>(length));
+  expect_product(mixed, b);
+  expect_product(to<float>(mixed), to<float>(b));
+}
+
+INSTANTIATE_TEST_SUITE_P(SubwarpAndMergeFactor, GpuRmergeRowLength,
+                         ::testing::Values(1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128,
+                                           129, 255, 256, 257));
+
+TYPED_TEST(GpuRmerge, EverySubwarpAndRowsPerThread) {
+  using T = TypeParam;
+  // Longest row 300 > 128: every (W, R) runs its splitting pass as given.
+  const auto a = testing::random_csr_rows<T>(300, 400, 41, [](std::int64_t r, std::mt19937_64& rng) {
+    return r == 17 ? std::int64_t{300} : std::uniform_int_distribution<std::int64_t>(0, 40)(rng);
+  });
+  const auto b = testing::random_csr<T>(400, 350, 8, 42);
+  for (int w : {2, 4, 8, 16, 32}) {
+    for (int r : {1, 2, 4}) {
+      SCOPED_TRACE("W=" + std::to_string(w) + " R=" + std::to_string(r));
+      multiply_options options;
+      options.algo = algorithm::rmerge;
+      options.rmerge = {w, r};
+      expect_product(a, b, options);
+    }
+  }
+  // Only one of the two given.
+  multiply_options only_w;
+  only_w.rmerge = {8, 0};
+  expect_product(a, b, only_w);
+  multiply_options only_r;
+  only_r.rmerge = {0, 4};
+  expect_product(a, b, only_r);
+}
+
+TYPED_TEST(GpuRmerge, Generators) {
+  using T = TypeParam;
+  for (const char* spec : {"poisson3d7:20", "poisson3d27:12", "elasticity3d:6", "rmat:10:8"}) {
+    SCOPED_TRACE(spec);
+    const auto a = to<T>(testing::with_random_values(generate(spec), 7));
+    expect_product(a, a);
+  }
+}
+
+TYPED_TEST(GpuRmerge, Deterministic) {
+  using T = TypeParam;
+  const auto a = to<T>(testing::with_random_values(generate("rmat:10:8"), 3));
+  for (const rmerge_config config : {rmerge_config{}, rmerge_config{4, 2}}) {
+    multiply_options options;
+    options.rmerge = config;
+    const auto first = gpu_multiply(a, a, options);
+    const auto second = gpu_multiply(a, a, options);
+    ASSERT_EQ(first.row_offsets, second.row_offsets);
+    ASSERT_EQ(first.col_indices, second.col_indices);
+    ASSERT_EQ(first.values.size(), second.values.size());
+    EXPECT_EQ(std::memcmp(first.values.data(), second.values.data(), first.values.size() * sizeof(T)), 0);
+  }
+}
+
+TYPED_TEST(GpuRmerge, FetchRowBlocks) {
+  using T = TypeParam;
+  const auto m = with_lengths<T>(57, 80, {4, 0, 11, 2, 0, 0, 7}, 51);
+  backend& g = gpu();
+  const auto s = g.store(m);
+  EXPECT_EQ(s->info().nnz, m.nnz());
+  const auto whole = std::get<csr_matrix<T>>(g.fetch(*s));
+  EXPECT_EQ(whole.row_offsets, m.row_offsets);
+  EXPECT_EQ(whole.col_indices, m.col_indices);
+  EXPECT_EQ(whole.values, m.values);
+  for (const auto& [begin, end] : std::vector<std::pair<std::int64_t, std::int64_t>>{
+           {0, 10}, {10, 37}, {37, 37}, {56, 57}, {0, 57}, {4, 6}}) {
+    SCOPED_TRACE(std::to_string(begin) + ".." + std::to_string(end));
+    const auto block = std::get<csr_matrix<T>>(g.fetch(*s, begin, end));
+    const auto expected = row_block(m, begin, end);
+    EXPECT_EQ(block.rows, end - begin);
+    EXPECT_EQ(block.cols, m.cols);
+    EXPECT_EQ(block.row_offsets, expected.row_offsets);
+    EXPECT_EQ(block.col_indices, expected.col_indices);
+    EXPECT_EQ(block.values, expected.values);
+  }
+  try {
+    (void)g.fetch(*s, 40, 58);
+    ADD_FAILURE() << "rows past the end were fetched";
+  } catch (const error& e) {
+    EXPECT_EQ(e.kind(), error_kind::bad_input);
+  }
+}
+
+TYPED_TEST(GpuRmerge, TransposeMatchesTheCpu) {
+  using T = TypeParam;
+  backend& g = gpu();
+  for (const auto& m : {with_lengths<T>(37, 50, {3, 0, 12, 1}, 61), empty_csr<T>(0, 4),
+                        empty_csr<T>(6, 0), testing::random_csr<T>(300, 1000, 30, 64),
+                        to<T>(testing::with_random_values(generate("rmat:10:8"), 65))}) {
+    SCOPED_TRACE(std::to_string(m.rows) + "x" + std::to_string(m.cols));
+    const auto s = g.store(m);
+    const memory_estimate estimate = g.estimate_transpose(*s);
+    const std::size_t before = g.memory().in_use_bytes;
+    g.reset_peak();
+    const auto st = g.transpose(*s);
+    EXPECT_LE(g.memory().peak_bytes - before, estimate.total());
+    const auto t = std::get<csr_matrix<T>>(g.fetch(*st));
+    const auto ref = cpu_transpose(m);
+    EXPECT_EQ(t.rows, ref.rows);
+    EXPECT_EQ(t.cols, ref.cols);
+    EXPECT_EQ(t.row_offsets, ref.row_offsets);
+    EXPECT_EQ(t.col_indices, ref.col_indices);
+    EXPECT_EQ(t.values, ref.values);
+  }
+}
+
+TEST(GpuBackend, DescribesItself) {
+  SPGEMM_REQUIRE_GPU();
+  backend& g = gpu();
+  EXPECT_EQ(g.name(), "cuda:0");
+  EXPECT_TRUE(g.is_gpu());
+  EXPECT_NE(g.description().find("GiB"), std::string::npos);
+  const backend_memory m = g.memory();
+  EXPECT_GT(m.total_bytes, 0u);
+  EXPECT_LE(m.free_bytes, m.total_bytes);
+}
+
+TEST(GpuBackend, FreesWhatItStored) {
+  SPGEMM_REQUIRE_GPU();
+  backend& g = gpu();
+  const std::size_t before = g.memory().in_use_bytes;
+  {
+    const auto a = testing::random_csr<double>(100, 100, 9, 71);
+    const auto sa = g.store(a);
+    EXPECT_EQ(g.memory().in_use_bytes, before + a.bytes());
+    const auto sc = g.multiply(*sa, *sa, {});
+    EXPECT_GT(g.memory().in_use_bytes, before + a.bytes());
+  }
+  EXPECT_EQ(g.memory().in_use_bytes, before);
+}
+
+TEST(GpuBackend, MixedValueTypes) {
+  SPGEMM_REQUIRE_GPU();
+  const auto a = testing::random_csr<double>(70, 60, 9, 81);
+  const auto b = testing::random_csr<float>(60, 50, 9, 82);
+  backend& g = gpu();
+  const auto sa = g.store(a);
+  const auto sb = g.store(b);
+  // Default: the wider type.
+  const auto c = std::get<csr_matrix<double>>(g.fetch(*g.multiply(*sa, *sb, {})));
+  const auto bd = convert_values<double>(b);
+  const auto ref = cpu_multiply(a, bd);
+  EXPECT_EQ(c.col_indices, ref.col_indices);
+  EXPECT_LE(scaled_max_error(c, ref, a, bd), 1e-12);
+  // Asked for single precision.
+  multiply_options options;
+  options.output_type = value_type::f32;
+  const auto cf = std::get<csr_matrix<float>>(g.fetch(*g.multiply(*sa, *sb, options)));
+  const auto af = convert_values<float>(a);
+  EXPECT_LE(scaled_max_error(cf, cpu_multiply(af, b), af, b), 1e-5);
+}
+
+TEST(GpuBackend, RejectsWhatItCannotRun) {
+  SPGEMM_REQUIRE_GPU();
+  backend& g = gpu();
+  const auto a = testing::random_csr<double>(10, 10, 3, 91);
+  const auto sa = g.store(a);
+  const auto expect_bad_input = [&](const multiply_options& options, const std::string& what) {
+    SCOPED_TRACE(what);
+    try {
+      (void)g.multiply(*sa, *sa, options);
+      ADD_FAILURE() << "accepted";
+    } catch (const error& e) {
+      EXPECT_EQ(e.kind(), error_kind::bad_input) << e.what();
+    }
+  };
+  multiply_options gustavson;
+  gustavson.algo = algorithm::gustavson;
+  expect_bad_input(gustavson, "gustavson");
+  multiply_options bad_w;
+  bad_w.rmerge = {3, 1};
+  expect_bad_input(bad_w, "W = 3");
+  multiply_options bad_r;
+  bad_r.rmerge = {16, 3};
+  expect_bad_input(bad_r, "R = 3");
+  const auto b = testing::random_csr<double>(11, 10, 3, 92);
+  const auto sb = g.store(b);
+  EXPECT_THROW((void)g.multiply(*sa, *sb, {}), error);
+}
+
+TEST(GpuBackend, HonoursCancellation) {
+  SPGEMM_REQUIRE_GPU();
+  backend& g = gpu();
+  const std::size_t before = g.memory().in_use_bytes;
+  {
+    const auto a = testing::random_csr<double>(100, 100, 9, 95);
+    const auto sa = g.store(a);
+    cancel_token cancel;
+    cancel.cancel();
+    try {
+      (void)g.multiply(*sa, *sa, {}, cancel);
+      ADD_FAILURE() << "a cancelled job ran";
+    } catch (const error& e) {
+      EXPECT_EQ(e.kind(), error_kind::cancelled);
+    }
+  }
+  EXPECT_EQ(g.memory().in_use_bytes, before);
+}
+
+TEST(GpuBackend, ConcurrentCallsOnOwnStreams) {
+  SPGEMM_REQUIRE_GPU();
+  backend& g = gpu();
+  constexpr int threads = 4;
+  std::vector<csr_matrix<double>> inputs;
+  std::vector<csr_matrix<double>> expected;
+  for (int t = 0; t < threads; ++t) {
+    inputs.push_back(testing::random_csr<double>(400, 400, 20 + 40 * t, 500 + static_cast<std::uint64_t>(t)));
+    expected.push_back(cpu_multiply(inputs.back(), inputs.back()));
+  }
+  std::vector<std::thread> pool;
+  std::vector<int> mismatches(threads, 0);
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      for (int round = 0; round < 5; ++round) {
+        const auto s = g.store(inputs[t]);
+        const auto c = std::get<csr_matrix<double>>(g.fetch(*g.multiply(*s, *s, {})));
+        const auto ct = std::get<csr_matrix<double>>(g.fetch(*g.transpose(*s)));
+        if (c.col_indices != expected[t].col_indices ||
+            scaled_max_error(c, expected[t], inputs[t], inputs[t]) > 1e-12 ||
+            ct.col_indices != cpu_transpose(inputs[t]).col_indices) {
+          ++mismatches[t];
+        }
+      }
+    });
+  }
+  for (auto& th : pool) th.join();
+  for (int t = 0; t < threads; ++t) EXPECT_EQ(mismatches[t], 0) << "thread " << t;
+}
+
+// Every matrix of the shared folder: A * A (A * A^T where A is not square).
+class GpuSharedMatrices : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override { SPGEMM_REQUIRE_GPU(); }
+};
+
+TEST_P(GpuSharedMatrices, SquareMatchesTheCpu) {
+  const auto a = testing::with_random_values(read_matrix_market(GetParam()), 42);
+  const auto b = a.rows == a.cols ? a : cpu_transpose(a);
+  expect_product(a, b);
+}
+
+std::string file_test_name(const ::testing::TestParamInfo<std::string>& info) {
+  std::string name = info.param.substr(info.param.find_last_of('/') + 1);
+  name = name.substr(0, name.find('.'));
+  for (char& ch : name) {
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  }
+  return name + "_" + std::to_string(info.index);
+}
+
+INSTANTIATE_TEST_SUITE_P(Files, GpuSharedMatrices, ::testing::ValuesIn(testing::shared_matrix_files()),
+                         file_test_name);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(GpuSharedMatrices);
+
+}  // namespace
+}  // namespace spgemm

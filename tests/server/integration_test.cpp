@@ -1,0 +1,735 @@
+// Integration tests of spgemmd: the real binary (CPU backend) started as a
+// child process on a loopback port, driven through the generated stub.
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <grpcpp/grpcpp.h>
+
+#include "health.grpc.pb.h"
+#include "reflection.grpc.pb.h"
+#include "spgemm/csr.hpp"
+#include "spgemm/generate.hpp"
+#include "spgemm/io.hpp"
+#include "spgemm/multiply.hpp"
+#include "spgemm/reference.hpp"
+#include "spgemm/v1/spgemm.grpc.pb.h"
+#include "wire/chunk_codec.hpp"
+
+namespace v1 = spgemm::v1;
+namespace fs = std::filesystem;
+using csr = spgemm::csr_matrix<double>;
+using namespace std::chrono_literals;
+
+namespace {
+
+// ---- the server process ------------------------------------------------------
+
+class server_process {
+ public:
+  explicit server_process(std::vector<std::string> extra) {
+    static std::atomic<int> counter{0};
+    dir_ = fs::temp_directory_path() /
+           ("spgemmd-test-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
+    fs::create_directories(dir_);
+    std::vector<std::string> args = {SPGEMMD_BINARY,
+                                     "--listen=127.0.0.1:0",
+                                     "--port_file=" + (dir_ / "port").string(),
+                                     "--metrics_listen=127.0.0.1:0",
+                                     "--metrics_port_file=" + (dir_ / "metrics_port").string(),
+                                     "--backend=cpu",
+                                     "--cpu_threads=2",
+                                     "--grace_seconds=5"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    pid_ = fork();
+    if (pid_ == 0) {
+      const std::string log = (dir_ / "log").string();
+      if (FILE* f = std::freopen(log.c_str(), "w", stderr); f == nullptr) _exit(126);
+      std::vector<char*> argv;
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(argv[0], argv.data());
+      _exit(127);
+    }
+    for (int i = 0; i < 300 && port_ == 0; ++i) {
+      std::this_thread::sleep_for(50ms);
+      std::ifstream p(dir_ / "port"), m(dir_ / "metrics_port");
+      int port = 0, mport = 0;
+      if ((p >> port) && (m >> mport)) {
+        metrics_port_ = mport;
+        port_ = port;
+      }
+      int status = 0;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        break;
+      }
+    }
+    if (port_ == 0) {
+      ADD_FAILURE() << "spgemmd did not start; its log:\n" << log();
+      return;
+    }
+    channel_ = grpc::CreateChannel("127.0.0.1:" + std::to_string(port_), grpc::InsecureChannelCredentials());
+    stub_ = v1::Spgemm::NewStub(channel_);
+  }
+
+  ~server_process() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+  // SIGTERM; returns the exit status (or -1 when it did not exit in time).
+  int terminate(std::chrono::seconds within = 15s) {
+    kill(pid_, SIGTERM);
+    const auto end = std::chrono::steady_clock::now() + within;
+    while (std::chrono::steady_clock::now() < end) {
+      int status = 0;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      std::this_thread::sleep_for(20ms);
+    }
+    return -1;
+  }
+
+  std::string log() const {
+    std::ifstream in(dir_ / "log");
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+
+  bool ok() const { return port_ != 0; }
+  v1::Spgemm::Stub& stub() { return *stub_; }
+  std::shared_ptr<grpc::Channel> channel() { return channel_; }
+  int metrics_port() const { return metrics_port_; }
+
+ private:
+  fs::path dir_;
+  pid_t pid_ = -1;
+  int port_ = 0, metrics_port_ = 0;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::Spgemm::Stub> stub_;
+};
+
+// ---- wire helpers ------------------------------------------------------------
+
+spgemm::wire::csr_view view_of(const csr& m) {
+  return {m.rows, m.cols, m.nnz(), m.row_offsets.data(), m.col_indices.data(), m.values.data(), v1::FLOAT64};
+}
+
+grpc::Status upload(v1::Spgemm::Stub& stub, const csr& m, v1::MatrixInfo* info, const std::string& name = "",
+                    int64_t ttl = 0, std::size_t chunk_bytes = 256 << 10) {
+  grpc::ClientContext ctx;
+  auto writer = stub.Upload(&ctx, info);
+  v1::UploadPart part;
+  *part.mutable_header() = spgemm::wire::header_of(view_of(m), name);
+  part.mutable_header()->set_ttl_seconds(ttl);
+  writer->Write(part);
+  for (auto [b, e] : spgemm::wire::plan_row_blocks(view_of(m), chunk_bytes)) {
+    part.Clear();
+    spgemm::wire::fill_chunk(view_of(m), b, e, part.mutable_chunk());
+    if (!writer->Write(part)) break;
+  }
+  writer->WritesDone();
+  return writer->Finish();
+}
+
+std::string upload_ok(v1::Spgemm::Stub& stub, const csr& m, const std::string& name = "") {
+  v1::MatrixInfo info;
+  grpc::Status s = upload(stub, m, &info, name);
+  EXPECT_TRUE(s.ok()) << s.error_message();
+  return info.handle();
+}
+
+// Uploads raw parts (for the bad-input cases).
+grpc::Status upload_parts(v1::Spgemm::Stub& stub, const std::vector<v1::UploadPart>& parts) {
+  grpc::ClientContext ctx;
+  v1::MatrixInfo info;
+  auto writer = stub.Upload(&ctx, &info);
+  for (const auto& p : parts) {
+    if (!writer->Write(p)) break;
+  }
+  writer->WritesDone();
+  return writer->Finish();
+}
+
+struct result {
+  grpc::Status status;
+  csr matrix;
+  v1::MatrixInfo kept;
+  v1::JobStats stats;
+  bool has_stats = false;
+};
+
+result read_result(grpc::ClientReader<v1::ResultPart>& reader) {
+  result r;
+  std::optional<spgemm::wire::chunk_assembler> a;
+  v1::ResultPart part;
+  while (reader.Read(&part)) {
+    if (part.has_header()) {
+      EXPECT_FALSE(a.has_value()) << "two headers";
+      a.emplace(part.header());
+    } else if (part.has_chunk()) {
+      EXPECT_TRUE(a.has_value()) << "chunk before header";
+      auto s = a->add(part.chunk());
+      EXPECT_TRUE(s.ok()) << s.error_message();
+    } else if (part.has_kept()) {
+      r.kept = part.kept();
+    } else if (part.has_stats()) {
+      r.stats = part.stats();
+      r.has_stats = true;
+    }
+  }
+  r.status = reader.Finish();
+  if (a && r.status.ok()) {
+    auto s = a->finish();
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    EXPECT_EQ(a->header().value_type(), v1::FLOAT64);
+    r.matrix.rows = a->header().rows();
+    r.matrix.cols = a->header().cols();
+    r.matrix.row_offsets = a->row_offsets();
+    r.matrix.col_indices = a->col_indices();
+    r.matrix.values.resize(r.matrix.col_indices.size());
+    std::memcpy(r.matrix.values.data(), a->values().data(), a->values().size());
+  }
+  return r;
+}
+
+result multiply(v1::Spgemm::Stub& stub, const std::string& a, const std::string& b, bool keep = false,
+                const std::string& algorithm = "", std::chrono::milliseconds deadline = 0ms) {
+  grpc::ClientContext ctx;
+  if (deadline > 0ms) ctx.set_deadline(std::chrono::system_clock::now() + deadline);
+  v1::MultiplyRequest req;
+  req.set_a(a);
+  req.set_b(b);
+  req.mutable_options()->set_algorithm(algorithm);
+  req.mutable_output()->set_keep(keep);
+  auto reader = stub.Multiply(&ctx, req);
+  return read_result(*reader);
+}
+
+result download(v1::Spgemm::Stub& stub, const std::string& handle) {
+  grpc::ClientContext ctx;
+  v1::DownloadRequest req;
+  req.set_handle(handle);
+  auto reader = stub.Download(&ctx, req);
+  return read_result(*reader);
+}
+
+v1::ServerStatus server_status(v1::Spgemm::Stub& stub) {
+  grpc::ClientContext ctx;
+  v1::ServerStatus s;
+  v1::StatusRequest req;
+  EXPECT_TRUE(stub.Status(&ctx, req, &s).ok());
+  return s;
+}
+
+std::string http_get(int port, const std::string& path) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    close(fd);
+    return "";
+  }
+  const std::string req = "GET " + path + " HTTP/1.1\r\nHost: localhost\r\n\r\n";
+  send(fd, req.data(), req.size(), 0);
+  std::string out;
+  char buf[4096];
+  ssize_t n;
+  while ((n = recv(fd, buf, sizeof buf, 0)) > 0) out.append(buf, static_cast<std::size_t>(n));
+  close(fd);
+  return out;
+}
+
+// The value of one series in a Prometheus exposition, or -1.
+double metric(const std::string& text, const std::string& series) {
+  std::size_t pos = 0;
+  while ((pos = text.find(series + " ", pos)) != std::string::npos) {
+    if (pos == 0 || text[pos - 1] == '\n') return std::stod(text.substr(pos + series.size() + 1));
+    pos += series.size();
+  }
+  return -1;
+}
+
+void expect_equal(const csr& got, const csr& ref, const csr& a, const csr& b, const std::string& what) {
+  ASSERT_EQ(got.rows, ref.rows) << what;
+  ASSERT_EQ(got.cols, ref.cols) << what;
+  ASSERT_EQ(got.row_offsets, ref.row_offsets) << what;
+  ASSERT_EQ(got.col_indices, ref.col_indices) << what;
+  EXPECT_LE(spgemm::scaled_max_error(got, ref, a, b), 1e-12) << what;
+}
+
+void expect_same(const csr& got, const csr& ref, const std::string& what) {
+  ASSERT_EQ(got.rows, ref.rows) << what;
+  ASSERT_EQ(got.cols, ref.cols) << what;
+  ASSERT_EQ(got.row_offsets, ref.row_offsets) << what;
+  ASSERT_EQ(got.col_indices, ref.col_indices) << what;
+  ASSERT_EQ(got.values, ref.values) << what;
+}
+
+// The leading k x k block of a square matrix.
+csr leading_block(const csr& m, int64_t k) {
+  csr out;
+  out.rows = out.cols = k;
+  out.row_offsets = {0};
+  for (int64_t r = 0; r < k; ++r) {
+    for (int64_t p = m.row_offsets[r]; p < m.row_offsets[r + 1]; ++p) {
+      if (m.col_indices[p] < k) {
+        out.col_indices.push_back(m.col_indices[p]);
+        out.values.push_back(m.values[p]);
+      }
+    }
+    out.row_offsets.push_back(out.nnz());
+  }
+  return out;
+}
+
+// ---- the shared server ---------------------------------------------------------
+
+class service_test : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { server_ = new server_process({}); }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+  }
+  void SetUp() override { ASSERT_TRUE(server_ && server_->ok()); }
+  v1::Spgemm::Stub& stub() { return server_->stub(); }
+  static server_process* server_;
+};
+server_process* service_test::server_ = nullptr;
+
+}  // namespace
+
+TEST_F(service_test, shared_matrices_round_trip) {
+  const char* env = std::getenv("SPGEMM_MATRICES");
+  const fs::path dir = env != nullptr ? env : SPGEMM_MATRICES_DEFAULT;
+  const char* require = std::getenv("SPGEMM_REQUIRE_MATRICES");
+  if (!fs::is_directory(dir)) {
+    if (require != nullptr && std::string(require) == "1") FAIL() << "matrix directory " << dir << " is absent";
+    GTEST_SKIP() << "matrix directory " << dir << " is absent (set SPGEMM_MATRICES)";
+  }
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string n = e.path().filename().string();
+    if (n.size() > 4 && (n.find(".mtx") != std::string::npos)) files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());
+  ASSERT_FALSE(files.empty()) << "no .mtx files in " << dir;
+  for (const auto& path : files) {
+    SCOPED_TRACE(path.filename().string());
+    csr a = spgemm::read_matrix_market(path.string());
+    // Keep the suite quick on two cores: shrink to a leading block while A*A is large.
+    if (a.rows == a.cols) {
+      while (spgemm::compute_product_stats(a, a).products > 4'000'000 && a.rows > 64) a = leading_block(a, a.rows / 2);
+    }
+    const std::string h = upload_ok(stub(), a, path.filename().string());
+    ASSERT_FALSE(h.empty());
+    result d = download(stub(), h);
+    ASSERT_TRUE(d.status.ok()) << d.status.error_message();
+    expect_same(d.matrix, a, "download");
+    if (a.rows == a.cols) {
+      result c = multiply(stub(), h, h);
+      ASSERT_TRUE(c.status.ok()) << c.status.error_message();
+      ASSERT_TRUE(c.has_stats);
+      EXPECT_EQ(c.stats.nnz(), c.matrix.nnz());
+      expect_equal(c.matrix, spgemm::cpu_multiply(a, a), a, a, "A*A");
+    }
+    grpc::ClientContext ctx;
+    v1::DeleteRequest del;
+    del.set_handle(h);
+    v1::DeleteResponse resp;
+    ASSERT_TRUE(stub().Delete(&ctx, del, &resp).ok());
+    EXPECT_EQ(resp.freed_bytes(), static_cast<int64_t>(spgemm::info_of(a).bytes()));
+  }
+}
+
+TEST_F(service_test, kept_results_chain) {
+  const csr a = spgemm::generate("poisson2d5:40");
+  const std::string h = upload_ok(stub(), a);
+  result a2 = multiply(stub(), h, h, /*keep=*/true);
+  ASSERT_TRUE(a2.status.ok()) << a2.status.error_message();
+  ASSERT_FALSE(a2.kept.handle().empty());
+  EXPECT_EQ(a2.matrix.nnz(), 0);  // nothing streamed
+  ASSERT_TRUE(a2.has_stats);
+  result a3 = multiply(stub(), a2.kept.handle(), h, /*keep=*/true);
+  ASSERT_TRUE(a3.status.ok()) << a3.status.error_message();
+  const csr ref2 = spgemm::cpu_multiply(a, a);
+  const csr ref3 = spgemm::cpu_multiply(ref2, a);
+  EXPECT_EQ(a3.kept.nnz(), ref3.nnz());
+  result d = download(stub(), a3.kept.handle());
+  ASSERT_TRUE(d.status.ok());
+  expect_equal(d.matrix, ref3, ref2, a, "A*A*A");
+
+  // Describe and List see the kept handles.
+  grpc::ClientContext ctx;
+  v1::DescribeRequest dr;
+  dr.set_handle(a3.kept.handle());
+  v1::MatrixInfo info;
+  ASSERT_TRUE(stub().Describe(&ctx, dr, &info).ok());
+  EXPECT_EQ(info.rows(), a.rows);
+  EXPECT_EQ(info.residency(), v1::DEVICE);
+  EXPECT_EQ(info.device(), "cpu");
+  grpc::ClientContext lctx;
+  v1::ListResponse list;
+  ASSERT_TRUE(stub().List(&lctx, v1::ListRequest(), &list).ok());
+  int found = 0;
+  for (const auto& m : list.matrices()) found += m.handle() == a2.kept.handle() || m.handle() == a3.kept.handle();
+  EXPECT_EQ(found, 2);
+}
+
+TEST_F(service_test, transpose_and_galerkin) {
+  const csr a = spgemm::generate("poisson2d5:20");  // 400 x 400
+  // A prolongator 400 x 100: aggregate 4 consecutive points.
+  csr p;
+  p.rows = 400;
+  p.cols = 100;
+  for (int64_t r = 0; r < 400; ++r) {
+    p.col_indices.push_back(static_cast<int32_t>(r / 4));
+    p.values.push_back(1.0 + static_cast<double>(r % 3));
+    p.row_offsets.push_back(p.nnz());
+  }
+  const std::string ha = upload_ok(stub(), a), hp = upload_ok(stub(), p);
+  {
+    grpc::ClientContext ctx;
+    v1::TransposeRequest req;
+    req.set_a(hp);
+    auto reader = stub().Transpose(&ctx, req);
+    result t = read_result(*reader);
+    ASSERT_TRUE(t.status.ok()) << t.status.error_message();
+    expect_same(t.matrix, spgemm::cpu_transpose(p), "P^T");
+  }
+  const csr pt = spgemm::cpu_transpose(p);
+  const csr ref = spgemm::cpu_multiply(pt, spgemm::cpu_multiply(a, p));
+  {
+    grpc::ClientContext ctx;
+    v1::GalerkinRequest req;
+    req.set_p(hp);
+    req.set_a(ha);
+    req.set_form(v1::PT_A_P);
+    auto reader = stub().Galerkin(&ctx, req);
+    result g = read_result(*reader);
+    ASSERT_TRUE(g.status.ok()) << g.status.error_message();
+    ASSERT_EQ(g.matrix.rows, 100);
+    ASSERT_EQ(g.matrix.row_offsets, ref.row_offsets);
+    ASSERT_EQ(g.matrix.col_indices, ref.col_indices);
+    for (std::size_t i = 0; i < ref.values.size(); ++i) EXPECT_NEAR(g.matrix.values[i], ref.values[i], 1e-9);
+  }
+  {  // P A P^T with the restriction R = P^T
+    const std::string hr = upload_ok(stub(), pt);
+    grpc::ClientContext ctx;
+    v1::GalerkinRequest req;
+    req.set_p(hr);
+    req.set_a(ha);
+    req.set_form(v1::P_A_PT);
+    auto reader = stub().Galerkin(&ctx, req);
+    result g = read_result(*reader);
+    ASSERT_TRUE(g.status.ok()) << g.status.error_message();
+    ASSERT_EQ(g.matrix.col_indices, ref.col_indices);
+  }
+  {  // wrong shapes
+    grpc::ClientContext ctx;
+    v1::GalerkinRequest req;
+    req.set_p(hp);
+    req.set_a(ha);
+    req.set_form(v1::P_A_PT);
+    auto reader = stub().Galerkin(&ctx, req);
+    EXPECT_EQ(read_result(*reader).status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  }
+}
+
+TEST_F(service_test, concurrent_clients) {
+  std::vector<std::thread> threads;
+  std::atomic<int> ok{0};
+  for (int t = 0; t < 6; ++t) {
+    threads.emplace_back([&, t] {
+      auto stub = v1::Spgemm::NewStub(server_->channel());
+      const csr a = spgemm::generate("rmat:9:8:" + std::to_string(t + 1));
+      const csr ref = spgemm::cpu_multiply(a, a);
+      const std::string h = upload_ok(*stub, a);
+      for (int i = 0; i < 3; ++i) {
+        result c = multiply(*stub, h, h);
+        if (c.status.ok() && c.matrix.col_indices == ref.col_indices && c.matrix.row_offsets == ref.row_offsets) ++ok;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok.load(), 18);
+}
+
+TEST_F(service_test, bad_input_gets_its_status) {
+  const csr a = spgemm::generate("poisson2d5:10");  // 100 x 100
+  const std::string h = upload_ok(stub(), a);
+  const std::string unknown = "m-0123456789abcdef0123456789abcdef";
+  {
+    result r = multiply(stub(), h, unknown);
+    EXPECT_EQ(r.status.error_code(), grpc::StatusCode::NOT_FOUND);
+    EXPECT_NE(r.status.error_message().find(unknown), std::string::npos);
+  }
+  EXPECT_EQ(multiply(stub(), "", h).status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(download(stub(), unknown).status.error_code(), grpc::StatusCode::NOT_FOUND);
+  {
+    grpc::ClientContext ctx;
+    v1::DeleteRequest req;
+    req.set_handle(unknown);
+    v1::DeleteResponse resp;
+    EXPECT_EQ(stub().Delete(&ctx, req, &resp).error_code(), grpc::StatusCode::NOT_FOUND);
+  }
+  {
+    grpc::ClientContext ctx;
+    v1::DescribeRequest req;
+    req.set_handle(unknown);
+    v1::MatrixInfo resp;
+    EXPECT_EQ(stub().Describe(&ctx, req, &resp).error_code(), grpc::StatusCode::NOT_FOUND);
+  }
+  {  // mismatched shapes name both
+    csr r = spgemm::generate("poisson2d5:5");  // 25 x 25
+    const std::string hr = upload_ok(stub(), r);
+    result m = multiply(stub(), h, hr);
+    EXPECT_EQ(m.status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_NE(m.status.error_message().find("100 x 100"), std::string::npos) << m.status.error_message();
+    EXPECT_NE(m.status.error_message().find("25 x 25"), std::string::npos) << m.status.error_message();
+  }
+  {  // unknown algorithm lists the known ones
+    result m = multiply(stub(), h, h, false, "no-such-method");
+    EXPECT_EQ(m.status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_NE(m.status.error_message().find("gustavson"), std::string::npos) << m.status.error_message();
+  }
+  // Uploads.
+  v1::UploadPart header;
+  *header.mutable_header() = spgemm::wire::header_of(view_of(a));
+  std::vector<v1::UploadPart> chunks;
+  for (auto [b, e] : spgemm::wire::plan_row_blocks(view_of(a), 512)) {
+    chunks.emplace_back();
+    spgemm::wire::fill_chunk(view_of(a), b, e, chunks.back().mutable_chunk());
+  }
+  ASSERT_GE(chunks.size(), 3u);
+  auto expect_upload = [&](std::vector<v1::UploadPart> parts, grpc::StatusCode code, const std::string& needle) {
+    grpc::Status s = upload_parts(stub(), parts);
+    EXPECT_EQ(s.error_code(), code) << s.error_message();
+    EXPECT_NE(s.error_message().find(needle), std::string::npos) << s.error_message();
+  };
+  {
+    auto bad = header;
+    bad.mutable_header()->set_rows(-5);
+    expect_upload({bad}, grpc::StatusCode::INVALID_ARGUMENT, "negative");
+    bad = header;
+    bad.mutable_header()->set_index_type(v1::INT64);
+    expect_upload({bad}, grpc::StatusCode::INVALID_ARGUMENT, "INT64");
+    bad = header;
+    bad.mutable_header()->set_value_type(v1::VALUE_TYPE_UNSPECIFIED);
+    expect_upload({bad}, grpc::StatusCode::INVALID_ARGUMENT, "value_type");
+    bad = header;
+    bad.mutable_header()->set_nnz(int64_t{1} << 40);
+    bad.mutable_header()->set_rows(int64_t{1} << 30);
+    bad.mutable_header()->set_cols(int64_t{1} << 30);
+    expect_upload({bad}, grpc::StatusCode::RESOURCE_EXHAUSTED, "budget");
+  }
+  expect_upload({chunks[0]}, grpc::StatusCode::INVALID_ARGUMENT, "MatrixHeader");
+  expect_upload({header, chunks[1]}, grpc::StatusCode::INVALID_ARGUMENT, "out of order");
+  expect_upload({header, chunks[0], chunks[1]}, grpc::StatusCode::INVALID_ARGUMENT, "missing");
+  expect_upload({header, header}, grpc::StatusCode::INVALID_ARGUMENT, "MatrixHeader");
+  {  // malformed CSR: unsorted columns in row 0 -> the validator's reason
+    csr bad = a;
+    std::swap(bad.col_indices[0], bad.col_indices[1]);
+    v1::MatrixInfo info;
+    grpc::Status s = upload(stub(), bad, &info);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_NE(s.error_message().find("not valid CSR"), std::string::npos) << s.error_message();
+  }
+  {  // column out of range
+    csr bad = a;
+    bad.col_indices.back() = 100;
+    v1::MatrixInfo info;
+    EXPECT_EQ(upload(stub(), bad, &info).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  }
+  // The server is still up and the good matrix still works.
+  result c = multiply(stub(), h, h);
+  EXPECT_TRUE(c.status.ok());
+}
+
+TEST_F(service_test, cancellation_and_deadline_free_memory) {
+  const csr big = spgemm::generate("poisson3d27:36");  // 46656 rows, ~1.2M nonzeros
+  const std::string h = upload_ok(stub(), big);
+  const int64_t cached = server_status(stub()).devices(0).cached_bytes();
+  auto wait_idle = [&] {
+    v1::ServerStatus s;
+    for (int i = 0; i < 200; ++i) {
+      s = server_status(stub());
+      if (s.devices(0).reserved_bytes() == 0 && s.jobs_running() == 0 && s.queue_depth() == 0) break;
+      std::this_thread::sleep_for(50ms);
+    }
+    EXPECT_EQ(s.devices(0).reserved_bytes(), 0);
+    EXPECT_EQ(s.jobs_running(), 0);
+    EXPECT_EQ(s.queue_depth(), 0);
+    EXPECT_EQ(s.devices(0).cached_bytes(), cached);
+  };
+  {
+    result r = multiply(stub(), h, h, false, "", 30ms);
+    EXPECT_EQ(r.status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << r.status.error_message();
+    wait_idle();
+  }
+  {
+    grpc::ClientContext ctx;
+    v1::MultiplyRequest req;
+    req.set_a(h);
+    req.set_b(h);
+    auto reader = stub().Multiply(&ctx, req);
+    std::thread canceller([&] {
+      std::this_thread::sleep_for(50ms);
+      ctx.TryCancel();
+    });
+    result r = read_result(*reader);
+    canceller.join();
+    EXPECT_EQ(r.status.error_code(), grpc::StatusCode::CANCELLED);
+    wait_idle();
+  }
+  const std::string metrics = http_get(server_->metrics_port(), "/metrics");
+  EXPECT_GE(metric(metrics, "spgemmd_jobs_total{kind=\"multiply\",outcome=\"cancelled\"}"), 1);
+}
+
+TEST_F(service_test, health_reflection_and_metrics_answer) {
+  {
+    auto health = grpc::health::v1::Health::NewStub(server_->channel());
+    grpc::ClientContext ctx;
+    grpc::health::v1::HealthCheckRequest req;
+    grpc::health::v1::HealthCheckResponse resp;
+    ASSERT_TRUE(health->Check(&ctx, req, &resp).ok());
+    EXPECT_EQ(resp.status(), grpc::health::v1::HealthCheckResponse::SERVING);
+  }
+  {
+    auto reflection = grpc::reflection::v1alpha::ServerReflection::NewStub(server_->channel());
+    grpc::ClientContext ctx;
+    auto stream = reflection->ServerReflectionInfo(&ctx);
+    grpc::reflection::v1alpha::ServerReflectionRequest req;
+    req.set_list_services("");
+    ASSERT_TRUE(stream->Write(req));
+    stream->WritesDone();
+    grpc::reflection::v1alpha::ServerReflectionResponse resp;
+    ASSERT_TRUE(stream->Read(&resp));
+    bool found = false;
+    for (const auto& s : resp.list_services_response().service()) found |= s.name() == "spgemm.v1.Spgemm";
+    EXPECT_TRUE(found);
+    EXPECT_TRUE(stream->Finish().ok());
+  }
+  const std::string metrics = http_get(server_->metrics_port(), "/metrics");
+  EXPECT_NE(metrics.find("HTTP/1.1 200 OK"), std::string::npos);
+  EXPECT_NE(metrics.find("text/plain; version=0.0.4"), std::string::npos);
+  for (const char* name : {"spgemmd_queue_depth", "spgemmd_cache_bytes{device=\"cpu\"}",
+                           "spgemmd_cache_hit_ratio{device=\"cpu\"}", "spgemmd_device_memory_total_bytes{device=\"cpu\"}"}) {
+    EXPECT_GE(metric(metrics, name), 0) << name;
+  }
+  const v1::ServerStatus s = server_status(stub());
+  EXPECT_FALSE(s.version().empty());
+  ASSERT_EQ(s.devices_size(), 1);
+  EXPECT_EQ(s.devices(0).name(), "cpu");
+  EXPECT_GT(s.devices(0).budget_bytes(), 0);
+}
+
+TEST_F(service_test, ttl_expires_unused_matrices) {
+  const csr a = spgemm::generate("poisson2d5:4");
+  v1::MatrixInfo info;
+  ASSERT_TRUE(upload(stub(), a, &info, "short-lived", /*ttl=*/1).ok());
+  EXPECT_EQ(info.ttl_seconds(), 1);
+  std::this_thread::sleep_for(2500ms);
+  grpc::ClientContext ctx;
+  v1::DescribeRequest req;
+  req.set_handle(info.handle());
+  v1::MatrixInfo out;
+  EXPECT_EQ(stub().Describe(&ctx, req, &out).error_code(), grpc::StatusCode::NOT_FOUND);
+}
+
+// A server with a small budget: many jobs at once never take more than it.
+TEST(service_budget, scheduler_stays_within_a_small_budget) {
+  constexpr int64_t budget = 6 << 20;
+  server_process server({"--device_budget_bytes=" + std::to_string(budget), "--workers=3", "--max_queue=64"});
+  ASSERT_TRUE(server.ok());
+  // 10 matrices of ~0.6 MB: together more than the budget, so some spill to the host.
+  std::vector<csr> mats;
+  std::vector<std::string> handles;
+  for (int i = 0; i < 10; ++i) {
+    mats.push_back(spgemm::generate("poisson2d5:" + std::to_string(95 + i)));
+    handles.push_back(upload_ok(server.stub(), mats.back()));
+  }
+  v1::ServerStatus s0 = server_status(server.stub());
+  EXPECT_GT(s0.host_cached_bytes(), 0) << "expected some matrices spilled to host";
+  EXPECT_LE(s0.devices(0).cached_bytes(), budget);
+
+  std::atomic<bool> done{false};
+  std::atomic<int64_t> worst{0};
+  std::atomic<int> max_running{0};
+  std::thread poller([&] {
+    auto stub = v1::Spgemm::NewStub(server.channel());
+    while (!done) {
+      v1::ServerStatus s = server_status(*stub);
+      const int64_t used = s.devices(0).cached_bytes() + s.devices(0).reserved_bytes();
+      worst = std::max<int64_t>(worst, used);
+      max_running = std::max(max_running.load(), s.jobs_running());
+      std::this_thread::sleep_for(2ms);
+    }
+  });
+  std::vector<std::thread> clients;
+  std::atomic<int> ok{0};
+  for (int t = 0; t < 8; ++t) {
+    clients.emplace_back([&, t] {
+      auto stub = v1::Spgemm::NewStub(server.channel());
+      for (int i = 0; i < 3; ++i) {
+        const int k = (t * 3 + i) % 10;
+        result c = multiply(*stub, handles[k], handles[k], false, "", 60000ms);
+        if (c.status.ok() && c.matrix.nnz() == spgemm::cpu_multiply(mats[k], mats[k]).nnz()) ++ok;
+      }
+    });
+  }
+  for (auto& c : clients) c.join();
+  done = true;
+  poller.join();
+  EXPECT_EQ(ok.load(), 24);
+  EXPECT_LE(worst.load(), budget);
+  const std::string metrics = http_get(server.metrics_port(), "/metrics");
+  const double peak = metric(metrics, "spgemmd_device_used_peak_bytes{device=\"cpu\"}");
+  EXPECT_GT(peak, 0);
+  EXPECT_LE(peak, static_cast<double>(budget));
+  EXPECT_GE(metric(metrics, "spgemmd_jobs_total{kind=\"multiply\",outcome=\"ok\"}"), 24);
+  EXPECT_GT(metric(metrics, "spgemmd_cache_hit_ratio{device=\"cpu\"}"), 0);
+
+  // A product that could never fit is rejected, and the server stays up.
+  const csr dense = spgemm::generate("poisson3d27:20");  // ~2.6 MB; A*A ~12 MB
+  const std::string hd = upload_ok(server.stub(), dense);
+  result r = multiply(server.stub(), hd, hd);
+  EXPECT_EQ(r.status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << r.status.error_message();
+  // So is a matrix larger than the budget.
+  v1::MatrixInfo info;
+  EXPECT_EQ(upload(server.stub(), spgemm::generate("poisson2d9:300"), &info).error_code(),
+            grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_TRUE(multiply(server.stub(), handles[0], handles[0]).status.ok());
+}
+
+TEST(service_shutdown, sigterm_stops_gracefully) {
+  server_process server({});
+  ASSERT_TRUE(server.ok());
+  const std::string h = upload_ok(server.stub(), spgemm::generate("poisson2d5:10"));
+  ASSERT_FALSE(h.empty());
+  EXPECT_EQ(server.terminate(), 0) << server.log();
+  result r = multiply(server.stub(), h, h, false, "", 2000ms);
+  EXPECT_EQ(r.status.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_NE(server.log().find("event=stopped"), std::string::npos);
+}
