@@ -12,7 +12,7 @@ apt_packages=(
   libgtest-dev libgmock-dev libcli11-dev
   python3 python3-pip python3-venv python3-yaml
 )
-pip_packages=(grpcio grpcio-tools numpy scipy pytest tqdm pyyaml)
+pip_packages=(grpcio grpcio-tools numpy scipy pytest tqdm pyyaml kubernetes-validate)
 
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
@@ -23,5 +23,10 @@ $sudo apt-get install -y -qq --no-install-recommends "${apt_packages[@]}" >/dev/
 # SPGEMM_SKIP_PIP=1 skips the Python packages (the Dockerfile's build stage
 # does: the image builds no Python; tests/deploy reads YAML with python3-yaml).
 if [ "${SPGEMM_SKIP_PIP:-0}" != "1" ]; then
-  python3 -m pip install -q --disable-pip-version-check "${pip_packages[@]}" 2>&1 | grep -v "Running pip as the 'root' user" || true
+  # A Debian-managed system Python refuses plain `pip install` (PEP 668).
+  pip_flags=(-q --disable-pip-version-check --root-user-action=ignore)
+  if python3 -c 'import os, sysconfig, sys; sys.exit(not os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")))'; then
+    pip_flags+=(--break-system-packages)
+  fi
+  python3 -m pip install "${pip_flags[@]}" "${pip_packages[@]}"
 fi

@@ -110,6 +110,8 @@ class cpu_backend final : public backend {
                         (ia.type != out ? matrix_info{ia.rows, ia.cols, ia.nnz, out}.bytes() : 0) +
                         (ib.type != out ? matrix_info{ib.rows, ib.cols, ib.nnz, out}.bytes() : 0);
     e.exact = false;
+    e.products = stats.products;
+    e.method = "gustavson";
     return e;
   }
 
@@ -131,7 +133,12 @@ class cpu_backend final : public backend {
 
   memory_estimate estimate_transpose(const stored_matrix& a) override {
     const matrix_info ia = a.info();
-    return {matrix_info{ia.cols, ia.rows, ia.nnz, ia.type}.bytes(), static_cast<std::size_t>(ia.cols + 1) * 8, true};
+    memory_estimate e;
+    e.output_bytes = matrix_info{ia.cols, ia.rows, ia.nnz, ia.type}.bytes();
+    e.workspace_bytes = static_cast<std::size_t>(ia.cols + 1) * sizeof(offset_t);
+    e.exact = true;
+    e.method = "transpose";
+    return e;
   }
 
   std::shared_ptr<stored_matrix> transpose(const stored_matrix& a, const cancel_token& cancel) override {

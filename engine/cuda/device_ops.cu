@@ -103,6 +103,7 @@ memory_estimate estimate_transpose(const matrix_info& a) {
   e.workspace_bytes = 2 * static_cast<std::size_t>(a.nnz) * sizeof(index_t);
   if (a.nnz > 0 || a.cols > 0) e.workspace_bytes += transpose_temp_bytes(a);
   e.exact = true;
+  e.method = "transpose";
   return e;
 }
 

@@ -224,6 +224,8 @@ memory_estimate estimate_from(const plan& p, const product_bounds& bounds, std::
   memory_estimate e;
   e.exact = false;
   e.output_bytes = cuda::csr_bytes(a_rows, bounds.nnz_c_bound, value_bytes);
+  e.products = bounds.products;
+  e.method = describe(p);
 
   std::size_t scan = scan_temp_bytes(a_rows + 1);
   for (const level_bound& l : bounds.intermediates) scan = std::max(scan, scan_temp_bytes(l.rows + 1));

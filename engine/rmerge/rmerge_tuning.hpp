@@ -62,6 +62,16 @@ struct plan {
   std::int64_t last_max_length = 0;  // longest row of the last left factor
 };
 
+// How a plan reads in job statistics, e.g. "rmerge w8r4" or "rmerge 2x w32r4 + w16r4".
+inline std::string describe(const plan& p) {
+  auto pass = [](const pass_config& c) {
+    return "w" + std::to_string(c.subwarp) + "r" + std::to_string(c.rows_per_thread);
+  };
+  std::string text = "rmerge ";
+  if (p.split_levels > 0) text += std::to_string(p.split_levels) + "x " + pass(p.split) + " + ";
+  return text + pass(p.last);
+}
+
 inline bool is_valid_subwarp(int w) { return w == 2 || w == 4 || w == 8 || w == 16 || w == 32; }
 inline bool is_valid_rows_per_thread(int r) { return r == 1 || r == 2 || r == 4; }
 

@@ -180,6 +180,9 @@ class result_writer final : public grpc::ServerWriteReactor<v1::ResultPart> {
                          seconds_since(stream_started_));
     }
     s_.metrics.add("spgemmd_bytes_out_total", "", static_cast<double>(bytes_out_));
+    if (stats_.flops() > 0) {
+      s_.metrics.add("spgemmd_flops_total", labels({{"kind", kind_}, {"device", stats_.device()}}), stats_.flops());
+    }
     log_event(final_code_ == grpc::StatusCode::OK ? "info" : "warn", kind_,
               {{"code", outcome}, {"total_ms", seconds_since(created_) * 1e3}, {"bytes_out", bytes_out_},
                {"device", stats_.device()}, {"message", final_message_}});
@@ -196,6 +199,8 @@ class result_writer final : public grpc::ServerWriteReactor<v1::ResultPart> {
     stats_.set_queue_ms(j.queue_seconds * 1e3);
     stats_.set_compute_ms(j.compute_seconds * 1e3);
     stats_.set_estimate_bytes(static_cast<int64_t>(j.max_estimate));
+    stats_.set_flops(2.0 * static_cast<double>(j.products));
+    if (!j.methods.empty()) stats_.set_algorithm(j.methods);
     if (j.device >= 0) stats_.set_device(s_.cache.backends()[j.device]->name());
     if (!status.ok()) {
       finish(std::move(status));
@@ -487,7 +492,7 @@ job_step multiply_step(int left, int right, spgemm::multiply_options options, bo
   job_step step;
   step.what = "multiply";
   step.estimate = [=](job& j, spgemm::backend& b) {
-    return b.estimate_multiply(operand(j, left, left_is_temp), operand(j, right, right_is_temp), options).total();
+    return b.estimate_multiply(operand(j, left, left_is_temp), operand(j, right, right_is_temp), options);
   };
   step.run = [=](job& j, spgemm::backend& b) {
     auto c = b.multiply(operand(j, left, left_is_temp), operand(j, right, right_is_temp), options, j.cancel);
@@ -521,6 +526,8 @@ void register_metrics(service_state& state) {
   m.describe("spgemmd_phase_seconds", "histogram", "Latency per phase: queue (waiting for admission), compute (the engine), stream (sending the result).");
   m.describe("spgemmd_bytes_in_total", "counter", "Bytes received in uploads.");
   m.describe("spgemmd_bytes_out_total", "counter", "Bytes sent in results and downloads.");
+  m.describe("spgemmd_flops_total", "counter",
+             "Floating-point operations (2 x scalar products) of finished products, by kind and device.");
   m.describe("spgemmd_queue_depth", "gauge", "Jobs waiting for admission.");
   m.describe("spgemmd_jobs_running", "gauge", "Jobs running, per device.");
   m.describe("spgemmd_matrices", "gauge", "Matrices stored.");
@@ -633,7 +640,7 @@ grpc::ServerWriteReactor<v1::ResultPart>* spgemm_service::Galerkin(grpc::Callbac
   // temps[0] = P^T; temps[1] = A P (or A P^T); then the product.
   job_step t;
   t.what = "transpose";
-  t.estimate = [](job& jj, spgemm::backend& b) { return b.estimate_transpose(*jj.resident[0]).total(); };
+  t.estimate = [](job& jj, spgemm::backend& b) { return b.estimate_transpose(*jj.resident[0]); };
   t.run = [](job& jj, spgemm::backend& b) {
     jj.temps.push_back(b.transpose(*jj.resident[0], jj.cancel));
     return jj.temps.back()->info().bytes();
@@ -668,7 +675,7 @@ grpc::ServerWriteReactor<v1::ResultPart>* spgemm_service::Transpose(grpc::Callba
   j->inputs.push_back(std::move(a));
   job_step t;
   t.what = "transpose";
-  t.estimate = [](job& jj, spgemm::backend& b) { return b.estimate_transpose(*jj.resident[0]).total(); };
+  t.estimate = [](job& jj, spgemm::backend& b) { return b.estimate_transpose(*jj.resident[0]); };
   t.run = [](job& jj, spgemm::backend& b) {
     jj.result = b.transpose(*jj.resident[0], jj.cancel);
     return jj.result->info().bytes();

@@ -116,7 +116,10 @@ scheduler::outcome scheduler::try_admit(const std::shared_ptr<job>& j, grpc::Sta
       if (running_[d] >= workers_per_device_) return outcome::wait;
     }
     if (!j->step_estimated) {
-      j->step_estimate = j->steps[j->next_step].estimate(*j, *cache_.backends()[d]);
+      const spgemm::memory_estimate e = j->steps[j->next_step].estimate(*j, *cache_.backends()[d]);
+      j->step_estimate = e.total();
+      j->products += e.products;
+      j->methods += (j->methods.empty() ? "" : " + ") + e.method;
       j->step_estimated = true;
       j->max_estimate = std::max(j->max_estimate, j->step_estimate + j->res.bytes());
     }

@@ -40,8 +40,8 @@ struct job;
 
 struct job_step {
   std::string what;  // "multiply", "transpose" (logs)
-  // Bytes the step will allocate, on the job's device.
-  std::function<std::size_t(job&, spgemm::backend&)> estimate;
+  // What the step will allocate on the job's device, and the work and method it runs.
+  std::function<spgemm::memory_estimate(job&, spgemm::backend&)> estimate;
   // Runs the step; returns the bytes the job holds on the device afterwards.
   std::function<std::size_t(job&, spgemm::backend&)> run;
 };
@@ -65,6 +65,8 @@ struct job {
   std::size_t next_step = 0;
   std::size_t max_estimate = 0;
   double queue_seconds = 0, compute_seconds = 0;
+  std::int64_t products = 0;  // scalar multiplications of every step
+  std::string methods;        // the methods the steps ran, "+"-joined
 
   // Internal.
   uint64_t seq = 0;

@@ -483,6 +483,8 @@ def cmd_manifests(a):
                 check("apiVersion" in d and "kind" in d and "name" in d.get("metadata", {}),
                       f"{r}: {d.get('kind')} has apiVersion, kind, metadata.name")
                 objs.setdefault(d.get("kind"), []).append(d)
+    schema_check(k8s, kust)
+    render_check(k8s)
     for extra in glob.glob(os.path.join(k8s, "*.yaml")):
         for d in load_yaml_docs(extra):
             objs.setdefault("_all", []).append(d)
@@ -548,6 +550,47 @@ def cmd_manifests(a):
         check(("minAvailable" in p["spec"]) != ("maxUnavailable" in p["spec"]), "the PDB sets minAvailable or maxUnavailable")
         check(all(pod_labels.get(k) == v for k, v in p["spec"]["selector"]["matchLabels"].items()),
               "the PDB selects the spgemmd pods")
+
+
+def schema_check(k8s, kust):
+    """Strict validation against the Kubernetes API schemas, offline, where the
+    PyPI package kubernetes-validate is installed (it bundles the schemas)."""
+    try:
+        import kubernetes_validate
+    except ImportError:
+        print("skip: schema validation (pip package kubernetes-validate not installed)")
+        return
+    version = kubernetes_validate.latest_version()
+    for r in kust.get("resources", []) + ["servicemonitor.yaml"]:
+        rp = os.path.join(k8s, r)
+        if not os.path.exists(rp):
+            continue
+        for d in load_yaml_docs(rp):
+            try:
+                kubernetes_validate.validate(d, version, strict=True)
+                ok(f"{r}: {d.get('kind')} is valid against the Kubernetes {version} schema (strict)")
+            except kubernetes_validate.SchemaNotFoundError:
+                print(f"skip: {r}: no bundled schema for {d.get('apiVersion')} {d.get('kind')}")
+            except kubernetes_validate.ValidationError as e:
+                fail(f"{r}: {d.get('kind')} fails the Kubernetes {version} schema: {e.message} at {list(e.path)}")
+
+
+def render_check(k8s):
+    """`kubectl kustomize` (offline) renders the kustomization, where kubectl exists."""
+    kubectl = shutil.which("kubectl")
+    if not kubectl:
+        print("skip: kubectl kustomize (kubectl not installed)")
+        return
+    r = subprocess.run([kubectl, "kustomize", k8s], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                       timeout=60)
+    if r.returncode != 0:
+        fail(f"kubectl kustomize {k8s} fails: {r.stdout.strip()[:400]}")
+        return
+    import yaml
+    kinds = sorted(d.get("kind") for d in yaml.safe_load_all(r.stdout) if d)
+    check(all(d.get("metadata", {}).get("namespace") == "spgemm"
+              for d in yaml.safe_load_all(r.stdout) if d and d.get("kind") != "Namespace"),
+          f"kubectl kustomize renders {kinds}, all in namespace spgemm")
 
 
 # ------------------------------------------------------------------ probe ----

@@ -43,11 +43,14 @@ struct multiply_options {
 
 // What a product will take, computed before it runs. `output_bytes` bounds C;
 // `workspace_bytes` bounds everything else the method allocates. The engine
-// never allocates more than `total()` for the job.
+// never allocates more than `total()` for the job. The estimate also names
+// the work it was sized for and the method that will run.
 struct memory_estimate {
   std::size_t output_bytes = 0;
   std::size_t workspace_bytes = 0;
   bool exact = false;  // true where nnz(C) is known, not only bounded
+  std::int64_t products = 0;  // scalar multiplications (flops / 2); 0 for a transpose
+  std::string method;         // e.g. "gustavson", "rmerge w8 r4", "transpose"
 
   std::size_t total() const { return output_bytes + workspace_bytes; }
 };
