@@ -14,13 +14,14 @@ build=build-device
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSPGEMM_WITH_CUDA=ON \
   -DCMAKE_CUDA_ARCHITECTURES=90 -DSPGEMM_WITH_SERVICE="$service" >/dev/null
 targets=(spgemm_bench spgemm_gpu_tests spgemm_engine_tests)
-[ "$service" = ON ] && targets+=(spgemmd spgemm_cli)
+[ "$service" = ON ] && targets+=(spgemmd spgemm_cli spgemm_service_bench)
 cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
 
 rm -rf .device && mkdir -p .device/bin .device/lib .device/matrices
 cp "$build"/bench/spgemm-bench "$build"/tests/engine/spgemm_gpu_tests "$build"/tests/engine/spgemm_engine_tests .device/bin/
 if [ "$service" = ON ]; then
-  cp "$build"/server/spgemmd "$build"/client/cli/spgemm .device/bin/
+  cp "$build"/server/spgemmd "$build"/client/cli/spgemm "$build"/bench/spgemm-service-bench .device/bin/
+  cp bench/run_service_device.sh .device/
 fi
 cp bench/run_device.sh .device/
 for bin in .device/bin/*; do

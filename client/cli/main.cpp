@@ -4,6 +4,7 @@
 //   spgemm galerkin P.mtx A.mtx -o Ac.mtx      spgemm transpose A.mtx -o At.mtx
 //   spgemm upload F.mtx...    spgemm download HANDLE -o F.mtx
 //   spgemm ls    spgemm rm HANDLE...    spgemm status
+//   spgemm --server h1:p,h2:p,h3:p multiply A.mtx B.mtx -o C.mtx [--panels N]
 //
 // Operands are .mtx / .mtx.gz files (uploaded for the call and deleted after
 // it, unless --keep) or handles of matrices already on the server ("m-...").
@@ -22,6 +23,7 @@
 
 #include "progress.hpp"
 #include "spgemm/client/client.hpp"
+#include "spgemm/client/cluster.hpp"
 
 namespace {
 
@@ -48,7 +50,8 @@ constexpr const char* exit_codes_help =
     "     passed before it connected (DEADLINE_EXCEEDED)\n"
     "\n"
     "Environment:\n"
-    "  SPGEMM_SERVER  server address when --server is not given (default localhost:50051)\n"
+    "  SPGEMM_SERVER  server address when --server is not given (default localhost:50051);\n"
+    "                 a comma-separated list of servers is used by multiply only\n"
     "  SPGEMM_TOKEN   bearer token when --token is not given\n";
 
 // A failure with its exit code, raised by the CLI itself.
@@ -234,7 +237,10 @@ int main(int argc, char** argv) {
   const char* env_token = std::getenv("SPGEMM_TOKEN");
   g.server = env_server && *env_server ? env_server : "localhost:50051";
   g.token = env_token ? env_token : "";
-  app.add_option("-s,--server", g.server, "Server address host:port (env SPGEMM_SERVER)")->capture_default_str();
+  app.add_option("-s,--server", g.server,
+                 "Server address host:port (env SPGEMM_SERVER); multiply also takes a comma-separated "
+                 "list (or dns:///name:port) and spreads its work over those servers")
+      ->capture_default_str();
   app.add_option("--token", g.token, "Bearer token sent with every call (env SPGEMM_TOKEN)");
   app.add_flag("--tls", g.tls, "Connect with TLS");
   app.add_option("--ca-cert", g.ca_cert, "PEM root certificates for --tls (default: the system's)");
@@ -247,6 +253,11 @@ int main(int argc, char** argv) {
   multiply->add_option("A", mul_a, "Left operand: .mtx file or handle")->required();
   multiply->add_option("B", mul_b, "Right operand: .mtx file or handle (default: A)");
   add_product_flags(multiply, mul, true);
+  int mul_panels = 0;
+  multiply->add_option("--panels", mul_panels,
+                       "Split A into N row panels (balanced by nnz) multiplied in parallel over the servers "
+                       "of --server, B uploaded to each; a failed server's panels run on the others")
+      ->check(CLI::Range(1, 1 << 20));
   multiply->footer(exit_codes_help);
 
   // galerkin
@@ -319,8 +330,60 @@ int main(int argc, char** argv) {
     return *client;
   };
 
+  const std::vector<std::string> servers = sc::split_addresses(g.server);
+  const bool use_cluster = *multiply && (servers.size() > 1 || mul_panels > 0 || g.server.rfind("dns:", 0) == 0);
+
   try {
-    if (*multiply || *galerkin || *transpose) {
+    if (servers.size() > 1 && !*multiply) {
+      throw cli_error{exit_usage, "--server lists several servers: only multiply uses more than one"};
+    }
+    if (use_cluster) {
+      // Several servers: one product on the least busy one, or split by row
+      // panels of A (--panels) over all of them, with failover.
+      check_output(mul);
+      if (mul.keep) throw cli_error{exit_usage, "--keep takes a single server (a kept result lives on one)"};
+      if (looks_like_handle(mul_a) || (!mul_b.empty() && looks_like_handle(mul_b))) {
+        throw cli_error{exit_usage, "with several servers the operands must be .mtx files, not handles"};
+      }
+      const sc::csr_matrix a = sc::read_matrix_market(mul_a);
+      std::optional<sc::csr_matrix> b_file;
+      if (!mul_b.empty() && mul_b != mul_a) b_file = sc::read_matrix_market(mul_b);
+      const sc::csr_matrix& b = b_file ? *b_file : a;
+      sc::cluster_options co;
+      co.connection.tls = g.tls;
+      co.connection.root_cert_file = g.ca_cert;
+      co.connection.token = g.token;
+      co.connection.deadline = std::chrono::milliseconds(static_cast<std::int64_t>(g.timeout_s * 1e3));
+      sc::Cluster cluster(servers, co);
+      sc::product_options po;
+      po.algorithm = mul.algorithm;
+      if (mul_panels > 0) {
+        sc::panel_options pan;
+        pan.panels = mul_panels;
+        pan.product = po;
+        sc::panel_result r = cluster.multiply_panels(a, b, pan);
+        write_output(mul.output, r.matrix);
+        if (mul.stats) {
+          for (std::size_t p = 0; p < r.panels.size(); ++p) {
+            const auto& pr = r.panels[p];
+            std::fprintf(stderr, "panel %zu  rows [%lld, %lld) on %s%s: %s, compute %s, nnz %s\n", p,
+                         static_cast<long long>(pr.row_begin), static_cast<long long>(pr.row_end),
+                         cluster.address(pr.server).c_str(), pr.attempts > 1 ? " (after failover)" : "",
+                         pr.stats.algorithm().c_str(), human_duration(pr.stats.compute_ms() / 1e3).c_str(),
+                         count(pr.stats.nnz()).c_str());
+          }
+          for (std::size_t i : r.failed_servers) std::fprintf(stderr, "server %s failed\n", cluster.address(i).c_str());
+        }
+      } else {
+        std::size_t where = 0;
+        sc::local_result r = cluster.multiply(a, b, po, &where);
+        write_output(mul.output, r.matrix);
+        if (mul.stats) {
+          std::fprintf(stderr, "server      %s\n", cluster.address(where).c_str());
+          print_stats(r.stats, 0, 0);
+        }
+      }
+    } else if (*multiply || *galerkin || *transpose) {
       product_args& args = *multiply ? mul : *galerkin ? gal : tr;
       check_output(args);
       // Read every file first: bad input fails before any connection.

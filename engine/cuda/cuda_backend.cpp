@@ -6,6 +6,8 @@
 
 #include "cuda/cuda_check.hpp"
 #include "cuda/device_ops.hpp"
+#include "hash/hash.hpp"
+#include "planner/planner.hpp"
 #include "rmerge/rmerge.hpp"
 #include "spgemm/errors.hpp"
 
@@ -136,6 +138,20 @@ void require_gpu_algorithm(algorithm algo) {
   if (algo == algorithm::gustavson) throw_bad_input("algorithm 'gustavson' runs on the CPU backend only");
 }
 
+// The method a job runs: the one asked for, or the planner's choice for
+// automatic (from the product's statistics; see engine/planner/planner.hpp).
+struct resolved {
+  algorithm algo = algorithm::hash;
+  std::string reason;  // "" unless the planner chose
+};
+
+resolved resolve(algorithm asked, const structure_view& a, const structure_view& b, std::size_t value_bytes,
+                 device_allocator& allocator, cudaStream_t stream) {
+  if (asked != algorithm::automatic) return {asked, ""};
+  const planner::choice c = planner::choose_method(hash::compute_stats(a, b, value_bytes, allocator, stream));
+  return {c.algo, c.reason};
+}
+
 }  // namespace
 
 memory_estimate cuda_backend::estimate_multiply(const stored_matrix& a, const stored_matrix& b,
@@ -150,8 +166,14 @@ memory_estimate cuda_backend::estimate_multiply(const stored_matrix& a, const st
   const value_type out = output_type_of(ia, ib, options);
   device_guard guard(context_->device);
   auto stream = context_->streams.acquire();
-  memory_estimate e = rmerge::estimate_multiply(structure_of(sa.matrix()), structure_of(sb.matrix()),
-                                                size_of(out), options.rmerge, context_->allocator, stream.get());
+  const structure_view va = structure_of(sa.matrix());
+  const structure_view vb = structure_of(sb.matrix());
+  const resolved r = resolve(options.algo, va, vb, size_of(out), context_->allocator, stream.get());
+  memory_estimate e =
+      r.algo == algorithm::rmerge
+          ? rmerge::estimate_multiply(va, vb, size_of(out), options.rmerge, context_->allocator, stream.get())
+          : hash::estimate_multiply(va, vb, size_of(out), context_->allocator, stream.get());
+  if (!r.reason.empty()) e.method = "auto: " + e.method + " (" + r.reason + ")";
   // Operands of another value type are converted first and held for the whole job.
   if (ia.type != out) e.workspace_bytes += static_cast<std::size_t>(ia.nnz) * size_of(out);
   if (ib.type != out) e.workspace_bytes += static_cast<std::size_t>(ib.nnz) * size_of(out);
@@ -177,7 +199,12 @@ std::shared_ptr<stored_matrix> cuda_backend::multiply(const stored_matrix& a, co
     operand<T> oa = operand_of<T>(sa.matrix(), context_->allocator, stream.get());
     operand<T> ob = operand_of<T>(sb.matrix(), context_->allocator, stream.get());
     cancel.throw_if_cancelled();
-    return rmerge::multiply<T>(oa.view, ob.view, options.rmerge, context_->allocator, stream.get(), cancel);
+    const resolved r =
+        resolve(options.algo, oa.view.structure(), ob.view.structure(), sizeof(T), context_->allocator, stream.get());
+    if (r.algo == algorithm::rmerge)
+      return rmerge::multiply<T>(oa.view, ob.view, options.rmerge, context_->allocator, stream.get(), cancel);
+    any_device_csr c = hash::multiply<T>(oa.view, ob.view, context_->allocator, stream.get(), cancel);
+    return c;
   };
   any_device_csr c = out == value_type::f32 ? run(float{}) : run(double{});
   return keep(std::move(c), stream.get());

@@ -11,6 +11,7 @@ target_sources(spgemm_engine PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/../rmerge/mul_limited_count.cu
   ${CMAKE_CURRENT_LIST_DIR}/../rmerge/mul_limited_f32.cu
   ${CMAKE_CURRENT_LIST_DIR}/../rmerge/mul_limited_f64.cu
+  ${CMAKE_CURRENT_LIST_DIR}/../hash/hash.cu
 )
 # Host sources include cuda_runtime_api.h; the static runtime is linked as the
 # project asks (CMAKE_CUDA_RUNTIME_LIBRARY Static).

@@ -3,6 +3,7 @@
 # skips (GTEST_SKIP) where no CUDA device is visible.
 add_executable(spgemm_gpu_tests
   ${CMAKE_CURRENT_LIST_DIR}/gpu_rmerge_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/gpu_methods_test.cpp
 )
 target_link_libraries(spgemm_gpu_tests PRIVATE spgemm::engine GTest::gtest_main)
 target_include_directories(spgemm_gpu_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR})

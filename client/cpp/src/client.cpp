@@ -286,6 +286,8 @@ Client::Client(connection_options options) : channel_(std::make_shared<detail::c
   }
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(64 << 20);
+  if (!options.load_balancing_policy.empty()) args.SetLoadBalancingPolicyName(options.load_balancing_policy);
+  if (options.tls && !options.tls_target_name.empty()) args.SetSslTargetNameOverride(options.tls_target_name);
   channel_->grpc_channel = grpc::CreateCustomChannel(options.address, creds, args);
   channel_->stub = v1::Spgemm::NewStub(channel_->grpc_channel);
   channel_->options = std::move(options);

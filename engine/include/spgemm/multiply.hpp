@@ -18,6 +18,7 @@ enum class algorithm {
   automatic,  // "auto": the backend's best method for the operands
   gustavson,  // "gustavson": CPU, row-wise dense accumulator (the test oracle)
   rmerge,     // "rmerge": GPU, iterative row merging by sub-warps (Gremse et al. 2015)
+  hash,       // "hash": GPU, per-bin hash accumulators in shared memory, dense rows in global memory
 };
 
 std::string_view to_string(algorithm algo);

@@ -12,6 +12,7 @@ the server's message.
 """
 
 from .client import Client, Operand, RemoteMatrix
+from .cluster import Cluster, PanelReport
 from .errors import (
     ERRORS_BY_CODE,
     Aborted,
@@ -39,6 +40,8 @@ __version__: str = "0.1.0"
 
 __all__ = [
     "Client",
+    "Cluster",
+    "PanelReport",
     "RemoteMatrix",
     "Operand",
     "MatrixInfo",

@@ -30,6 +30,15 @@ struct connection_options {
   std::string root_cert_file;  // PEM roots for TLS; empty: the system's
   std::string token;           // sent as "authorization: Bearer <token>" when set
   std::chrono::milliseconds deadline{0};  // per call; 0: none
+  // gRPC load-balancing policy of the channel, e.g. "round_robin" for a
+  // "dns:///name:port" address resolving to several servers; empty: gRPC's
+  // default (pick_first). Stored matrices live on one server, so round_robin
+  // suits only servers that share nothing; spgemm::client::Cluster
+  // (cluster.hpp) keeps one channel per server instead.
+  std::string load_balancing_policy;
+  // With tls: the name the server's certificate must carry when the address
+  // is not that name (e.g. an IP that a Cluster resolved); empty: the address's.
+  std::string tls_target_name;
 };
 
 // Bytes and rows moved so far by one transfer (upload, download or a

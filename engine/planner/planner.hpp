@@ -1,0 +1,207 @@
+// The planner: host-only decision rules of the GPU backend (no CUDA headers;
+// the bin rules are also callable from device code, where the kernels apply
+// them per row). Unit-tested on the CPU (tests/engine/planner_test.cpp); the
+// rules and the measurements behind them are in docs/planner.md.
+//
+// Two levels of decision:
+//  1. Per job (algorithm::automatic): RMerge or the hash method, from cheap
+//     statistics of the product (one pass over the rows of A reading the row
+//     lengths of B): choose_method().
+//  2. Per row bin (inside the hash method): every row of A goes to a bin by its
+//     products (symbolic pass) and by its exact nnz in C (numeric pass); each
+//     bin has its own kernel configuration: nothing to do, a scaled copy of
+//     one row of B, a shared-memory hash table of a power-of-two size handled
+//     by one warp (small tables) or one block (large tables), or a dense
+//     accumulator in global memory for the rows that overflow the largest
+//     shared table: symbolic_bin(), numeric_bin(), table_config().
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "spgemm/multiply.hpp"
+
+#if defined(__CUDACC__)
+#define SPGEMM_HOST_DEVICE __host__ __device__
+#else
+#define SPGEMM_HOST_DEVICE
+#endif
+
+namespace spgemm::planner {
+
+// Bins: 0 = no work (no products / no entries), 1 = copy (A's row holds one
+// entry: C's row is a scaled row of B), 2 + t = shared hash table of
+// smallest_table << t slots, dense_bin(limit) = global dense accumulator.
+inline constexpr int bin_none = 0;
+inline constexpr int bin_copy = 1;
+inline constexpr int first_table_bin = 2;
+inline constexpr int smallest_table = 32;
+inline constexpr int max_bins = 16;       // bins 0 .. 15 at most (tables up to 32 << 12)
+inline constexpr int warp_max_table = 512;  // tables up to this size: one warp per row
+
+// Largest power-of-two tables that fit a block's shared memory: symbolic
+// tables hold int keys; numeric tables keys and values, plus the staging
+// of A's entries (24 bytes per thread) and the commit scratch (one value per
+// thread) at 1024 threads.
+struct limits {
+  int symbolic_max_table = 32768;
+  int numeric_max_table = 16384;
+};
+
+SPGEMM_HOST_DEVICE inline int log2_ceil(std::int64_t x) {
+  int l = 0;
+  while ((std::int64_t{1} << l) < x) ++l;
+  return l;
+}
+
+SPGEMM_HOST_DEVICE inline int table_bin_of(std::int64_t needed, int max_table) {
+  const int l = log2_ceil(needed < smallest_table ? smallest_table : needed);
+  const int max_l = log2_ceil(max_table);
+  if (l > max_l) return first_table_bin + (max_l - 5) + 1;  // dense
+  return first_table_bin + (l - 5);
+}
+
+SPGEMM_HOST_DEVICE inline int dense_bin(int max_table) { return first_table_bin + (log2_ceil(max_table) - 5) + 1; }
+
+// Table size of a table bin.
+SPGEMM_HOST_DEVICE inline int table_of_bin(int bin) { return smallest_table << (bin - first_table_bin); }
+
+// Symbolic pass: the table must hold every distinct column, at most the
+// products of the row (or the columns of B).
+SPGEMM_HOST_DEVICE inline int symbolic_bin(std::int64_t a_row_length, std::int64_t products, std::int64_t b_cols,
+                                           const limits& lim) {
+  if (products == 0) return bin_none;
+  if (a_row_length == 1) return bin_copy;
+  const std::int64_t distinct = products < b_cols ? products : b_cols;
+  return table_bin_of(distinct, lim.symbolic_max_table);
+}
+
+// Numeric pass: the row's nnz is exact; the table keeps its load at most 0.8.
+SPGEMM_HOST_DEVICE inline int numeric_bin(std::int64_t a_row_length, std::int64_t nnz, const limits& lim) {
+  if (nnz == 0) return bin_none;
+  if (a_row_length == 1) return bin_copy;
+  return table_bin_of(nnz + nnz / 4, lim.numeric_max_table);
+}
+
+// How one bin's kernel runs.
+struct table_config {
+  int table = 0;          // slots per row
+  bool warp_per_row = false;
+  int block_threads = 0;  // threads per block
+  int rows_per_block = 0;
+  std::size_t shared_bytes = 0;  // dynamic shared memory per block
+};
+
+// Threads of a block working on one row with a table of `table` slots.
+inline int block_threads_for_table(int table) {
+  int t = table / 8;
+  if (t < 128) t = 128;
+  if (t > 1024) t = 1024;
+  return t;
+}
+
+// symbolic: value_bytes = 0 (keys only, no values, no commit scratch).
+inline table_config config_for_table(int table, std::size_t value_bytes) {
+  table_config c;
+  c.table = table;
+  c.warp_per_row = table <= warp_max_table;
+  c.block_threads = c.warp_per_row ? 256 : block_threads_for_table(table);
+  c.rows_per_block = c.warp_per_row ? c.block_threads / 32 : 1;
+  const std::size_t group_threads = c.warp_per_row ? 32 : static_cast<std::size_t>(c.block_threads);
+  const std::size_t per_slot = 4 + value_bytes;
+  // staging of A's entries: b begin (8) + inclusive prefix (8) + value (value_bytes)
+  const std::size_t stage = group_threads * (16 + value_bytes);
+  const std::size_t scratch = group_threads * value_bytes;
+  c.shared_bytes = static_cast<std::size_t>(c.rows_per_block) *
+                   (static_cast<std::size_t>(table) * per_slot + stage + scratch);
+  return c;
+}
+
+// The largest tables a block can hold with `max_shared` bytes of dynamic
+// shared memory (cudaDevAttrMaxSharedMemoryPerBlockOptin).
+inline limits limits_for(std::size_t max_shared, std::size_t value_bytes) {
+  limits l;
+  l.symbolic_max_table = 1024;
+  while (l.symbolic_max_table < 32768 && config_for_table(2 * l.symbolic_max_table, 0).shared_bytes <= max_shared)
+    l.symbolic_max_table *= 2;
+  l.numeric_max_table = 1024;
+  while (l.numeric_max_table < 32768 &&
+         config_for_table(2 * l.numeric_max_table, value_bytes).shared_bytes <= max_shared)
+    l.numeric_max_table *= 2;
+  return l;
+}
+
+// Dense rows (global accumulator): blocks in flight, bounded by the
+// workspace budget (bytes) and by two blocks per SM.
+inline constexpr int dense_block_threads = 1024;
+inline std::size_t dense_bytes_per_block(std::int64_t b_cols, std::size_t value_bytes) {
+  const std::size_t words = static_cast<std::size_t>((b_cols + 31) / 32);
+  return words * 4 + static_cast<std::size_t>(b_cols) * value_bytes;
+}
+inline std::int64_t dense_blocks(std::int64_t dense_rows, std::int64_t b_cols, std::size_t value_bytes,
+                                 std::size_t budget_bytes, int sm_count) {
+  if (dense_rows <= 0) return 0;
+  std::int64_t d = dense_rows;
+  const std::int64_t per_sm = 2 * static_cast<std::int64_t>(sm_count > 0 ? sm_count : 1);
+  if (d > per_sm) d = per_sm;
+  const std::size_t per_block = dense_bytes_per_block(b_cols, value_bytes);
+  const std::int64_t by_budget = per_block > 0 ? static_cast<std::int64_t>(budget_bytes / per_block) : d;
+  if (d > by_budget) d = by_budget;
+  return d < 1 ? 1 : d;
+}
+// Budget of the numeric dense accumulators: bytes per entry of C.
+inline constexpr std::size_t dense_budget_per_nnz = 4;
+
+// Per-job statistics (one device pass over the rows of A).
+struct job_stats {
+  std::int64_t rows = 0;
+  std::int64_t nnz_a = 0;
+  std::int64_t b_cols = 0;
+  std::int64_t products = 0;
+  std::int64_t max_row_products = 0;
+  std::int64_t max_row_length = 0;
+  std::int64_t nnz_c_bound = 0;  // sum over rows of min(products, cols of B)
+  std::int64_t symbolic_bins[max_bins] = {};  // rows per symbolic bin
+  std::int64_t numeric_dense_candidates = 0;  // rows whose bound exceeds the largest numeric table
+
+  double mean_row_products() const { return rows > 0 ? static_cast<double>(products) / static_cast<double>(rows) : 0; }
+  double mean_row_length() const { return rows > 0 ? static_cast<double>(nnz_a) / static_cast<double>(rows) : 0; }
+};
+
+// The method automatic runs, and why (for memory_estimate::method and docs).
+struct choice {
+  algorithm algo = algorithm::hash;
+  std::string reason;
+};
+
+// Per-job rule (docs/planner.md): RMerge for products whose rows of A are
+// short and uniform (stencils, FEM: every row merged by one sub-warp in one
+// pass, no hashing, no sort); the hash method everywhere else (long or
+// skewed rows: power-law graphs, R-MAT).
+inline constexpr std::int64_t rmerge_max_row_length = 32;    // one RMerge pass at W*R <= 128 with headroom
+inline constexpr double rmerge_max_skew = 4.0;               // longest row / mean row length of A
+inline constexpr std::int64_t rmerge_max_row_products = 2048;
+
+inline choice choose_method(const job_stats& s) {
+  choice c;
+  if (s.rows == 0 || s.products == 0) {
+    c.algo = algorithm::hash;
+    c.reason = "empty product";
+    return c;
+  }
+  const double mean = s.mean_row_length();
+  const bool short_rows = s.max_row_length <= rmerge_max_row_length;
+  const bool uniform = mean > 0 && static_cast<double>(s.max_row_length) <= rmerge_max_skew * mean;
+  const bool few_products = s.max_row_products <= rmerge_max_row_products;
+  if (short_rows && uniform && few_products) {
+    c.algo = algorithm::rmerge;
+    c.reason = "short uniform rows";
+  } else {
+    c.algo = algorithm::hash;
+    c.reason = short_rows ? (uniform ? "long rows of products" : "skewed row lengths") : "long rows of A";
+  }
+  return c;
+}
+
+}  // namespace spgemm::planner

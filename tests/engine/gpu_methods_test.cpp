@@ -1,0 +1,214 @@
+// Every GPU method by name (hash, auto, rmerge) against the CPU reference
+// (spgemm::cpu_multiply): identical structure, values within 1e-12 (double)
+// or 1e-5 (float) of |A||B| per entry, bit-identical across runs, and the
+// job within its memory estimate. Skips where no CUDA device is visible.
+#include <cctype>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "spgemm/backend.hpp"
+#include "spgemm/errors.hpp"
+#include "spgemm/generate.hpp"
+#include "spgemm/io.hpp"
+#include "spgemm/reference.hpp"
+#include "test_matrices.hpp"
+
+namespace spgemm {
+namespace {
+
+backend& gpu() {
+  static const std::shared_ptr<backend> instance = make_cuda_backend(0);
+  return *instance;
+}
+
+template <typename T>
+csr_matrix<T> product_on_gpu(const csr_matrix<T>& a, const csr_matrix<T>& b, algorithm algo) {
+  backend& g = gpu();
+  const auto sa = g.store(a);
+  const auto sb = g.store(b);
+  multiply_options options;
+  options.algo = algo;
+  const memory_estimate estimate = g.estimate_multiply(*sa, *sb, options);
+  const std::size_t before = g.memory().in_use_bytes;
+  g.reset_peak();
+  const auto sc = g.multiply(*sa, *sb, options);
+  const std::size_t peak = g.memory().peak_bytes;
+  EXPECT_LE(peak - before, estimate.total()) << "the product allocated more than its estimate (" << estimate.method
+                                             << ")";
+  EXPECT_EQ(sc->info().rows, a.rows);
+  EXPECT_EQ(sc->info().cols, b.cols);
+  return std::get<csr_matrix<T>>(g.fetch(*sc));
+}
+
+template <typename T>
+void expect_product(const csr_matrix<T>& a, const csr_matrix<T>& b, algorithm algo) {
+  const csr_matrix<T> c = product_on_gpu(a, b, algo);
+  const csr_matrix<T> ref = cpu_multiply(a, b);
+  ASSERT_EQ(c.rows, ref.rows);
+  ASSERT_EQ(c.cols, ref.cols);
+  ASSERT_EQ(c.row_offsets, ref.row_offsets);
+  ASSERT_EQ(c.col_indices, ref.col_indices);
+  ASSERT_EQ(c.values.size(), ref.values.size());
+  EXPECT_LE(scaled_max_error(c, ref, a, b), std::is_same_v<T, float> ? 1e-5 : 1e-12);
+}
+
+template <typename T>
+csr_matrix<T> with_lengths(std::int64_t rows, std::int64_t cols, std::vector<std::int64_t> lengths,
+                           std::uint64_t seed) {
+  return testing::random_csr_rows<T>(rows, cols, seed, [lengths](std::int64_t r, std::mt19937_64&) {
+    return lengths[static_cast<std::size_t>(r) % lengths.size()];
+  });
+}
+
+template <typename T>
+csr_matrix<T> empty_csr(std::int64_t rows, std::int64_t cols) {
+  csr_matrix<T> m;
+  m.rows = rows;
+  m.cols = cols;
+  m.row_offsets.assign(static_cast<std::size_t>(rows) + 1, 0);
+  return m;
+}
+
+// (algorithm name, double precision?)
+using method_param = std::tuple<std::string, bool>;
+
+class GpuMethod : public ::testing::TestWithParam<method_param> {
+ protected:
+  void SetUp() override {
+    if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU tests skipped";
+  }
+  algorithm algo() const { return parse_algorithm(std::get<0>(GetParam())); }
+  bool f64() const { return std::get<1>(GetParam()); }
+
+  // Runs `check` with float or double matrices as the parameter asks.
+  template <typename F>
+  void both(F&& check) {
+    if (f64()) {
+      check(double{});
+    } else {
+      check(float{});
+    }
+  }
+};
+
+TEST_P(GpuMethod, EmptyShapes) {
+  both([&](auto tag) {
+    using T = decltype(tag);
+    expect_product(csr_matrix<T>{}, csr_matrix<T>{}, algo());
+    expect_product(empty_csr<T>(5, 0), empty_csr<T>(0, 7), algo());
+    expect_product(empty_csr<T>(0, 5), testing::random_csr<T>(5, 3, 3, 4), algo());
+    expect_product(empty_csr<T>(4, 6), testing::random_csr<T>(6, 3, 3, 6), algo());
+    expect_product(testing::random_csr<T>(4, 6, 3, 7), empty_csr<T>(6, 3), algo());
+  });
+}
+
+TEST_P(GpuMethod, OneByOne) {
+  both([&](auto tag) {
+    using T = decltype(tag);
+    csr_matrix<T> a;
+    a.rows = a.cols = 1;
+    a.row_offsets = {0, 1};
+    a.col_indices = {0};
+    a.values = {T(0.75)};
+    const csr_matrix<T> c = product_on_gpu(a, a, algo());
+    ASSERT_EQ(c.values.size(), 1u);
+    EXPECT_EQ(c.values[0], T(0.75) * T(0.75));
+  });
+}
+
+TEST_P(GpuMethod, RectangularAndEmptyRows) {
+  both([&](auto tag) {
+    using T = decltype(tag);
+    expect_product(testing::random_csr<T>(37, 50, 12, 11), testing::random_csr<T>(50, 11, 6, 12), algo());
+    expect_product(testing::random_csr<T>(11, 50, 40, 13), testing::random_csr<T>(50, 37, 30, 14), algo());
+    expect_product(with_lengths<T>(200, 150, {0, 5, 0, 0, 17, 1}, 21), with_lengths<T>(150, 180, {3, 0, 9, 0}, 22),
+                   algo());
+  });
+}
+
+// Rows in every bin: single entries (copy), warp tables, block tables, and
+// dense rows beyond the largest shared table (a row of 4500 entries times
+// rows of B of 40: 180000 products, up to 20000 distinct columns).
+TEST_P(GpuMethod, EveryBin) {
+  both([&](auto tag) {
+    using T = decltype(tag);
+    auto a = testing::random_csr_rows<T>(40, 5000, 31, [](std::int64_t r, std::mt19937_64& rng) {
+      if (r == 3) return std::int64_t{4500};
+      if (r % 7 == 1) return std::int64_t{1};
+      return std::uniform_int_distribution<std::int64_t>(0, 400)(rng);
+    });
+    const auto b = testing::random_csr<T>(5000, 20000, 40, 32);
+    expect_product(a, b, algo());
+    const auto b_narrow = testing::random_csr<T>(5000, 300, 6, 33);
+    expect_product(a, b_narrow, algo());
+  });
+}
+
+TEST_P(GpuMethod, RowLengthBoundaries) {
+  both([&](auto tag) {
+    using T = decltype(tag);
+    for (std::int64_t length : {1, 2, 31, 32, 33, 127, 128, 129, 511, 512, 513, 2047, 2049}) {
+      SCOPED_TRACE(length);
+      const auto a = with_lengths<T>(24, 3000, {length, 1, 0, 3}, 100 + static_cast<std::uint64_t>(length));
+      const auto b = testing::random_csr<T>(3000, 4000, 8, 200 + static_cast<std::uint64_t>(length));
+      expect_product(a, b, algo());
+    }
+  });
+}
+
+TEST_P(GpuMethod, Generators) {
+  both([&](auto tag) {
+    using T = decltype(tag);
+    for (const char* spec : {"poisson3d7:20", "poisson3d27:12", "poisson2d5:40", "elasticity3d:6", "rmat:10:8",
+                             "rmat:12:16"}) {
+      SCOPED_TRACE(spec);
+      const auto a = convert_values<T>(testing::with_random_values(generate(spec), 7));
+      expect_product(a, a, algo());
+    }
+  });
+}
+
+TEST_P(GpuMethod, Deterministic) {
+  both([&](auto tag) {
+    using T = decltype(tag);
+    for (const char* spec : {"rmat:12:16", "poisson3d27:8"}) {
+      const auto a = convert_values<T>(testing::with_random_values(generate(spec), 3));
+      const auto first = product_on_gpu(a, a, algo());
+      for (int run = 0; run < 3; ++run) {
+        const auto again = product_on_gpu(a, a, algo());
+        ASSERT_EQ(first.row_offsets, again.row_offsets);
+        ASSERT_EQ(first.col_indices, again.col_indices);
+        ASSERT_EQ(first.values.size(), again.values.size());
+        EXPECT_EQ(std::memcmp(first.values.data(), again.values.data(), first.values.size() * sizeof(T)), 0);
+      }
+    }
+  });
+}
+
+TEST_P(GpuMethod, SharedMatrices) {
+  if (!f64()) GTEST_SKIP() << "double precision only";
+  for (const std::string& file : testing::shared_matrix_files()) {
+    SCOPED_TRACE(file);
+    const auto a = testing::with_random_values(read_matrix_market(file), 42);
+    const auto b = a.rows == a.cols ? a : cpu_transpose(a);
+    expect_product(a, b, algo());
+  }
+}
+
+std::string param_name(const ::testing::TestParamInfo<method_param>& info) {
+  return std::get<0>(info.param) + (std::get<1>(info.param) ? "_f64" : "_f32");
+}
+
+INSTANTIATE_TEST_SUITE_P(Methods, GpuMethod,
+                         ::testing::Combine(::testing::Values(std::string("hash"), std::string("auto")),
+                                            ::testing::Bool()),
+                         param_name);
+
+}  // namespace
+}  // namespace spgemm

@@ -1,0 +1,93 @@
+// The planner's host-only rules (engine/planner/planner.hpp), on the CPU.
+#include <gtest/gtest.h>
+
+#include "planner/planner.hpp"
+
+namespace spgemm::planner {
+namespace {
+
+TEST(Planner, SymbolicBins) {
+  const limits lim;  // 32768 symbolic, 16384 numeric
+  EXPECT_EQ(symbolic_bin(0, 0, 100, lim), bin_none);
+  EXPECT_EQ(symbolic_bin(5, 0, 100, lim), bin_none);
+  EXPECT_EQ(symbolic_bin(1, 7, 100, lim), bin_copy);
+  EXPECT_EQ(symbolic_bin(2, 1, 100, lim), first_table_bin);       // 32 slots
+  EXPECT_EQ(symbolic_bin(2, 32, 100000, lim), first_table_bin);   // 32
+  EXPECT_EQ(symbolic_bin(2, 33, 100000, lim), first_table_bin + 1);  // 64
+  EXPECT_EQ(table_of_bin(symbolic_bin(3, 729, 100000, lim)), 1024);  // poisson3d27
+  EXPECT_EQ(table_of_bin(symbolic_bin(3, 32768, 100000, lim)), 32768);
+  EXPECT_EQ(symbolic_bin(3, 32769, 100000, lim), dense_bin(lim.symbolic_max_table));
+  // Columns of B cap the distinct columns.
+  EXPECT_EQ(table_of_bin(symbolic_bin(3, 1000000, 300, lim)), 512);
+}
+
+TEST(Planner, NumericBinsKeepLoadAtMostFourFifths) {
+  const limits lim;
+  EXPECT_EQ(numeric_bin(4, 0, lim), bin_none);
+  EXPECT_EQ(numeric_bin(1, 9, lim), bin_copy);
+  for (std::int64_t nnz = 1; nnz <= 20000; nnz += 37) {
+    const int bin = numeric_bin(3, nnz, lim);
+    if (bin == dense_bin(lim.numeric_max_table)) {
+      EXPECT_GT(nnz + nnz / 4, lim.numeric_max_table);
+      continue;
+    }
+    const int table = table_of_bin(bin);
+    EXPECT_GE(table, nnz + nnz / 4);
+    EXPECT_TRUE(table == smallest_table || table / 2 < nnz + nnz / 4) << nnz;
+  }
+  EXPECT_LT(dense_bin(lim.symbolic_max_table), max_bins);
+}
+
+TEST(Planner, TableConfigsFitSharedMemory) {
+  const std::size_t h100 = 232448 - 1024;
+  const limits f64 = limits_for(h100, 8);
+  EXPECT_EQ(f64.numeric_max_table, 16384);
+  EXPECT_EQ(f64.symbolic_max_table, 32768);
+  for (int table = smallest_table; table <= f64.numeric_max_table; table *= 2) {
+    const table_config c = config_for_table(table, 8);
+    EXPECT_LE(c.shared_bytes, h100) << table;
+    EXPECT_EQ(c.warp_per_row, table <= warp_max_table);
+    EXPECT_EQ(c.block_threads % 32, 0);
+  }
+  // A GPU with 99 KB per block gets smaller tables.
+  const limits small = limits_for(99 * 1024, 8);
+  EXPECT_LT(small.numeric_max_table, 16384);
+  EXPECT_LE(config_for_table(small.numeric_max_table, 8).shared_bytes, 99u * 1024);
+}
+
+TEST(Planner, DenseBlocksStayInBudget) {
+  EXPECT_EQ(dense_blocks(0, 1000, 8, 1 << 30, 132), 0);
+  EXPECT_EQ(dense_blocks(5, 1000, 8, 1 << 30, 132), 5);
+  EXPECT_EQ(dense_blocks(5000, 1000, 8, std::size_t{1} << 30, 132), 264);
+  const std::size_t per = dense_bytes_per_block(262144, 8);
+  EXPECT_EQ(dense_blocks(5000, 262144, 8, 10 * per, 132), 10);
+  EXPECT_EQ(dense_blocks(5000, 262144, 8, per / 2, 132), 1);  // at least one
+}
+
+job_stats stats(std::int64_t rows, std::int64_t nnz, std::int64_t max_len, std::int64_t products,
+                std::int64_t max_products) {
+  job_stats s;
+  s.rows = rows;
+  s.nnz_a = nnz;
+  s.max_row_length = max_len;
+  s.products = products;
+  s.max_row_products = max_products;
+  s.b_cols = rows;
+  s.nnz_c_bound = products;
+  return s;
+}
+
+TEST(Planner, ChoosesRmergeForStencilsAndHashForGraphs) {
+  // poisson3d27:64: rows of 8..27, 729 products at most.
+  EXPECT_EQ(choose_method(stats(262144, 6859000, 27, 179000000, 729)).algo, algorithm::rmerge);
+  // poisson3d7:100.
+  EXPECT_EQ(choose_method(stats(1000000, 6940000, 7, 48200000, 49)).algo, algorithm::rmerge);
+  // rmat:16:16: skewed, long rows.
+  EXPECT_EQ(choose_method(stats(65536, 960000, 9000, 401000000, 2000000)).algo, algorithm::hash);
+  // email-Enron: short mean, long tail.
+  EXPECT_EQ(choose_method(stats(36692, 367662, 1383, 51500000, 600000)).algo, algorithm::hash);
+  EXPECT_EQ(choose_method(job_stats{}).algo, algorithm::hash);
+}
+
+}  // namespace
+}  // namespace spgemm::planner
