@@ -14,14 +14,22 @@ build=build-device
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSPGEMM_WITH_CUDA=ON \
   -DCMAKE_CUDA_ARCHITECTURES=90 -DSPGEMM_WITH_SERVICE="$service" >/dev/null
 targets=(spgemm_bench spgemm_gpu_tests spgemm_engine_tests)
-[ "$service" = ON ] && targets+=(spgemmd spgemm_cli spgemm_service_bench)
+[ "$service" = ON ] && targets+=(spgemmd spgemm_cli spgemm_service_bench spgemmd_integration_test spgemm_client_tests)
 cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
 
 rm -rf .device && mkdir -p .device/bin .device/lib .device/matrices
 cp "$build"/bench/spgemm-bench "$build"/tests/engine/spgemm_gpu_tests "$build"/tests/engine/spgemm_engine_tests .device/bin/
 if [ "$service" = ON ]; then
-  cp "$build"/server/spgemmd "$build"/client/cli/spgemm "$build"/bench/spgemm-service-bench .device/bin/
-  cp bench/run_service_device.sh .device/
+  cp "$build"/server/spgemmd "$build"/client/spgemm "$build"/bench/spgemm-service-bench \
+    "$build"/tests/server/spgemmd_integration_test "$build"/tests/client/spgemm_client_tests .device/bin/
+  cp bench/run_service_device.sh bench/run_gpu_service_suite.sh client/python/examples/compare.py .device/
+  # The Python package as a wheel, its tests, and the protobuf runtime its
+  # generated code needs (the GPU host has Python 3.12 and grpcio, no network).
+  mkdir -p .device/wheels
+  python3 -m pip wheel -q --no-deps -w .device/wheels ./client/python
+  python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+    --platform manylinux_2_17_x86_64 -d .device/wheels "protobuf==$(python3 -c 'import google.protobuf as p; print(p.__version__)')"
+  cp -r client/python/tests .device/python-tests
 fi
 cp bench/run_device.sh .device/
 for bin in .device/bin/*; do

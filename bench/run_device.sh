@@ -30,7 +30,15 @@ export LD_LIBRARY_PATH="$DIR/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LI
 
 BENCH="$DIR/bin/spgemm-bench"
 TESTS="$DIR/bin/spgemm_gpu_tests"
-GENERATED=(poisson3d7:100 poisson3d27:64 poisson2d5:1024 elasticity3d:40 rmat:16:16 rmat:17:16)
+GENERATED=(poisson3d7:100 poisson3d27:64 poisson2d5:1024 elasticity3d:40 rmat:16:16 rmat:17:16 rmat:18:16)
+# Optional settings: ALGORITHMS (spgemm-bench --algorithms), REPEATS, WARMUPS,
+# TEST_FILTER (gtest filter), TEST_TIMEOUT and BENCH_TIMEOUT (seconds).
+ALGORITHMS=${ALGORITHMS:-auto,hash,rmerge,cusparse-alg1,cusparse-alg2,cusparse-alg3}
+REPEATS=${REPEATS:-9}
+WARMUPS=${WARMUPS:-2}
+TEST_FILTER=${TEST_FILTER:-*}
+TEST_TIMEOUT=${TEST_TIMEOUT:-600}
+BENCH_TIMEOUT=${BENCH_TIMEOUT:-3600}
 
 {
   echo "commit: $COMMIT"
@@ -48,11 +56,12 @@ status=0
 
 if [[ -x "$TESTS" ]]; then
   echo "== GPU tests"
-  if "$TESTS" >"$OUT/gpu_tests.log" 2>&1; then
+  if timeout "$TEST_TIMEOUT" "$TESTS" --gtest_filter="$TEST_FILTER" >"$OUT/gpu_tests.log" 2>&1; then
     echo "GPU tests: passed ($(wc -l <"$OUT/gpu_tests.log") lines in gpu_tests.log)"
   else
     echo "GPU tests: FAILED (exit $?); last lines of gpu_tests.log:"
-    tail -n 20 "$OUT/gpu_tests.log"
+    grep -E "^\[  FAILED|Failure|error|Expected|Which is|actual" "$OUT/gpu_tests.log" | head -n 30
+    tail -n 5 "$OUT/gpu_tests.log"
     status=1
   fi
 else
@@ -69,8 +78,8 @@ MATRICES=("$DIR"/matrices/*.mtx.gz)
 shopt -u nullglob
 
 echo "== spgemm-bench: ${#MATRICES[@]} files + ${#GENERATED[@]} generated matrices"
-"$BENCH" "${MATRICES[@]}" "${GENERATED[@]}" \
-  --commit "$COMMIT" --tsv "$OUT/bench.tsv" --markdown "$OUT/bench.md" >"$OUT/bench.log" 2>&1
+timeout "$BENCH_TIMEOUT" "$BENCH" "${MATRICES[@]}" "${GENERATED[@]}" --algorithms "$ALGORITHMS" \
+  --repeats "$REPEATS" --warmups "$WARMUPS" --commit "$COMMIT" --tsv "$OUT/bench.tsv" --markdown "$OUT/bench.md" >"$OUT/bench.log" 2>&1
 bench_status=$?
 if [[ $bench_status -ne 0 ]]; then
   echo "spgemm-bench: exit $bench_status (see bench.log)"
@@ -81,25 +90,29 @@ fi
 echo
 echo "== results ($(grep -m1 '^- device' "$OUT/bench.md" 2>/dev/null | cut -c3-))"
 if [[ -s "$OUT/bench.tsv" ]]; then
-  # One line per matrix: rmerge against the fastest cuSPARSE ALG; rows that
-  # did not succeed are listed after it.
+  # One line per matrix: auto (and hash, rmerge) against the fastest cuSPARSE
+  # ALG; rows that did not succeed are listed after it.
   awk -F'\t' '
     NR == 1 { next }
     !($2 in seen) { seen[$2] = 1; order[++n] = $2; flops[$2] = $6 }
-    $7 ~ /^rmerge/ && !($2 in ours) { ours[$2] = $8; gf[$2] = $9; peak[$2] = $10; ostat[$2] = $11 }
+    $11 == "ok" && $7 !~ /^cusparse/ { t[$2, $7] = $8; if ($7 == "auto") { gf[$2] = $9; peak[$2] = $10; nnzc[$2] = $5 } }
     $7 ~ /^cusparse/ && $11 == "ok" && (!($2 in best) || $8 + 0 < best[$2] + 0) { best[$2] = $8; alg[$2] = substr($7, 10) }
-    $11 != "ok" { note[$2] = note[$2] " " $7 ": " substr($11, 1, 60) ";" }
+    $11 != "ok" { note[$2] = note[$2] " " $7 ": " substr($11, 1, 50) ";" }
     END {
-      printf "%-18s %9s %10s %7s %9s %10s %-5s %6s  %s\n", "matrix", "flops", "rmerge ms", "GF/s", "peak MiB", "cuSPARSE", "ALG", "ratio", "not ok"
+      printf "%-16s %8s %8s %8s %8s %6s %7s %6s %6s %5s %6s %s\n", "matrix", "flops", "auto", "hash", "rmerge", "GF/s", "cuSP", "ALG", "ratio", "B/nzC", "best", "not ok"
       for (i = 1; i <= n; ++i) {
         m = order[i]
-        r = (m in ours && ours[m] != "NA" && ostat[m] == "ok") ? ours[m] : "-"
+        a = ((m, "auto") in t) ? t[m, "auto"] : "-"
+        h = ((m, "hash") in t) ? t[m, "hash"] : "-"
+        r = ((m, "rmerge") in t) ? t[m, "rmerge"] : "-"
         b = (m in best) ? best[m] : "-"
-        ratio = (r != "-" && b != "-" && r + 0 > 0) ? sprintf("%.2f", b / r) : "-"
-        p = (m in peak && peak[m] != "NA") ? sprintf("%.1f", peak[m] / 1048576) : "-"
-        printf "%-18s %9.3g %10s %7s %9s %10s %-5s %6s %s\n", substr(m, 1, 18), flops[m], r, (m in gf ? gf[m] : "-"), p, b, (m in alg ? alg[m] : "-"), ratio, note[m]
+        ratio = (a != "-" && b != "-" && a + 0 > 0) ? sprintf("%.2f", b / a) : "-"
+        bpn = (m in peak && peak[m] != "NA" && nnzc[m] + 0 > 0) ? sprintf("%.1f", peak[m] / nnzc[m]) : "-"
+        mine = (h != "-" && (r == "-" || h + 0 < r + 0)) ? h : r
+        bestours = (mine != "-" && a != "-") ? sprintf("%.2f", a / mine) : "-"
+        printf "%-16s %8.3g %8s %8s %8s %6s %7s %6s %6s %5s %6s %s\n", substr(m, 1, 16), flops[m], a, h, r, (m in gf ? gf[m] : "-"), b, (m in alg ? alg[m] : "-"), ratio, bpn, bestours, note[m]
       }
     }' "$OUT/bench.tsv"
 fi
-grep -h '^rmerge vs' "$OUT/bench.md" 2>/dev/null
+grep -h -E '^(auto|rmerge) vs' "$OUT/bench.md" 2>/dev/null
 exit $status

@@ -588,7 +588,9 @@ int main(int argc, char** argv) {
                                    "path of spgemmd: start it on a free loopback port, stop it at the end");
   server_opt->excludes(spawn_opt);
   app.add_option("--backend", o.backend, "with --spawn: the server's --backend (auto or cpu)")->capture_default_str();
-  app.add_option("--server-arg", o.server_args, "with --spawn: one more flag for spgemmd (repeatable)");
+  app.add_option("--server-arg", o.server_args,
+                 "with --spawn: one more flag for spgemmd, repeatable (--server-arg=--workers=2)")
+      ->allow_extra_args(false);
   app.add_option("--server-log", o.server_log, "with --spawn: keep the server's log in this file");
   app.add_option("--repeats", o.repeats, "timed products per matrix (median reported)")
       ->capture_default_str()

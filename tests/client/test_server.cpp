@@ -63,6 +63,12 @@ struct server_process {
     pid = -1;
   }
 
+  // The CPU unless SPGEMM_TEST_BACKEND says otherwise ("auto" on the GPU host).
+  static std::string test_backend() {
+    const char* env = std::getenv("SPGEMM_TEST_BACKEND");
+    return env && *env ? env : "cpu";
+  }
+
   void start() {
     const char* env = std::getenv("SPGEMMD");
     const std::string binary = env && *env ? env : SPGEMMD_PATH;
@@ -73,7 +79,7 @@ struct server_process {
     const std::string port_file = scratch_path("spgemmd.port");
     const std::string log_file = scratch_path("spgemmd.log");
     std::vector<std::string> args = {binary, "--listen=127.0.0.1:0", "--port_file=" + port_file,
-                                     "--metrics_listen=", "--backend=cpu"};
+                                     "--metrics_listen=", "--backend=" + test_backend()};
     pid = ::fork();
     if (pid == 0) {
       int fd = ::open(log_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -171,7 +177,8 @@ run_result run_cli(const std::vector<std::string>& args, const std::string& serv
   const std::string err = scratch_path("cli." + std::to_string(counter) + ".err");
   std::string cmd = "env -u SPGEMM_TOKEN ";
   cmd += server_address.empty() ? "-u SPGEMM_SERVER " : "SPGEMM_SERVER=" + shell_quote(server_address) + " ";
-  cmd += shell_quote(SPGEMM_CLI_PATH);
+  const char* cli = std::getenv("SPGEMM_CLI");
+  cmd += shell_quote(cli && *cli ? cli : SPGEMM_CLI_PATH);
   for (const auto& a : args) cmd += " " + shell_quote(a);
   cmd += " >" + shell_quote(out) + " 2>" + shell_quote(err) + " </dev/null";
   const int status = std::system(cmd.c_str());

@@ -55,7 +55,7 @@ void expect_product(const csr_matrix<T>& a, const csr_matrix<T>& b, algorithm al
   ASSERT_EQ(c.row_offsets, ref.row_offsets);
   ASSERT_EQ(c.col_indices, ref.col_indices);
   ASSERT_EQ(c.values.size(), ref.values.size());
-  EXPECT_LE(scaled_max_error(c, ref, a, b), std::is_same_v<T, float> ? 1e-5 : 1e-12);
+  EXPECT_LE(scaled_max_error(c, ref, a, b), (std::is_same_v<T, float> ? 1e-5 : 1e-12));
 }
 
 template <typename T>

@@ -37,6 +37,13 @@ namespace {
 
 // ---- the server process ------------------------------------------------------
 
+// The backend the tests run the server on: the CPU unless SPGEMM_TEST_BACKEND
+// says otherwise ("auto" on the GPU host runs the same suite on the GPUs).
+std::string test_backend() {
+  const char* env = std::getenv("SPGEMM_TEST_BACKEND");
+  return env && *env ? env : "cpu";
+}
+
 class server_process {
  public:
   explicit server_process(std::vector<std::string> extra) {
@@ -44,12 +51,13 @@ class server_process {
     dir_ = fs::temp_directory_path() /
            ("spgemmd-test-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
     fs::create_directories(dir_);
-    std::vector<std::string> args = {SPGEMMD_BINARY,
+    const char* binary = std::getenv("SPGEMMD");
+    std::vector<std::string> args = {binary && *binary ? binary : SPGEMMD_BINARY,
                                      "--listen=127.0.0.1:0",
                                      "--port_file=" + (dir_ / "port").string(),
                                      "--metrics_listen=127.0.0.1:0",
                                      "--metrics_port_file=" + (dir_ / "metrics_port").string(),
-                                     "--backend=cpu",
+                                     "--backend=" + test_backend(),
                                      "--cpu_threads=2",
                                      "--grace_seconds=5"};
     args.insert(args.end(), extra.begin(), extra.end());

@@ -106,7 +106,10 @@ def assert_product_close(c: sp.sparray, a: sp.sparray, b: sp.sparray, rtol: floa
 
 @pytest.fixture(scope="session")
 def server_address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """Starts spgemmd --backend=cpu on a free port for the session; yields host:port."""
+    """Starts spgemmd on a free port for the session; yields host:port.
+
+    The backend is the CPU unless SPGEMM_TEST_BACKEND says otherwise ("auto" on a GPU host).
+    """
     binary = os.environ.get("SPGEMMD") or str(REPO / "build" / "server" / "spgemmd")
     if not (os.path.isfile(binary) and os.access(binary, os.X_OK)):
         missing("spgemmd not found at %s (build it, or set SPGEMMD to the binary)" % binary)
@@ -115,7 +118,8 @@ def server_address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     log_path = tmp / "spgemmd.log"
     log = open(log_path, "wb")
     proc = subprocess.Popen(
-        [binary, "--listen=127.0.0.1:0", "--port_file=%s" % port_file, "--metrics_listen=", "--backend=cpu"],
+        [binary, "--listen=127.0.0.1:0", "--port_file=%s" % port_file, "--metrics_listen=",
+         "--backend=%s" % os.environ.get("SPGEMM_TEST_BACKEND", "cpu")],
         stdout=log,
         stderr=subprocess.STDOUT,
     )

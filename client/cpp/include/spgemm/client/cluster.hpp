@@ -22,7 +22,9 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -98,9 +100,13 @@ class Cluster {
   template <typename F>
   auto run(F&& job, std::size_t* server_out = nullptr) -> decltype(job(std::declval<Client&>())) {
     using R = decltype(job(std::declval<Client&>()));
-    R result{};
-    run_erased([&](Client& c) { result = job(c); }, server_out);
-    return result;
+    if constexpr (std::is_void_v<R>) {
+      run_erased([&](Client& c) { job(c); }, server_out);
+    } else {
+      std::optional<R> result;
+      run_erased([&](Client& c) { result.emplace(job(c)); }, server_out);
+      return std::move(*result);
+    }
   }
 
   // C = A * B on one server (operands uploaded for the call, deleted after).
