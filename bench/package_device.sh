@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Builds the GPU binaries for the GPU host (sm_90, static CUDA runtime) and
-# gathers what a run there needs into .device/ (ignored by git, carried by the
-# device tool): bin/, lib/ (the shared libraries ldd lists beyond glibc,
+# gathers what a run there needs into $DEST (default .device/; ignored by git,
+# carried by the device tool): bin/, lib/ (the shared libraries ldd lists beyond glibc,
 # libstdc++, libgcc_s and the CUDA libraries the host has) and matrices/.
 #
 #   bench/package_device.sh [--service]   --service adds spgemmd, the CLI and the service tests
 set -euo pipefail
 cd "$(dirname "$0")/.."
+dest=${DEST:-.device}
 
 service=OFF
 [ "${1:-}" = "--service" ] && service=ON
@@ -17,23 +18,23 @@ targets=(spgemm_bench spgemm_gpu_tests spgemm_engine_tests)
 [ "$service" = ON ] && targets+=(spgemmd spgemm_cli spgemm_service_bench spgemmd_integration_test spgemm_client_tests)
 cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
 
-rm -rf .device && mkdir -p .device/bin .device/lib .device/matrices
-cp "$build"/bench/spgemm-bench "$build"/tests/engine/spgemm_gpu_tests "$build"/tests/engine/spgemm_engine_tests .device/bin/
+rm -rf "$dest" && mkdir -p $dest/bin $dest/lib $dest/matrices
+cp "$build"/bench/spgemm-bench "$build"/tests/engine/spgemm_gpu_tests "$build"/tests/engine/spgemm_engine_tests $dest/bin/
 if [ "$service" = ON ]; then
   cp "$build"/server/spgemmd "$build"/client/spgemm "$build"/bench/spgemm-service-bench \
-    "$build"/tests/server/spgemmd_integration_test "$build"/tests/client/spgemm_client_tests .device/bin/
-  cp bench/run_service_device.sh bench/run_gpu_service_suite.sh client/python/examples/compare.py .device/
+    "$build"/tests/server/spgemmd_integration_test "$build"/tests/client/spgemm_client_tests $dest/bin/
+  cp bench/run_service_device.sh bench/run_gpu_service_suite.sh client/python/examples/compare.py $dest/
   # The Python package as a wheel, its tests, and the protobuf runtime its
   # generated code needs (the GPU host has Python 3.12 and grpcio, no network).
-  mkdir -p .device/wheels
-  python3 -m pip wheel -q --no-deps -w .device/wheels ./client/python
+  mkdir -p $dest/wheels
+  python3 -m pip wheel -q --no-deps -w $dest/wheels ./client/python
   python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
-    --platform manylinux_2_17_x86_64 -d .device/wheels "protobuf==$(python3 -c 'import google.protobuf as p; print(p.__version__)')"
-  cp -r client/python/tests .device/python-tests
+    --platform manylinux_2_17_x86_64 -d $dest/wheels "protobuf==$(python3 -c 'import google.protobuf as p; print(p.__version__)')"
+  cp -r client/python/tests $dest/python-tests
 fi
-cp bench/run_device.sh .device/
-for bin in .device/bin/*; do
+cp bench/run_device.sh bench/device_env.sh $dest/
+for bin in $dest/bin/*; do
   ldd "$bin" | awk '/=> \// {print $3}' | grep -v -E '/(libc|libm|libstdc\+\+|libgcc_s|libpthread|libdl|librt|libcusparse|libcublas|libcublasLt|libnvJitLink)\.so' || true
-done | sort -u | xargs -r -I{} cp -L {} .device/lib/
-cp ../shared/matrices/*.mtx.gz .device/matrices/
-du -sh .device
+done | sort -u | xargs -r -I{} cp -L {} $dest/lib/
+cp ../shared/matrices/*.mtx.gz $dest/matrices/
+du -sh "$dest"

@@ -14,19 +14,10 @@
 # every result matched, 1 otherwise.
 set -u
 
-if [[ $# -lt 1 || ! -d "$1" ]]; then
-  echo "usage: $0 DIR [COMMIT]   (DIR holds bin/, lib/ and matrices/)" >&2
-  exit 2
-fi
-DIR=$(cd "$1" && pwd)
-COMMIT=${2:-unknown}
-OUT=${OUT:-$PWD/bench-out}
-mkdir -p "$OUT"
-
-# The binaries look in $ORIGIN/../lib first; the CUDA libraries of the host
-# are the fallback.
+# shellcheck source-path=SCRIPTDIR source=device_env.sh
+source "$(dirname "${BASH_SOURCE[0]}")/device_env.sh"
+device_setup bench-out "$@"
 export SPGEMM_MATRICES="$DIR/matrices" SPGEMM_REQUIRE_MATRICES=1
-export LD_LIBRARY_PATH="$DIR/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
 BENCH="$DIR/bin/spgemm-bench"
 TESTS="$DIR/bin/spgemm_gpu_tests"
@@ -40,17 +31,7 @@ TEST_FILTER=${TEST_FILTER:-*}
 TEST_TIMEOUT=${TEST_TIMEOUT:-600}
 BENCH_TIMEOUT=${BENCH_TIMEOUT:-3600}
 
-{
-  echo "commit: $COMMIT"
-  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  echo "host: $(uname -srm), $(nproc) cores"
-  if command -v nvidia-smi >/dev/null 2>&1; then
-    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader
-  else
-    echo "nvidia-smi: not found"
-  fi
-} >"$OUT/environment.txt" 2>&1
-cat "$OUT/environment.txt"
+write_environment
 
 status=0
 
@@ -73,9 +54,7 @@ if [[ ! -x "$BENCH" ]]; then
   exit 1
 fi
 
-shopt -s nullglob
-MATRICES=("$DIR"/matrices/*.mtx.gz)
-shopt -u nullglob
+find_matrices
 
 echo "== spgemm-bench: ${#MATRICES[@]} files + ${#GENERATED[@]} generated matrices"
 timeout "$BENCH_TIMEOUT" "$BENCH" "${MATRICES[@]}" "${GENERATED[@]}" --algorithms "$ALGORITHMS" \

@@ -28,8 +28,9 @@ grep -E "^\[  (PASSED|FAILED)|tests ran" "$suites" | tail -n 6
 # The CLI through a GPU server and through a CPU server, every shared matrix.
 work=$(mktemp -d)
 start() {  # start BACKEND NAME -> prints the port
+  # Its output goes to a file: an inherited stdout would hold $(start ...) open.
   "$SPGEMMD" --listen=127.0.0.1:0 --port_file="$work/$2.port" --metrics_listen= --backend="$1" \
-    2>"$work/$2.log" &
+    >"$work/$2.log" 2>&1 &
   for _ in $(seq 1 300); do [ -s "$work/$2.port" ] && break; sleep 0.1; done
   cat "$work/$2.port"
 }

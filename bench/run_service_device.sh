@@ -19,15 +19,9 @@
 # "--repeats 21 --jobs-seconds 5"); SPGEMMD_ARGS adds flags to spgemmd.
 set -u
 
-if [[ $# -lt 1 || ! -d "$1" ]]; then
-  echo "usage: $0 DIR [COMMIT]   (DIR holds bin/, lib/ and matrices/)" >&2
-  exit 2
-fi
-DIR=$(cd "$1" && pwd)
-COMMIT=${2:-unknown}
-OUT=${OUT:-$PWD/service-bench-out}
-mkdir -p "$OUT"
-export LD_LIBRARY_PATH="$DIR/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# shellcheck source-path=SCRIPTDIR source=device_env.sh
+source "$(dirname "${BASH_SOURCE[0]}")/device_env.sh"
+device_setup service-bench-out "$@"
 
 SERVER="$DIR/bin/spgemmd"
 BENCH="$DIR/bin/spgemm-service-bench"
@@ -39,17 +33,7 @@ for b in "$SERVER" "$BENCH"; do
 done
 GENERATED=(poisson3d7:64 poisson2d5:512 rmat:14:8)
 
-{
-  echo "commit: $COMMIT"
-  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  echo "host: $(uname -srm), $(nproc) cores"
-  if command -v nvidia-smi >/dev/null 2>&1; then
-    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader
-  else
-    echo "nvidia-smi: not found"
-  fi
-} >"$OUT/environment.txt" 2>&1
-cat "$OUT/environment.txt"
+write_environment
 
 # The server, on a free loopback port, without the metrics listener.
 PORT_FILE="$OUT/spgemmd.port"
@@ -88,9 +72,7 @@ if [[ ! -s "$PORT_FILE" ]]; then
 fi
 ADDRESS="127.0.0.1:$(cat "$PORT_FILE")"
 
-shopt -s nullglob
-MATRICES=("$DIR"/matrices/*.mtx.gz)
-shopt -u nullglob
+find_matrices
 
 echo "== spgemm-service-bench against $ADDRESS: ${#MATRICES[@]} files + ${#GENERATED[@]} generated matrices"
 # shellcheck disable=SC2086

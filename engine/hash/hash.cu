@@ -97,7 +97,8 @@ workspace_plan plan_workspace(const planner::job_stats& s, std::int64_t nnz_c, s
 
 template <typename K>
 void set_shared(K kernel, std::size_t bytes) {
-  if (bytes > 48 * 1024) {
+  // Always: static shared memory counts against the 48 KB default too.
+  if (bytes > 0) {
     SPGEMM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            static_cast<int>(bytes)));
   }

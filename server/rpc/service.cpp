@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <optional>
 
 #include "ops/log.hpp"
@@ -56,6 +57,10 @@ void to_proto(const entry_info& e, v1::MatrixInfo* out) {
   out->set_ttl_seconds(e.ttl_seconds);
 }
 
+grpc::Status not_found(const std::string& handle) {
+  return {grpc::StatusCode::NOT_FOUND, "no matrix with handle " + handle + "; it may have expired or been deleted"};
+}
+
 // Pins the matrix named by request field `field`.
 grpc::Status lookup(service_state& s, const std::string& tenant, const char* field, const std::string& handle,
                     pin* out) {
@@ -64,9 +69,7 @@ grpc::Status lookup(service_state& s, const std::string& tenant, const char* fie
             std::string("request field '") + field + "' is empty: give the handle of a stored matrix (from Upload or a kept result)"};
   }
   *out = s.cache.acquire(tenant, handle);
-  if (!*out) {
-    return {grpc::StatusCode::NOT_FOUND, "no matrix with handle " + handle + "; it may have expired or been deleted"};
-  }
+  if (!*out) return not_found(handle);
   return grpc::Status::OK;
 }
 
@@ -518,6 +521,71 @@ void finish_steps(job& j) {
   }
 }
 
+// Transposes input `input`, as the job's next intermediate.
+job_step transpose_step(int input) {
+  job_step step;
+  step.what = "transpose";
+  step.estimate = [=](job& j, spgemm::backend& b) {
+    return b.estimate_transpose(*j.resident[static_cast<std::size_t>(input)]);
+  };
+  step.run = [=](job& j, spgemm::backend& b) {
+    j.temps.push_back(b.transpose(*j.resident[static_cast<std::size_t>(input)], j.cancel));
+    return j.temps.back()->info().bytes();
+  };
+  return step;
+}
+
+// A product call's job (inputs pinned, steps to come), and the algorithm its
+// stats name until the steps report the methods they ran.
+struct product_job {
+  std::shared_ptr<job> j = std::make_shared<job>();
+  std::string algorithm;
+};
+
+// Checks a product request and builds its job (see product_job).
+using job_builder = std::function<grpc::Status(const std::string& tenant, product_job& out)>;
+
+// The shared course of Multiply, Galerkin and Transpose: refuse while shutting
+// down, check the request and build its job, then run it and stream or keep
+// the result as `output` asks.
+grpc::ServerWriteReactor<v1::ResultPart>* run_product(service_state& s, grpc::CallbackServerContext* ctx,
+                                                      const char* kind, const v1::ProductOutput& output,
+                                                      const job_builder& build) {
+  auto* w = new result_writer(s, ctx, kind, output.chunk_bytes());
+  if (s.shutting_down) {
+    w->fail(unavailable());
+    return w;
+  }
+  product_job p;
+  p.j->kind = kind;
+  if (grpc::Status st = build(tenant_of(ctx), p); !st.ok()) {
+    w->fail(st);
+    return w;
+  }
+  finish_steps(*p.j);
+  w->start_job(p.j, output.keep(), output.name(), p.algorithm);
+  return w;
+}
+
+// Pins operands `a` and `b` of a product request and parses its options.
+grpc::Status product_operands(service_state& s, const std::string& tenant, const char* a_field,
+                              const std::string& a_handle, pin* a, const char* b_field, const std::string& b_handle,
+                              pin* b, const v1::MultiplyOptions& o, spgemm::multiply_options* options) {
+  grpc::Status st = lookup(s, tenant, a_field, a_handle, a);
+  if (st.ok()) st = lookup(s, tenant, b_field, b_handle, b);
+  if (st.ok()) st = parse_options(o, options);
+  return st;
+}
+
+// Finishes a unary call with `status`.
+grpc::ServerUnaryReactor* finished(grpc::CallbackServerContext* ctx, grpc::Status status) {
+  auto* r = ctx->DefaultReactor();
+  r->Finish(std::move(status));
+  return r;
+}
+
+grpc::Status empty_handle() { return {grpc::StatusCode::INVALID_ARGUMENT, "request field 'handle' is empty"}; }
+
 }  // namespace
 
 void register_metrics(service_state& state) {
@@ -573,116 +641,74 @@ grpc::ServerReadReactor<v1::UploadPart>* spgemm_service::Upload(grpc::CallbackSe
 
 grpc::ServerWriteReactor<v1::ResultPart>* spgemm_service::Multiply(grpc::CallbackServerContext* ctx,
                                                                    const v1::MultiplyRequest* request) {
-  auto* w = new result_writer(state_, ctx, "multiply", request->output().chunk_bytes());
-  if (state_.shutting_down) {
-    w->fail(unavailable());
-    return w;
-  }
-  const std::string tenant = tenant_of(ctx);
-  pin a, b;
-  spgemm::multiply_options options;
-  grpc::Status st = lookup(state_, tenant, "a", request->a(), &a);
-  if (st.ok()) st = lookup(state_, tenant, "b", request->b(), &b);
-  if (st.ok()) st = parse_options(request->options(), &options);
-  if (st.ok() && a->info.cols != b->info.rows) {
-    st = {grpc::StatusCode::INVALID_ARGUMENT, "cannot multiply A (" + shape(a->info) + ") by B (" + shape(b->info) +
-                                                  "): A's columns must equal B's rows"};
-  }
-  if (!st.ok()) {
-    w->fail(st);
-    return w;
-  }
-  auto j = std::make_shared<job>();
-  j->kind = "multiply";
-  j->priority = request->options().priority();
-  j->inputs.push_back(std::move(a));
-  j->inputs.push_back(std::move(b));
-  j->steps.push_back(multiply_step(0, 1, options));
-  finish_steps(*j);
-  w->start_job(j, request->output().keep(), request->output().name(), std::string(spgemm::to_string(options.algo)));
-  return w;
+  return run_product(state_, ctx, "multiply", request->output(), [&](const std::string& tenant, product_job& out) {
+    pin a, b;
+    spgemm::multiply_options options;
+    grpc::Status st = product_operands(state_, tenant, "a", request->a(), &a, "b", request->b(), &b,
+                                       request->options(), &options);
+    if (st.ok() && a->info.cols != b->info.rows) {
+      st = {grpc::StatusCode::INVALID_ARGUMENT, "cannot multiply A (" + shape(a->info) + ") by B (" +
+                                                    shape(b->info) + "): A's columns must equal B's rows"};
+    }
+    if (!st.ok()) return st;
+    job& j = *out.j;
+    j.priority = request->options().priority();
+    j.inputs.push_back(std::move(a));
+    j.inputs.push_back(std::move(b));
+    j.steps.push_back(multiply_step(0, 1, options));
+    out.algorithm = spgemm::to_string(options.algo);
+    return grpc::Status::OK;
+  });
 }
 
 grpc::ServerWriteReactor<v1::ResultPart>* spgemm_service::Galerkin(grpc::CallbackServerContext* ctx,
                                                                    const v1::GalerkinRequest* request) {
-  auto* w = new result_writer(state_, ctx, "galerkin", request->output().chunk_bytes());
-  if (state_.shutting_down) {
-    w->fail(unavailable());
-    return w;
-  }
-  const std::string tenant = tenant_of(ctx);
-  pin p, a;
-  spgemm::multiply_options options;
-  grpc::Status st = lookup(state_, tenant, "p", request->p(), &p);
-  if (st.ok()) st = lookup(state_, tenant, "a", request->a(), &a);
-  if (st.ok()) st = parse_options(request->options(), &options);
-  const bool ptap = request->form() == v1::PT_A_P;
-  if (st.ok() && request->form() != v1::PT_A_P && request->form() != v1::P_A_PT) {
-    st = {grpc::StatusCode::INVALID_ARGUMENT, "form must be PT_A_P or P_A_PT"};
-  }
-  if (st.ok()) {
-    const int64_t fine = ptap ? p->info.rows : p->info.cols;
-    if (a->info.rows != a->info.cols || a->info.rows != fine) {
-      st = {grpc::StatusCode::INVALID_ARGUMENT,
-            std::string(ptap ? "P^T A P" : "P A P^T") + " needs a square A with as many rows as P has " +
-                (ptap ? "rows" : "columns") + "; got A (" + shape(a->info) + ") and P (" + shape(p->info) + ")"};
+  return run_product(state_, ctx, "galerkin", request->output(), [&](const std::string& tenant, product_job& out) {
+    pin p, a;
+    spgemm::multiply_options options;
+    grpc::Status st = product_operands(state_, tenant, "p", request->p(), &p, "a", request->a(), &a,
+                                       request->options(), &options);
+    const bool ptap = request->form() == v1::PT_A_P;
+    if (st.ok() && request->form() != v1::PT_A_P && request->form() != v1::P_A_PT) {
+      st = {grpc::StatusCode::INVALID_ARGUMENT, "form must be PT_A_P or P_A_PT"};
     }
-  }
-  if (!st.ok()) {
-    w->fail(st);
-    return w;
-  }
-  auto j = std::make_shared<job>();
-  j->kind = "galerkin";
-  j->priority = request->options().priority();
-  j->inputs.push_back(std::move(p));  // resident[0] = P
-  j->inputs.push_back(std::move(a));  // resident[1] = A
-  // temps[0] = P^T; temps[1] = A P (or A P^T); then the product.
-  job_step t;
-  t.what = "transpose";
-  t.estimate = [](job& jj, spgemm::backend& b) { return b.estimate_transpose(*jj.resident[0]); };
-  t.run = [](job& jj, spgemm::backend& b) {
-    jj.temps.push_back(b.transpose(*jj.resident[0], jj.cancel));
-    return jj.temps.back()->info().bytes();
-  };
-  j->steps.push_back(std::move(t));
-  if (ptap) {
-    j->steps.push_back(multiply_step(1, 0, options));               // A * P
-    j->steps.push_back(multiply_step(0, 1, options, true, true));   // P^T * (A P)
-  } else {
-    j->steps.push_back(multiply_step(1, 0, options, false, true));  // A * P^T
-    j->steps.push_back(multiply_step(0, 1, options, false, true));  // P * (A P^T)
-  }
-  finish_steps(*j);
-  w->start_job(j, request->output().keep(), request->output().name(), std::string(spgemm::to_string(options.algo)));
-  return w;
+    if (st.ok()) {
+      const int64_t fine = ptap ? p->info.rows : p->info.cols;
+      if (a->info.rows != a->info.cols || a->info.rows != fine) {
+        st = {grpc::StatusCode::INVALID_ARGUMENT,
+              std::string(ptap ? "P^T A P" : "P A P^T") + " needs a square A with as many rows as P has " +
+                  (ptap ? "rows" : "columns") + "; got A (" + shape(a->info) + ") and P (" + shape(p->info) + ")"};
+      }
+    }
+    if (!st.ok()) return st;
+    job& j = *out.j;
+    j.priority = request->options().priority();
+    j.inputs.push_back(std::move(p));  // resident[0] = P
+    j.inputs.push_back(std::move(a));  // resident[1] = A
+    // temps[0] = P^T; temps[1] = A P (or A P^T); then the product.
+    j.steps.push_back(transpose_step(0));
+    if (ptap) {
+      j.steps.push_back(multiply_step(1, 0, options));               // A * P
+      j.steps.push_back(multiply_step(0, 1, options, true, true));   // P^T * (A P)
+    } else {
+      j.steps.push_back(multiply_step(1, 0, options, false, true));  // A * P^T
+      j.steps.push_back(multiply_step(0, 1, options, false, true));  // P * (A P^T)
+    }
+    out.algorithm = spgemm::to_string(options.algo);
+    return grpc::Status::OK;
+  });
 }
 
 grpc::ServerWriteReactor<v1::ResultPart>* spgemm_service::Transpose(grpc::CallbackServerContext* ctx,
                                                                     const v1::TransposeRequest* request) {
-  auto* w = new result_writer(state_, ctx, "transpose", request->output().chunk_bytes());
-  if (state_.shutting_down) {
-    w->fail(unavailable());
-    return w;
-  }
-  pin a;
-  if (grpc::Status st = lookup(state_, tenant_of(ctx), "a", request->a(), &a); !st.ok()) {
-    w->fail(st);
-    return w;
-  }
-  auto j = std::make_shared<job>();
-  j->kind = "transpose";
-  j->inputs.push_back(std::move(a));
-  job_step t;
-  t.what = "transpose";
-  t.estimate = [](job& jj, spgemm::backend& b) { return b.estimate_transpose(*jj.resident[0]); };
-  t.run = [](job& jj, spgemm::backend& b) {
-    jj.result = b.transpose(*jj.resident[0], jj.cancel);
-    return jj.result->info().bytes();
-  };
-  j->steps.push_back(std::move(t));
-  w->start_job(j, request->output().keep(), request->output().name(), "transpose");
-  return w;
+  return run_product(state_, ctx, "transpose", request->output(), [&](const std::string& tenant, product_job& out) {
+    pin a;
+    if (grpc::Status st = lookup(state_, tenant, "a", request->a(), &a); !st.ok()) return st;
+    out.j->inputs.push_back(std::move(a));
+    out.j->steps.push_back(transpose_step(0));
+    out.algorithm = "transpose";
+    return grpc::Status::OK;
+  });
 }
 
 grpc::ServerWriteReactor<v1::ResultPart>* spgemm_service::Download(grpc::CallbackServerContext* ctx,
@@ -708,59 +734,30 @@ grpc::ServerWriteReactor<v1::ResultPart>* spgemm_service::Download(grpc::Callbac
 
 grpc::ServerUnaryReactor* spgemm_service::Delete(grpc::CallbackServerContext* ctx, const v1::DeleteRequest* request,
                                                  v1::DeleteResponse* response) {
-  auto* r = ctx->DefaultReactor();
-  if (state_.shutting_down) {
-    r->Finish(unavailable());
-    return r;
-  }
-  if (request->handle().empty()) {
-    r->Finish({grpc::StatusCode::INVALID_ARGUMENT, "request field 'handle' is empty"});
-    return r;
-  }
+  if (state_.shutting_down) return finished(ctx, unavailable());
+  if (request->handle().empty()) return finished(ctx, empty_handle());
   auto freed = state_.cache.erase(tenant_of(ctx), request->handle());
-  if (!freed) {
-    r->Finish({grpc::StatusCode::NOT_FOUND,
-               "no matrix with handle " + request->handle() + "; it may have expired or been deleted"});
-    return r;
-  }
+  if (!freed) return finished(ctx, not_found(request->handle()));
   response->set_freed_bytes(static_cast<int64_t>(*freed));
   log_event("info", "delete", {{"handle", request->handle()}, {"freed_bytes", static_cast<int64_t>(*freed)}});
-  r->Finish(grpc::Status::OK);
-  return r;
+  return finished(ctx, grpc::Status::OK);
 }
 
 grpc::ServerUnaryReactor* spgemm_service::List(grpc::CallbackServerContext* ctx, const v1::ListRequest*,
                                                v1::ListResponse* response) {
-  auto* r = ctx->DefaultReactor();
-  if (state_.shutting_down) {
-    r->Finish(unavailable());
-    return r;
-  }
+  if (state_.shutting_down) return finished(ctx, unavailable());
   for (const auto& e : state_.cache.list(tenant_of(ctx))) to_proto(e, response->add_matrices());
-  r->Finish(grpc::Status::OK);
-  return r;
+  return finished(ctx, grpc::Status::OK);
 }
 
 grpc::ServerUnaryReactor* spgemm_service::Describe(grpc::CallbackServerContext* ctx,
                                                    const v1::DescribeRequest* request, v1::MatrixInfo* response) {
-  auto* r = ctx->DefaultReactor();
-  if (state_.shutting_down) {
-    r->Finish(unavailable());
-    return r;
-  }
-  if (request->handle().empty()) {
-    r->Finish({grpc::StatusCode::INVALID_ARGUMENT, "request field 'handle' is empty"});
-    return r;
-  }
+  if (state_.shutting_down) return finished(ctx, unavailable());
+  if (request->handle().empty()) return finished(ctx, empty_handle());
   auto e = state_.cache.describe(tenant_of(ctx), request->handle());
-  if (!e) {
-    r->Finish({grpc::StatusCode::NOT_FOUND,
-               "no matrix with handle " + request->handle() + "; it may have expired or been deleted"});
-    return r;
-  }
+  if (!e) return finished(ctx, not_found(request->handle()));
   to_proto(*e, response);
-  r->Finish(grpc::Status::OK);
-  return r;
+  return finished(ctx, grpc::Status::OK);
 }
 
 grpc::ServerUnaryReactor* spgemm_service::Status(grpc::CallbackServerContext* ctx, const v1::StatusRequest*,

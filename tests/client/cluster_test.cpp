@@ -2,20 +2,15 @@
 // on loopback: jobs spread over all of them, a product split by row panels
 // equals the single-server product exactly, and a server stopped mid-run has
 // its panels fail over to the others.
-#include <fcntl.h>
 #include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <memory>
 #include <set>
-#include <sstream>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -30,86 +25,15 @@ namespace {
 
 namespace sc = spgemm::client;
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // One spgemmd of the cluster: a single CPU thread (three share two cores) and
 // no grace on SIGTERM, so a stop cancels what it runs.
-class spgemmd_process {
- public:
-  explicit spgemmd_process(int index) : index_(index) {}
-  ~spgemmd_process() { stop(SIGTERM); }
-
-  // Empty on success, else what went wrong (with the log).
-  std::string start() {
-    const char* env = std::getenv("SPGEMMD");
-    const std::string binary = env && *env ? env : SPGEMMD_PATH;
-    if (::access(binary.c_str(), X_OK) != 0) return "spgemmd not found at " + binary;
-    static int starts = 0;  // every start gets fresh files
-    const std::string tag = "cluster" + std::to_string(index_) + "." + std::to_string(++starts);
-    const std::string port_file = scratch_path(tag + ".port");
-    log_ = scratch_path(tag + ".log");
-    std::vector<std::string> args = {binary,           "--listen=127.0.0.1:0", "--port_file=" + port_file,
-                                     "--metrics_listen=", "--backend=cpu",      "--cpu_threads=1",
-                                     "--grace_seconds=0", "--warmup=false"};
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      int fd = ::open(log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      if (fd >= 0) {
-        ::dup2(fd, STDOUT_FILENO);
-        ::dup2(fd, STDERR_FILENO);
-      }
-      std::vector<char*> argv;
-      for (auto& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      ::execv(binary.c_str(), argv.data());
-      ::_exit(127);
-    }
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
-        pid_ = -1;
-        return "spgemmd exited early:\n" + slurp(log_);
-      }
-      std::string port = slurp(port_file);
-      while (!port.empty() && (port.back() == '\n' || port.back() == ' ')) port.pop_back();
-      if (!port.empty()) {
-        address_ = "127.0.0.1:" + port;
-        return "";
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    stop(SIGKILL);
-    return "spgemmd wrote no port within 20 s:\n" + slurp(log_);
-  }
-
-  void stop(int sig) {
-    if (pid_ <= 0) return;
-    ::kill(pid_, sig);
-    for (int i = 0; i < 200; ++i) {
-      if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
-        pid_ = -1;
-        return;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(25));
-    }
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-  }
-
-  const std::string& address() const { return address_; }
-
- private:
-  int index_;
-  pid_t pid_ = -1;
-  std::string address_;
-  std::string log_;
-};
+std::unique_ptr<spgemmd_process> start_member(int index, std::string* failure) {
+  static int starts = 0;  // every start gets fresh files
+  auto p = std::make_unique<spgemmd_process>();
+  *failure = p->start("cluster" + std::to_string(index) + "." + std::to_string(++starts),
+                      {"--backend=cpu", "--cpu_threads=1", "--grace_seconds=0", "--warmup=false"});
+  return p;
+}
 
 sc::csr_matrix to_client(const spgemm::csr_matrix<double>& m) {
   sc::csr_matrix c;
@@ -158,8 +82,8 @@ class Cluster : public ::testing::Test {
   void SetUp() override {
     scratch_dir();
     for (int i = 0; i < 3; ++i) {
-      servers_.push_back(std::make_unique<spgemmd_process>(i));
-      const std::string failure = servers_.back()->start();
+      std::string failure;
+      servers_.push_back(start_member(i, &failure));
       ASSERT_TRUE(failure.empty()) << failure;
       addresses_.push_back(servers_.back()->address());
     }

@@ -2,6 +2,7 @@
 // a child process, scratch files and the shared matrices.
 #pragma once
 
+#include <signal.h>
 #include <sys/types.h>
 
 #include <string>
@@ -9,7 +10,31 @@
 
 namespace spgemm::client_test {
 
-// A CPU-backend spgemmd on 127.0.0.1, started lazily and shared by the
+// A spgemmd child process listening on a free port of 127.0.0.1; its output
+// goes to a log in the scratch dir. Stopped (SIGTERM) when destroyed.
+class spgemmd_process {
+ public:
+  spgemmd_process() = default;
+  spgemmd_process(const spgemmd_process&) = delete;
+  spgemmd_process& operator=(const spgemmd_process&) = delete;
+  ~spgemmd_process() { stop(SIGTERM); }
+
+  // Starts SPGEMMD (or the build's spgemmd) with `flags` after the listen,
+  // port file and metrics flags; its files are TAG.port and TAG.log in the
+  // scratch dir. Empty on success, else what went wrong (with the log).
+  std::string start(const std::string& tag, const std::vector<std::string>& flags);
+  // Sends `sig`, waits up to 5 s for the exit, then SIGKILLs.
+  void stop(int sig);
+
+  // "127.0.0.1:PORT" once started.
+  const std::string& address() const { return address_; }
+
+ private:
+  pid_t pid_ = -1;
+  std::string address_;
+};
+
+// A spgemmd (CPU backend unless SPGEMM_TEST_BACKEND says otherwise) on 127.0.0.1, started lazily and shared by the
 // tests of one process; stopped at exit.
 class test_server {
  public:

@@ -44,6 +44,12 @@ std::string test_backend() {
   return env && *env ? env : "cpu";
 }
 
+// The name of the server's first device: "cpu" on the CPU backend, else the first GPU.
+std::string first_device() { return test_backend() == "cpu" ? "cpu" : "cuda:0"; }
+
+// A Prometheus series of the first device, e.g. spgemmd_cache_bytes{device="cpu"}.
+std::string device_series(const std::string& name) { return name + "{device=\"" + first_device() + "\"}"; }
+
 class server_process {
  public:
   explicit server_process(std::vector<std::string> extra) {
@@ -232,6 +238,24 @@ result multiply(v1::Spgemm::Stub& stub, const std::string& a, const std::string&
   return read_result(*reader);
 }
 
+result galerkin(v1::Spgemm::Stub& stub, const std::string& p, const std::string& a, v1::GalerkinForm form) {
+  grpc::ClientContext ctx;
+  v1::GalerkinRequest req;
+  req.set_p(p);
+  req.set_a(a);
+  req.set_form(form);
+  auto reader = stub.Galerkin(&ctx, req);
+  return read_result(*reader);
+}
+
+result transpose(v1::Spgemm::Stub& stub, const std::string& a) {
+  grpc::ClientContext ctx;
+  v1::TransposeRequest req;
+  req.set_a(a);
+  auto reader = stub.Transpose(&ctx, req);
+  return read_result(*reader);
+}
+
 result download(v1::Spgemm::Stub& stub, const std::string& handle) {
   grpc::ClientContext ctx;
   v1::DownloadRequest req;
@@ -399,7 +423,7 @@ TEST_F(service_test, kept_results_chain) {
   ASSERT_TRUE(stub().Describe(&ctx, dr, &info).ok());
   EXPECT_EQ(info.rows(), a.rows);
   EXPECT_EQ(info.residency(), v1::DEVICE);
-  EXPECT_EQ(info.device(), "cpu");
+  EXPECT_EQ(info.device(), first_device());
   grpc::ClientContext lctx;
   v1::ListResponse list;
   ASSERT_TRUE(stub().List(&lctx, v1::ListRequest(), &list).ok());
@@ -421,24 +445,14 @@ TEST_F(service_test, transpose_and_galerkin) {
   }
   const std::string ha = upload_ok(stub(), a), hp = upload_ok(stub(), p);
   {
-    grpc::ClientContext ctx;
-    v1::TransposeRequest req;
-    req.set_a(hp);
-    auto reader = stub().Transpose(&ctx, req);
-    result t = read_result(*reader);
+    result t = transpose(stub(), hp);
     ASSERT_TRUE(t.status.ok()) << t.status.error_message();
     expect_same(t.matrix, spgemm::cpu_transpose(p), "P^T");
   }
   const csr pt = spgemm::cpu_transpose(p);
   const csr ref = spgemm::cpu_multiply(pt, spgemm::cpu_multiply(a, p));
   {
-    grpc::ClientContext ctx;
-    v1::GalerkinRequest req;
-    req.set_p(hp);
-    req.set_a(ha);
-    req.set_form(v1::PT_A_P);
-    auto reader = stub().Galerkin(&ctx, req);
-    result g = read_result(*reader);
+    result g = galerkin(stub(), hp, ha, v1::PT_A_P);
     ASSERT_TRUE(g.status.ok()) << g.status.error_message();
     ASSERT_EQ(g.matrix.rows, 100);
     ASSERT_EQ(g.matrix.row_offsets, ref.row_offsets);
@@ -447,25 +461,12 @@ TEST_F(service_test, transpose_and_galerkin) {
   }
   {  // P A P^T with the restriction R = P^T
     const std::string hr = upload_ok(stub(), pt);
-    grpc::ClientContext ctx;
-    v1::GalerkinRequest req;
-    req.set_p(hr);
-    req.set_a(ha);
-    req.set_form(v1::P_A_PT);
-    auto reader = stub().Galerkin(&ctx, req);
-    result g = read_result(*reader);
+    result g = galerkin(stub(), hr, ha, v1::P_A_PT);
     ASSERT_TRUE(g.status.ok()) << g.status.error_message();
     ASSERT_EQ(g.matrix.col_indices, ref.col_indices);
   }
-  {  // wrong shapes
-    grpc::ClientContext ctx;
-    v1::GalerkinRequest req;
-    req.set_p(hp);
-    req.set_a(ha);
-    req.set_form(v1::P_A_PT);
-    auto reader = stub().Galerkin(&ctx, req);
-    EXPECT_EQ(read_result(*reader).status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  }
+  // wrong shapes
+  EXPECT_EQ(galerkin(stub(), hp, ha, v1::P_A_PT).status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
 }
 
 TEST_F(service_test, concurrent_clients) {
@@ -579,7 +580,9 @@ TEST_F(service_test, bad_input_gets_its_status) {
 }
 
 TEST_F(service_test, cancellation_and_deadline_free_memory) {
-  const csr big = spgemm::generate("poisson3d27:36");  // 46656 rows, ~1.2M nonzeros
+  // A product that runs well past the deadline and the cancel below: about a
+  // second on the CPU backend, half a second on an H100.
+  const csr big = spgemm::generate(test_backend() == "cpu" ? "poisson3d27:36" : "rmat:18:16");
   const std::string h = upload_ok(stub(), big);
   const int64_t cached = server_status(stub()).devices(0).cached_bytes();
   auto wait_idle = [&] {
@@ -645,14 +648,15 @@ TEST_F(service_test, health_reflection_and_metrics_answer) {
   const std::string metrics = http_get(server_->metrics_port(), "/metrics");
   EXPECT_NE(metrics.find("HTTP/1.1 200 OK"), std::string::npos);
   EXPECT_NE(metrics.find("text/plain; version=0.0.4"), std::string::npos);
-  for (const char* name : {"spgemmd_queue_depth", "spgemmd_cache_bytes{device=\"cpu\"}",
-                           "spgemmd_cache_hit_ratio{device=\"cpu\"}", "spgemmd_device_memory_total_bytes{device=\"cpu\"}"}) {
+  for (const std::string& name :
+       {std::string("spgemmd_queue_depth"), device_series("spgemmd_cache_bytes"),
+        device_series("spgemmd_cache_hit_ratio"), device_series("spgemmd_device_memory_total_bytes")}) {
     EXPECT_GE(metric(metrics, name), 0) << name;
   }
   const v1::ServerStatus s = server_status(stub());
   EXPECT_FALSE(s.version().empty());
   ASSERT_EQ(s.devices_size(), 1);
-  EXPECT_EQ(s.devices(0).name(), "cpu");
+  EXPECT_EQ(s.devices(0).name(), first_device());
   EXPECT_GT(s.devices(0).budget_bytes(), 0);
 }
 
@@ -716,11 +720,11 @@ TEST(service_budget, scheduler_stays_within_a_small_budget) {
   EXPECT_EQ(ok.load(), 24);
   EXPECT_LE(worst.load(), budget);
   const std::string metrics = http_get(server.metrics_port(), "/metrics");
-  const double peak = metric(metrics, "spgemmd_device_used_peak_bytes{device=\"cpu\"}");
+  const double peak = metric(metrics, device_series("spgemmd_device_used_peak_bytes"));
   EXPECT_GT(peak, 0);
   EXPECT_LE(peak, static_cast<double>(budget));
   EXPECT_GE(metric(metrics, "spgemmd_jobs_total{kind=\"multiply\",outcome=\"ok\"}"), 24);
-  EXPECT_GT(metric(metrics, "spgemmd_cache_hit_ratio{device=\"cpu\"}"), 0);
+  EXPECT_GT(metric(metrics, device_series("spgemmd_cache_hit_ratio")), 0);
 
   // A product that could never fit is rejected, and the server stays up.
   const csr dense = spgemm::generate("poisson3d27:20");  // ~2.6 MB; A*A ~12 MB

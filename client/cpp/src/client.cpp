@@ -349,77 +349,88 @@ RemoteMatrix Client::upload_file(const std::string& path, upload_options options
   return upload(m, options);
 }
 
-local_result Client::multiply(const std::string& a, const std::string& b, const product_options& options) {
-  v1::MultiplyRequest req;
-  req.set_a(a);
-  req.set_b(b);
-  *req.mutable_options() = to_proto(options);
-  *req.mutable_output() = output_of(options, false);
-  auto ctx = channel_->context();
-  auto reader = channel_->stub->Multiply(ctx.get(), req);
-  return take_local(consume(*ctx, *reader, options.on_progress));
-}
-
 namespace {
+
 kept_result take_kept(const std::shared_ptr<detail::channel>& channel, stream_outcome&& o) {
   if (!o.have_kept) throw Error(grpc::StatusCode::INTERNAL, "server sent no handle for a kept result");
   return {RemoteMatrix(channel, std::move(o.kept)), std::move(o.stats)};
 }
-}  // namespace
 
-kept_result Client::multiply_kept(const std::string& a, const std::string& b, const product_options& options) {
+// A server-streaming method of the stub that answers with ResultParts.
+template <typename Request>
+using result_stream_method = std::unique_ptr<grpc::ClientReader<v1::ResultPart>> (v1::Spgemm::Stub::*)(
+    grpc::ClientContext*, const Request&);
+
+// Calls `method` with `req` and reads the whole reply stream.
+template <typename Request>
+stream_outcome call_stream(const detail::channel& channel, result_stream_method<Request> method, const Request& req,
+                           const progress_callback& on_progress) {
+  auto ctx = channel.context();
+  auto reader = ((*channel.stub).*method)(ctx.get(), req);
+  return consume(*ctx, *reader, on_progress);
+}
+
+// The product requests; `keep` stores the result on the server.
+v1::MultiplyRequest multiply_request(const std::string& a, const std::string& b, const product_options& options,
+                                     bool keep) {
   v1::MultiplyRequest req;
   req.set_a(a);
   req.set_b(b);
   *req.mutable_options() = to_proto(options);
-  *req.mutable_output() = output_of(options, true);
-  auto ctx = channel_->context();
-  auto reader = channel_->stub->Multiply(ctx.get(), req);
-  return take_kept(channel_, consume(*ctx, *reader, options.on_progress));
+  *req.mutable_output() = output_of(options, keep);
+  return req;
+}
+
+v1::GalerkinRequest galerkin_request(const std::string& p, const std::string& a, v1::GalerkinForm form,
+                                     const product_options& options, bool keep) {
+  v1::GalerkinRequest req;
+  req.set_p(p);
+  req.set_a(a);
+  req.set_form(form);
+  *req.mutable_options() = to_proto(options);
+  *req.mutable_output() = output_of(options, keep);
+  return req;
+}
+
+v1::TransposeRequest transpose_request(const std::string& a, const product_options& options, bool keep) {
+  v1::TransposeRequest req;
+  req.set_a(a);
+  *req.mutable_output() = output_of(options, keep);
+  return req;
+}
+
+}  // namespace
+
+local_result Client::multiply(const std::string& a, const std::string& b, const product_options& options) {
+  return take_local(call_stream(*channel_, &v1::Spgemm::Stub::Multiply, multiply_request(a, b, options, false),
+                                options.on_progress));
+}
+
+kept_result Client::multiply_kept(const std::string& a, const std::string& b, const product_options& options) {
+  return take_kept(channel_, call_stream(*channel_, &v1::Spgemm::Stub::Multiply,
+                                         multiply_request(a, b, options, true), options.on_progress));
 }
 
 local_result Client::galerkin(const std::string& p, const std::string& a, v1::GalerkinForm form,
                               const product_options& options) {
-  v1::GalerkinRequest req;
-  req.set_p(p);
-  req.set_a(a);
-  req.set_form(form);
-  *req.mutable_options() = to_proto(options);
-  *req.mutable_output() = output_of(options, false);
-  auto ctx = channel_->context();
-  auto reader = channel_->stub->Galerkin(ctx.get(), req);
-  return take_local(consume(*ctx, *reader, options.on_progress));
+  return take_local(call_stream(*channel_, &v1::Spgemm::Stub::Galerkin,
+                                galerkin_request(p, a, form, options, false), options.on_progress));
 }
 
 kept_result Client::galerkin_kept(const std::string& p, const std::string& a, v1::GalerkinForm form,
                                   const product_options& options) {
-  v1::GalerkinRequest req;
-  req.set_p(p);
-  req.set_a(a);
-  req.set_form(form);
-  *req.mutable_options() = to_proto(options);
-  *req.mutable_output() = output_of(options, true);
-  auto ctx = channel_->context();
-  auto reader = channel_->stub->Galerkin(ctx.get(), req);
-  return take_kept(channel_, consume(*ctx, *reader, options.on_progress));
+  return take_kept(channel_, call_stream(*channel_, &v1::Spgemm::Stub::Galerkin,
+                                         galerkin_request(p, a, form, options, true), options.on_progress));
 }
 
 local_result Client::transpose(const std::string& a, const product_options& options) {
-  v1::TransposeRequest req;
-  req.set_a(a);
-  *req.mutable_output() = output_of(options, false);
-  auto ctx = channel_->context();
-  auto reader = channel_->stub->Transpose(ctx.get(), req);
-  return take_local(consume(*ctx, *reader, options.on_progress));
+  return take_local(call_stream(*channel_, &v1::Spgemm::Stub::Transpose, transpose_request(a, options, false),
+                                options.on_progress));
 }
 
 kept_result Client::transpose_kept(const std::string& a, const product_options& options) {
-  v1::TransposeRequest req;
-  req.set_a(a);
-  *req.mutable_output() = output_of(options, true);
-  auto ctx = channel_->context();
-  auto reader = channel_->stub->Transpose(ctx.get(), req);
-  return take_kept(channel_, consume(*ctx, *reader, options.on_progress));
+  return take_kept(channel_, call_stream(*channel_, &v1::Spgemm::Stub::Transpose,
+                                         transpose_request(a, options, true), options.on_progress));
 }
 
 local_result Client::download(const std::string& handle, const progress_callback& on_progress,
@@ -427,9 +438,7 @@ local_result Client::download(const std::string& handle, const progress_callback
   v1::DownloadRequest req;
   req.set_handle(handle);
   req.set_chunk_bytes(chunk_bytes);
-  auto ctx = channel_->context();
-  auto reader = channel_->stub->Download(ctx.get(), req);
-  return take_local(consume(*ctx, *reader, on_progress));
+  return take_local(call_stream(*channel_, &v1::Spgemm::Stub::Download, req, on_progress));
 }
 
 std::vector<v1::MatrixInfo> Client::list() {

@@ -178,6 +178,36 @@ struct Cluster::state {
     servers[i].down_until = steady::now() + options.retry_down_after;
   }
 
+  // Runs attempt(i) on one live server after another, the least loaded
+  // first, until one returns; returns that server. A server whose attempt
+  // fails with a failover error is marked down, handed to on_failover(i) and
+  // not tried again; other errors propagate. With no live server left, throws
+  // the last failover error (or UNAVAILABLE).
+  std::size_t with_failover(const std::function<void(std::size_t)>& attempt,
+                            const std::function<void(std::size_t)>& on_failover) {
+    std::set<std::size_t> tried;
+    std::exception_ptr last;
+    for (;;) {
+      const std::size_t i = acquire(tried);
+      if (i == std::string::npos) {
+        if (last) std::rethrow_exception(last);
+        throw Error(grpc::StatusCode::UNAVAILABLE, "no live server in the cluster");
+      }
+      try {
+        attempt(i);
+        release(i);
+        return i;
+      } catch (const Error& e) {
+        release(i);
+        if (!is_failover_error(e.code())) throw;
+        mark_down(i);
+        if (on_failover) on_failover(i);
+        tried.insert(i);
+        last = std::current_exception();
+      }
+    }
+  }
+
   std::size_t live() const {
     std::lock_guard<std::mutex> lock(mu);
     const auto now = steady::now();
@@ -237,27 +267,8 @@ int Cluster::outstanding(std::size_t i) const {
 }
 
 void Cluster::run_erased(const std::function<void(Client&)>& job, std::size_t* server_out) {
-  std::set<std::size_t> tried;
-  std::exception_ptr last;
-  for (;;) {
-    const std::size_t i = s_->acquire(tried);
-    if (i == std::string::npos) {
-      if (last) std::rethrow_exception(last);
-      throw Error(grpc::StatusCode::UNAVAILABLE, "no live server in the cluster");
-    }
-    try {
-      job(*s_->servers[i].client);
-      s_->release(i);
-      if (server_out) *server_out = i;
-      return;
-    } catch (const Error& e) {
-      s_->release(i);
-      if (!is_failover_error(e.code())) throw;
-      s_->mark_down(i);
-      tried.insert(i);
-      last = std::current_exception();
-    }
-  }
+  const std::size_t i = s_->with_failover([&](std::size_t k) { job(*s_->servers[k].client); }, nullptr);
+  if (server_out) *server_out = i;
 }
 
 namespace {
@@ -388,45 +399,29 @@ panel_result Cluster::multiply_panels(const csr_matrix& a, const csr_matrix& b, 
                            rep.nnz,              a.row_offsets.data() + begin,
                            a.col_indices.data(), a.values.data(),
                            v1::FLOAT64};
-      std::set<std::size_t> tried;
-      std::exception_ptr last;
-      for (;;) {
-        const std::size_t i = s_->acquire(tried);
-        if (i == std::string::npos) {
-          if (last) std::rethrow_exception(last);
-          throw Error(grpc::StatusCode::UNAVAILABLE, "no live server in the cluster");
-        }
-        ++rep.attempts;
-        Client& c = *s_->servers[i].client;
-        RemoteMatrix ra;
-        try {
-          std::string bh;
-          {
-            std::lock_guard<std::mutex> lock(bs[i].mu);
-            if (!bs[i].handle) bs[i].handle = c.upload(b_ref);
-            bh = bs[i].handle.handle();
-          }
-          if (options.before_attempt) options.before_attempt(p, i, rep.attempts);
-          ra = c.upload(panel_ref);
-          results[p] = c.multiply(ra.handle(), bh, popts);
-          s_->release(i);
-          rep.server = i;
-          rep.stats = results[p].stats;
-          return;  // ra is deleted on the server here
-        } catch (const Error& e) {
-          s_->release(i);
-          if (!is_failover_error(e.code())) throw;
-          abandon(ra);
-          s_->mark_down(i);
-          drop_b(i);
-          tried.insert(i);
-          {
+      RemoteMatrix ra;  // deleted on the server when the panel is done
+      const std::size_t server = s_->with_failover(
+          [&](std::size_t i) {
+            ++rep.attempts;
+            Client& c = *s_->servers[i].client;
+            std::string bh;
+            {
+              std::lock_guard<std::mutex> lock(bs[i].mu);
+              if (!bs[i].handle) bs[i].handle = c.upload(b_ref);
+              bh = bs[i].handle.handle();
+            }
+            if (options.before_attempt) options.before_attempt(p, i, rep.attempts);
+            ra = c.upload(panel_ref);
+            results[p] = c.multiply(ra.handle(), bh, popts);
+          },
+          [&](std::size_t i) {
+            abandon(ra);
+            drop_b(i);
             std::lock_guard<std::mutex> lock(failed_mu);
             failed.insert(i);
-          }
-          last = std::current_exception();
-        }
-      }
+          });
+      rep.server = server;
+      rep.stats = results[p].stats;
     });
   } catch (...) {
     // Servers marked down keep nothing of ours worth a Delete; the others'

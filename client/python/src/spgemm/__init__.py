@@ -11,29 +11,10 @@ Errors are subclasses of :class:`SpgemmError` (``InvalidArgument``,
 the server's message.
 """
 
+from . import errors
 from .client import Client, Operand, RemoteMatrix
 from .cluster import Cluster, PanelReport
-from .errors import (
-    ERRORS_BY_CODE,
-    Aborted,
-    AlreadyExists,
-    Cancelled,
-    DataLoss,
-    DeadlineExceeded,
-    FailedPrecondition,
-    Internal,
-    InvalidArgument,
-    NotFound,
-    OutOfRange,
-    PermissionDenied,
-    ProtocolError,
-    ResourceExhausted,
-    SpgemmError,
-    Unauthenticated,
-    Unavailable,
-    Unimplemented,
-    Unknown,
-)
+from .errors import *  # noqa: F401,F403 -- SpgemmError, its subclasses, ERRORS_BY_CODE
 from .info import DeviceStatus, JobStats, MatrixInfo, ServerStatus
 
 __version__: str = "0.1.0"
@@ -48,23 +29,8 @@ __all__ = [
     "JobStats",
     "DeviceStatus",
     "ServerStatus",
-    "SpgemmError",
-    "Cancelled",
-    "Unknown",
-    "InvalidArgument",
-    "DeadlineExceeded",
-    "NotFound",
-    "AlreadyExists",
-    "PermissionDenied",
-    "ResourceExhausted",
-    "FailedPrecondition",
-    "Aborted",
-    "OutOfRange",
-    "Unimplemented",
-    "Internal",
-    "Unavailable",
-    "DataLoss",
-    "Unauthenticated",
-    "ProtocolError",
-    "ERRORS_BY_CODE",
 ]
+# The error classes and ERRORS_BY_CODE, as spgemm.errors lists them
+# (from_rpc_error stays in spgemm.errors).
+__all__ += errors.__all__
+__all__.remove("from_rpc_error")

@@ -8,7 +8,7 @@ applied by :func:`from_rpc_error`.
 
 from __future__ import annotations
 
-from typing import Dict, Optional, Type
+from typing import Any, Dict, Optional, Type
 
 import grpc
 
@@ -36,6 +36,11 @@ __all__ = [
 ]
 
 
+#: The one place where gRPC status codes map to exception classes: every
+#: subclass that names a ``code`` registers itself here.
+ERRORS_BY_CODE: Dict[grpc.StatusCode, Type["SpgemmError"]] = {}
+
+
 class SpgemmError(Exception):
     """Base class of every error the client raises for a failed call.
 
@@ -46,6 +51,12 @@ class SpgemmError(Exception):
 
     code: Optional[grpc.StatusCode] = None
 
+    def __init_subclass__(cls, code: Optional[grpc.StatusCode] = None, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if code is not None:
+            cls.code = code
+            ERRORS_BY_CODE[code] = cls
+
     def __init__(self, details: str, code: Optional[grpc.StatusCode] = None) -> None:
         if code is not None:
             self.code = code
@@ -54,133 +65,75 @@ class SpgemmError(Exception):
         super().__init__("%s: %s" % (name, details))
 
 
-class Cancelled(SpgemmError):
+class Cancelled(SpgemmError, code=grpc.StatusCode.CANCELLED):
     """The call was cancelled (CANCELLED); the server stopped the job."""
 
-    code = grpc.StatusCode.CANCELLED
 
-
-class Unknown(SpgemmError):
+class Unknown(SpgemmError, code=grpc.StatusCode.UNKNOWN):
     """An error the server could not classify (UNKNOWN)."""
 
-    code = grpc.StatusCode.UNKNOWN
 
-
-class InvalidArgument(SpgemmError, ValueError):
+class InvalidArgument(SpgemmError, ValueError, code=grpc.StatusCode.INVALID_ARGUMENT):
     """Malformed CSR, mismatched shapes, a bad header or algorithm name (INVALID_ARGUMENT)."""
 
-    code = grpc.StatusCode.INVALID_ARGUMENT
 
-
-class DeadlineExceeded(SpgemmError, TimeoutError):
+class DeadlineExceeded(SpgemmError, TimeoutError, code=grpc.StatusCode.DEADLINE_EXCEEDED):
     """The call's deadline passed (DEADLINE_EXCEEDED); the server stopped the job."""
 
-    code = grpc.StatusCode.DEADLINE_EXCEEDED
 
-
-class NotFound(SpgemmError, KeyError):
+class NotFound(SpgemmError, KeyError, code=grpc.StatusCode.NOT_FOUND):
     """An unknown, expired or deleted handle (NOT_FOUND)."""
-
-    code = grpc.StatusCode.NOT_FOUND
 
     def __str__(self) -> str:  # KeyError would otherwise quote the message
         return Exception.__str__(self)
 
 
-class AlreadyExists(SpgemmError):
+class AlreadyExists(SpgemmError, code=grpc.StatusCode.ALREADY_EXISTS):
     """ALREADY_EXISTS."""
 
-    code = grpc.StatusCode.ALREADY_EXISTS
 
-
-class PermissionDenied(SpgemmError):
+class PermissionDenied(SpgemmError, code=grpc.StatusCode.PERMISSION_DENIED):
     """The caller may not touch this resource (PERMISSION_DENIED)."""
 
-    code = grpc.StatusCode.PERMISSION_DENIED
 
-
-class ResourceExhausted(SpgemmError, MemoryError):
+class ResourceExhausted(SpgemmError, MemoryError, code=grpc.StatusCode.RESOURCE_EXHAUSTED):
     """A job or matrix that can never fit the server's budget, or a full queue (RESOURCE_EXHAUSTED)."""
 
-    code = grpc.StatusCode.RESOURCE_EXHAUSTED
 
-
-class FailedPrecondition(SpgemmError):
+class FailedPrecondition(SpgemmError, code=grpc.StatusCode.FAILED_PRECONDITION):
     """FAILED_PRECONDITION."""
 
-    code = grpc.StatusCode.FAILED_PRECONDITION
 
-
-class Aborted(SpgemmError):
+class Aborted(SpgemmError, code=grpc.StatusCode.ABORTED):
     """ABORTED."""
 
-    code = grpc.StatusCode.ABORTED
 
-
-class OutOfRange(SpgemmError):
+class OutOfRange(SpgemmError, code=grpc.StatusCode.OUT_OF_RANGE):
     """OUT_OF_RANGE."""
 
-    code = grpc.StatusCode.OUT_OF_RANGE
 
-
-class Unimplemented(SpgemmError):
+class Unimplemented(SpgemmError, code=grpc.StatusCode.UNIMPLEMENTED):
     """The server does not implement this call (UNIMPLEMENTED)."""
 
-    code = grpc.StatusCode.UNIMPLEMENTED
 
-
-class Internal(SpgemmError):
+class Internal(SpgemmError, code=grpc.StatusCode.INTERNAL):
     """A server-side failure, e.g. of a device (INTERNAL); the server stays up."""
 
-    code = grpc.StatusCode.INTERNAL
 
-
-class Unavailable(SpgemmError, ConnectionError):
+class Unavailable(SpgemmError, ConnectionError, code=grpc.StatusCode.UNAVAILABLE):
     """The server cannot be reached or is shutting down (UNAVAILABLE)."""
 
-    code = grpc.StatusCode.UNAVAILABLE
 
-
-class DataLoss(SpgemmError):
+class DataLoss(SpgemmError, code=grpc.StatusCode.DATA_LOSS):
     """DATA_LOSS."""
 
-    code = grpc.StatusCode.DATA_LOSS
 
-
-class Unauthenticated(SpgemmError):
+class Unauthenticated(SpgemmError, code=grpc.StatusCode.UNAUTHENTICATED):
     """Missing or bad credentials (UNAUTHENTICATED)."""
-
-    code = grpc.StatusCode.UNAUTHENTICATED
 
 
 class ProtocolError(SpgemmError):
     """The server's reply broke the wire contract (e.g. chunks out of order); a client or server bug."""
-
-    code = None
-
-
-#: The one place where gRPC status codes map to exception classes.
-ERRORS_BY_CODE: Dict[grpc.StatusCode, Type[SpgemmError]] = {
-    cls.code: cls
-    for cls in (
-        Cancelled,
-        Unknown,
-        InvalidArgument,
-        DeadlineExceeded,
-        NotFound,
-        AlreadyExists,
-        PermissionDenied,
-        ResourceExhausted,
-        FailedPrecondition,
-        Aborted,
-        OutOfRange,
-        Unimplemented,
-        Internal,
-        Unavailable,
-        DataLoss,
-        Unauthenticated,
-    )
-}
 
 
 def from_rpc_error(error: grpc.RpcError) -> SpgemmError:

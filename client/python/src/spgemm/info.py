@@ -3,14 +3,33 @@
 from __future__ import annotations
 
 import datetime
-from dataclasses import dataclass, field
-from typing import List, Optional, Tuple
+from dataclasses import dataclass, field, fields
+from typing import Any, Dict, List, Optional, Tuple, Type, TypeVar
 
 import numpy as np
 
 from .v1 import spgemm_pb2 as pb
 
 __all__ = ["MatrixInfo", "JobStats", "DeviceStatus", "ServerStatus"]
+
+
+_T = TypeVar("_T")
+
+# Conversions by a dataclass field's annotation (a string here, see the
+# __future__ import).
+_CONVERT: Dict[str, Any] = {"int": int, "float": float, "str": str, "bool": bool}
+
+
+def _from_fields(cls: Type[_T], msg: Any, **given: Any) -> _T:
+    """An instance of dataclass ``cls``: the fields in ``given`` as given, every
+    other one copied from the message field of the same name and converted to
+    its annotated type."""
+    copied = {
+        f.name: _CONVERT[str(f.type)](getattr(msg, f.name))
+        for f in fields(cls)  # type: ignore[arg-type]
+        if f.name not in given
+    }
+    return cls(**copied, **given)
 
 
 def _time(msg: pb.MatrixInfo, name: str) -> Optional[datetime.datetime]:
@@ -41,18 +60,14 @@ class MatrixInfo:
         """Converts a spgemm.v1.MatrixInfo message."""
         dt = {pb.FLOAT32: np.dtype(np.float32), pb.FLOAT64: np.dtype(np.float64)}.get(m.value_type, np.dtype(np.float64))
         residency = {pb.DEVICE: "device", pb.HOST: "host"}.get(m.residency, "unspecified")
-        return cls(
-            handle=m.handle,
-            name=m.name,
+        return _from_fields(
+            cls,
+            m,
             shape=(int(m.rows), int(m.cols)),
-            nnz=int(m.nnz),
             dtype=dt,
-            bytes=int(m.bytes),
             residency=residency,
-            device=m.device,
             created=_time(m, "created"),
             last_used=_time(m, "last_used"),
-            ttl_seconds=int(m.ttl_seconds),
         )
 
 
@@ -74,18 +89,7 @@ class JobStats:
     @classmethod
     def from_proto(cls, s: pb.JobStats) -> "JobStats":
         """Converts a spgemm.v1.JobStats message."""
-        return cls(
-            algorithm=s.algorithm,
-            device=s.device,
-            queue_ms=s.queue_ms,
-            compute_ms=s.compute_ms,
-            total_ms=s.total_ms,
-            flops=s.flops,
-            gflops=s.gflops,
-            nnz=int(s.nnz),
-            estimate_bytes=int(s.estimate_bytes),
-            bytes_out=int(s.bytes_out),
-        )
+        return _from_fields(cls, s)
 
 
 @dataclass(frozen=True)
@@ -106,18 +110,7 @@ class DeviceStatus:
     @classmethod
     def from_proto(cls, d: pb.DeviceStatus) -> "DeviceStatus":
         """Converts a spgemm.v1.DeviceStatus message."""
-        return cls(
-            name=d.name,
-            description=d.description,
-            is_gpu=d.is_gpu,
-            total_bytes=int(d.total_bytes),
-            free_bytes=int(d.free_bytes),
-            budget_bytes=int(d.budget_bytes),
-            cached_bytes=int(d.cached_bytes),
-            reserved_bytes=int(d.reserved_bytes),
-            jobs_running=int(d.jobs_running),
-            peak_bytes=int(d.peak_bytes),
-        )
+        return _from_fields(cls, d)
 
 
 @dataclass(frozen=True)
@@ -138,15 +131,4 @@ class ServerStatus:
     @classmethod
     def from_proto(cls, s: pb.ServerStatus) -> "ServerStatus":
         """Converts a spgemm.v1.ServerStatus message."""
-        return cls(
-            version=s.version,
-            devices=[DeviceStatus.from_proto(d) for d in s.devices],
-            queue_depth=int(s.queue_depth),
-            jobs_running=int(s.jobs_running),
-            matrices=int(s.matrices),
-            host_cached_bytes=int(s.host_cached_bytes),
-            host_budget_bytes=int(s.host_budget_bytes),
-            uptime_seconds=s.uptime_seconds,
-            jobs_completed=int(s.jobs_completed),
-            jobs_failed=int(s.jobs_failed),
-        )
+        return _from_fields(cls, s, devices=[DeviceStatus.from_proto(d) for d in s.devices])
