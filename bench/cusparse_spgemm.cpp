@@ -271,6 +271,41 @@ struct cusparse_bench::impl {
     return std::chrono::duration<double, std::milli>(stop - start).count();
   }
 
+  // One transpose by cusparseCsr2cscEx2; returns its milliseconds. With
+  // `out`, A^T is downloaded (as CSR).
+  double call_transpose(std::optional<spgemm::any_csr>* out) {
+    call_state s(*this);
+    check_cuda(cudaStreamSynchronize(stream), "synchronize before the call");
+    const auto start = std::chrono::steady_clock::now();
+    const std::size_t value_bytes = spgemm::size_of(type);
+    const std::size_t nz = static_cast<std::size_t>(std::max<std::int64_t>(a.nnz, 1));
+    s.c_offsets = allocate(static_cast<std::size_t>(a.cols + 1) * sizeof(std::int32_t), "A^T offsets");
+    s.c_columns = allocate(nz * sizeof(std::int32_t), "A^T columns");
+    s.c_values = allocate(nz * value_bytes, "A^T values");
+    std::size_t size = 0;
+    check_sparse(cusparseCsr2cscEx2_bufferSize(handle, static_cast<int>(a.rows), static_cast<int>(a.cols),
+                                               static_cast<int>(a.nnz), a.values, static_cast<const int*>(a.offsets),
+                                               static_cast<const int*>(a.columns), s.c_values,
+                                               static_cast<int*>(s.c_offsets), static_cast<int*>(s.c_columns),
+                                               data_type(type), CUSPARSE_ACTION_NUMERIC, CUSPARSE_INDEX_BASE_ZERO,
+                                               CUSPARSE_CSR2CSC_ALG1, &size),
+                 "Csr2cscEx2_bufferSize");
+    s.buffer1 = allocate(size, "csr2csc buffer");
+    check_sparse(cusparseCsr2cscEx2(handle, static_cast<int>(a.rows), static_cast<int>(a.cols),
+                                    static_cast<int>(a.nnz), a.values, static_cast<const int*>(a.offsets),
+                                    static_cast<const int*>(a.columns), s.c_values, static_cast<int*>(s.c_offsets),
+                                    static_cast<int*>(s.c_columns), data_type(type), CUSPARSE_ACTION_NUMERIC,
+                                    CUSPARSE_INDEX_BASE_ZERO, CUSPARSE_CSR2CSC_ALG1, s.buffer1),
+                 "Csr2cscEx2");
+    release(s.buffer1);
+    check_cuda(cudaStreamSynchronize(stream), "synchronize after csr2csc");
+    const auto stop = std::chrono::steady_clock::now();
+    s.nnz_c = a.nnz;
+    last_nnz_c = a.nnz;
+    if (out) *out = download(s, a.cols, a.rows);
+    return std::chrono::duration<double, std::milli>(stop - start).count();
+  }
+
   spgemm::any_csr download(const call_state& s, std::int64_t rows, std::int64_t cols) {
     if (type == spgemm::value_type::f32) return download_as<float>(s, rows, cols);
     return download_as<double>(s, rows, cols);
@@ -407,6 +442,36 @@ cusparse_run cusparse_bench::run(int alg, int warmups, int repeats, bool downloa
   r.peak_bytes = impl_->peak;
   if (r.status == "ok" && r.nnz_c < 0) r.nnz_c = impl_->last_nnz_c;
   // Give the pool's memory back so that the next method starts from the same device.
+  cudaStreamSynchronize(impl_->stream);
+  cudaMemPoolTrimTo(impl_->pool, 0);
+  (void)cudaGetLastError();
+  return r;
+}
+
+cusparse_run cusparse_bench::transpose(int warmups, int repeats, bool download) {
+  cusparse_run r;
+  if (!impl_->operand_problem.empty()) {
+    r.status = impl_->operand_problem;
+    return r;
+  }
+  cudaSetDevice(impl_->device);
+  impl_->peak = 0;
+  impl_->in_use = 0;
+  impl_->last_nnz_c = -1;
+  for (int i = 0; i < warmups + repeats; ++i) {
+    try {
+      std::optional<spgemm::any_csr>* out = (download && i == 0) ? &r.result : nullptr;
+      const double ms = impl_->call_transpose(out);
+      if (i >= warmups) r.ms.push_back(ms);
+    } catch (const step_failure& f) {
+      r.status = f.status;
+      r.ms.clear();
+      r.result.reset();
+      break;
+    }
+  }
+  r.peak_bytes = impl_->peak;
+  if (r.status == "ok") r.nnz_c = impl_->last_nnz_c;
   cudaStreamSynchronize(impl_->stream);
   cudaMemPoolTrimTo(impl_->pool, 0);
   (void)cudaGetLastError();

@@ -57,6 +57,10 @@ class cusparse_bench {
   // With `download`, C of the first call is copied back into `result`.
   cusparse_run run(int alg, int warmups, int repeats, bool download);
 
+  // The transpose of A (set_operands(a, a, 0)) by cusparseCsr2cscEx2 (ALG1,
+  // values too): CSC of A = CSR of A^T. `result` holds A^T as CSR.
+  cusparse_run transpose(int warmups, int repeats, bool download);
+
  private:
   struct impl;
   std::unique_ptr<impl> impl_;

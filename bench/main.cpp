@@ -49,6 +49,7 @@ struct options {
   int subwarp = 0;
   int rows_per_thread = 0;
   int threads = 0;
+  bool transpose = false;  // --transpose: time A^T (ours and cusparseCsr2cscEx2) instead of products
 };
 
 // One entry of --algorithms.
@@ -499,6 +500,123 @@ void run_matrix(environment& env, const options& o, const std::vector<method>& m
   for (const row& r : rows) out.add(r);
 }
 
+// --transpose: A^T by the engine's GPU transpose (algorithm "transpose") and
+// by cusparseCsr2cscEx2 ("cusparse-csr2csc"); both must equal the CPU
+// transpose exactly (structure and values). nnz(C) is nnz(A^T), flops 0.
+template <typename T>
+void run_transpose(environment& env, const options& o, matrix_job& job, report& out, bool& mismatch) {
+  using csr = spgemm::csr_matrix<T>;
+  const csr& a = std::get<csr>(job.a);
+  const csr ref = spgemm::cpu_transpose(a);
+  auto make_row = [&](const char* name, bool vendor) {
+    row r;
+    r.matrix = job.name;
+    r.n = a.rows;
+    r.nnz_a = a.nnz();
+    r.flops = 0;
+    r.algorithm = name;
+    r.cusparse = vendor;
+    r.gpu = env.gpus > 0 ? env.gpu_name : "cpu";
+    return r;
+  };
+  auto check = [&](const spgemm::any_csr& got, row& r) {
+    const csr& t = std::get<csr>(got);
+    if (t.rows != ref.rows || t.cols != ref.cols || t.row_offsets != ref.row_offsets ||
+        t.col_indices != ref.col_indices || t.values != ref.values) {
+      r.status = "mismatch: differs from the CPU transpose";
+      mismatch = true;
+    }
+  };
+
+  row ours = make_row("transpose", false);
+  if (env.gpus == 0) {
+    ours.status = "skipped: no GPU";
+  } else if (!env.gpu) {
+    ours.status = env.gpu_problem;
+  } else {
+    try {
+      auto sa = env.gpu->store(job.a);
+      std::vector<double> ms;
+      std::size_t held_before = 0;
+      for (int k = 0; k < o.warmups + o.repeats; ++k) {
+        if (k == 0) {
+          env.gpu->reset_peak();
+          held_before = env.gpu->memory().in_use_bytes;
+        }
+        const auto t0 = std::chrono::steady_clock::now();
+        std::shared_ptr<spgemm::stored_matrix> t = env.gpu->transpose(*sa);
+        const auto t1 = std::chrono::steady_clock::now();
+        if (k == 0) {
+          const std::size_t peak = env.gpu->memory().peak_bytes;
+          ours.peak_bytes = peak > held_before ? peak - held_before : 0;
+          ours.nnz_c = t->info().nnz;
+          if (o.check) check(env.gpu->fetch(*t), ours);
+        }
+        t.reset();
+        if (k >= o.warmups) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+      }
+      ours.ms = median(ms);
+    } catch (const std::exception& e) {
+      ours.status = "failed: " + error_text(e);
+    }
+  }
+
+  row vendor = make_row("cusparse-csr2csc", true);
+#ifdef SPGEMM_BENCH_WITH_CUSPARSE
+  if (env.gpus == 0) {
+    vendor.status = "skipped: no GPU";
+  } else if (!env.vendor) {
+    vendor.status = env.vendor_problem.empty() ? "skipped: no cuSPARSE" : env.vendor_problem;
+  } else {
+    const std::string problem = env.vendor->set_operands(job.a, job.a, 0);
+    if (!problem.empty()) {
+      vendor.status = problem;
+    } else {
+      bench::cusparse_run res = env.vendor->transpose(o.warmups, o.repeats, o.check);
+      vendor.status = res.status;
+      if (res.status == "ok") {
+        vendor.ms = median(res.ms);
+        vendor.peak_bytes = res.peak_bytes;
+        vendor.nnz_c = res.nnz_c;
+        if (res.result) check(*res.result, vendor);
+      }
+    }
+    env.vendor->clear_operands();
+  }
+#else
+  vendor.status = "skipped: built without CUDA";
+#endif
+  out.add(ours);
+  out.add(vendor);
+}
+
+// transpose vs cusparse-csr2csc per matrix and their geometric mean.
+std::string transpose_ratio_line(const std::vector<row>& rows) {
+  std::vector<std::string> names;
+  for (const row& r : rows)
+    if (std::find(names.begin(), names.end(), r.matrix) == names.end()) names.push_back(r.matrix);
+  std::string parts;
+  double log_sum = 0;
+  int count = 0;
+  for (const std::string& name : names) {
+    const row* ours = nullptr;
+    const row* theirs = nullptr;
+    for (const row& r : rows) {
+      if (r.matrix != name || r.status != "ok" || !std::isfinite(r.ms) || r.ms <= 0) continue;
+      if (r.algorithm == "transpose") ours = &r;
+      if (r.algorithm == "cusparse-csr2csc") theirs = &r;
+    }
+    if (!ours || !theirs) continue;
+    const double ratio = theirs->ms / ours->ms;
+    parts += (parts.empty() ? "" : ", ") + name + " " + format("%.2f", ratio);
+    log_sum += std::log(ratio);
+    ++count;
+  }
+  std::string line = "\ntranspose vs cusparse-csr2csc (cuSPARSE ms / ours ms, >1: ours faster): ";
+  if (count == 0) return line + "no matrix where both succeeded\n";
+  return line + parts + format("; geometric mean %.2f over %d matrices\n", std::exp(log_sum / count), count);
+}
+
 // "A,B" multiplies A by B; otherwise B is --b, or A itself.
 std::pair<std::string, std::string> split_pair(const std::string& input, const std::string& b_spec) {
   const auto comma = input.find(',');
@@ -578,12 +696,19 @@ int run(const options& o) {
         job.name += "*" + spgemm::matrix_name(b_spec);
       }
       spgemm::require_conformable(spgemm::info_of(a), spgemm::info_of(b ? *b : a));
-      job.stats = spgemm::compute_product_stats(a, b ? *b : a);
+      if (!o.transpose) job.stats = spgemm::compute_product_stats(a, b ? *b : a);
       job.a = spgemm::convert_values(spgemm::any_csr(std::move(a)), precision);
       if (b) job.b = spgemm::convert_values(spgemm::any_csr(std::move(*b)), precision);
     } catch (const std::exception& e) {
       std::cerr << "spgemm-bench: " << input << ": " << error_text(e) << "\n";
       load_failed = true;
+      continue;
+    }
+    if (o.transpose) {
+      if (precision == spgemm::value_type::f32)
+        run_transpose<float>(env, o, job, out, mismatch);
+      else
+        run_transpose<double>(env, o, job, out, mismatch);
       continue;
     }
     if (precision == spgemm::value_type::f32)
@@ -597,7 +722,11 @@ int run(const options& o) {
     vendor |= m.cusparse_alg != 0;
     ours |= (m.algo == spgemm::algorithm::rmerge || m.algo == spgemm::algorithm::automatic) && !m.cusparse_alg;
   }
-  if (vendor && ours) out.text(ratio_line(out.rows()));
+  if (o.transpose) {
+    out.text(transpose_ratio_line(out.rows()));
+  } else if (vendor && ours) {
+    out.text(ratio_line(out.rows()));
+  }
   if (mismatch) std::cerr << "spgemm-bench: some results do not match the reference (see status)\n";
   return mismatch || load_failed ? 1 : 0;
 }
@@ -627,6 +756,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({0, 2, 4, 8, 16, 32}));
   app.add_option("--rmerge-rows-per-thread", o.rows_per_thread, "RMerge rows of B per thread (0: the planner chooses)")
       ->check(CLI::IsMember({0, 1, 2, 4}));
+  app.add_flag("--transpose", o.transpose,
+               "time A^T instead of products: rows 'transpose' (the engine's GPU transpose) and "
+               "'cusparse-csr2csc' (cusparseCsr2cscEx2), both checked against the CPU transpose");
   app.add_option("--threads", o.threads, "threads of the CPU backend and reference (0: all)")
       ->check(CLI::Range(0, 4096));
   CLI11_PARSE(app, argc, argv);

@@ -22,6 +22,12 @@ export SPGEMM_MATRICES="$DIR/matrices" SPGEMM_REQUIRE_MATRICES=1
 BENCH="$DIR/bin/spgemm-bench"
 TESTS="$DIR/bin/spgemm_gpu_tests"
 GENERATED=(poisson3d7:100 poisson3d27:64 poisson2d5:1024 elasticity3d:40 rmat:16:16 rmat:17:16 rmat:18:16)
+# GENERATED_LIST (space-separated generator specs) and MATRIX_NAMES (space-
+# separated shared matrix names, e.g. "email-Enron cage11") narrow the run;
+# TRANSPOSE=1 (default) also times A^T (spgemm-bench --transpose) into
+# transpose.tsv / transpose.md.
+if [[ -n "${GENERATED_LIST+x}" ]]; then read -r -a GENERATED <<<"$GENERATED_LIST"; fi
+TRANSPOSE=${TRANSPOSE:-1}
 # Optional settings: ALGORITHMS (spgemm-bench --algorithms), REPEATS, WARMUPS,
 # TEST_FILTER (gtest filter), TEST_TIMEOUT and BENCH_TIMEOUT (seconds).
 ALGORITHMS=${ALGORITHMS:-auto,hash,rmerge,cusparse-alg1,cusparse-alg2,cusparse-alg3}
@@ -55,6 +61,13 @@ if [[ ! -x "$BENCH" ]]; then
 fi
 
 find_matrices
+if [[ -n "${MATRIX_NAMES:-}" ]]; then
+  selected=()
+  for name in $MATRIX_NAMES; do
+    [[ -f "$DIR/matrices/$name.mtx.gz" ]] && selected+=("$DIR/matrices/$name.mtx.gz")
+  done
+  MATRICES=("${selected[@]}")
+fi
 
 echo "== spgemm-bench: ${#MATRICES[@]} files + ${#GENERATED[@]} generated matrices"
 timeout "$BENCH_TIMEOUT" "$BENCH" "${MATRICES[@]}" "${GENERATED[@]}" --algorithms "$ALGORITHMS" \
@@ -94,4 +107,14 @@ if [[ -s "$OUT/bench.tsv" ]]; then
     }' "$OUT/bench.tsv"
 fi
 grep -h -E '^(auto|rmerge) vs' "$OUT/bench.md" 2>/dev/null
+
+if [[ "$TRANSPOSE" == 1 ]]; then
+  echo "== spgemm-bench --transpose"
+  timeout "$BENCH_TIMEOUT" "$BENCH" "${MATRICES[@]}" "${GENERATED[@]}" --transpose \
+    --repeats "$REPEATS" --warmups "$WARMUPS" --commit "$COMMIT" --tsv "$OUT/transpose.tsv" \
+    --markdown "$OUT/transpose.md" >"$OUT/transpose.log" 2>&1 || { echo "transpose bench: exit $? (see transpose.log)"; status=1; }
+  awk -F'\t' 'NR > 1 { t[$2, $7] = $8; st[$2, $7] = $11; if (!($2 in seen)) { seen[$2] = 1; order[++n] = $2 } }
+    END { for (i = 1; i <= n; ++i) { m = order[i]; printf "%-16s transpose %8s (%s)  csr2csc %8s (%s)\n", substr(m, 1, 16), t[m, "transpose"], st[m, "transpose"], t[m, "cusparse-csr2csc"], st[m, "cusparse-csr2csc"] } }' "$OUT/transpose.tsv" 2>/dev/null
+  grep -h -E '^transpose vs' "$OUT/transpose.md" 2>/dev/null
+fi
 exit $status

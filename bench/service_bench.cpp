@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include <fcntl.h>
+#include <malloc.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -580,6 +581,10 @@ std::string utc_now() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // As spgemmd does: reuse freed buffers rather than fault in fresh pages for
+  // every streamed message (see server/main.cpp).
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 256 << 20);
   options o;
   CLI::App app{"spgemm-service-bench: service round trips against the engine, transfer throughput, jobs per second"};
   app.add_option("matrices", o.inputs, ".mtx / .mtx.gz files or generator specs (poisson3d7:32, rmat:16:16)");

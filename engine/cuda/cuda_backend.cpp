@@ -142,14 +142,15 @@ void require_gpu_algorithm(algorithm algo) {
 // automatic (from the product's statistics; see engine/planner/planner.hpp).
 struct resolved {
   algorithm algo = algorithm::hash;
+  bool hybrid = false;  // hash with the merge bins (planner::choice::hybrid)
   std::string reason;  // "" unless the planner chose
 };
 
 resolved resolve(algorithm asked, const structure_view& a, const structure_view& b, std::size_t value_bytes,
                  device_allocator& allocator, cudaStream_t stream) {
-  if (asked != algorithm::automatic) return {asked, ""};
+  if (asked != algorithm::automatic) return {asked, false, ""};
   const planner::choice c = planner::choose_method(hash::compute_stats(a, b, value_bytes, allocator, stream));
-  return {c.algo, c.reason};
+  return {c.algo, c.hybrid, c.reason};
 }
 
 }  // namespace
@@ -173,6 +174,7 @@ memory_estimate cuda_backend::estimate_multiply(const stored_matrix& a, const st
       r.algo == algorithm::rmerge
           ? rmerge::estimate_multiply(va, vb, size_of(out), options.rmerge, context_->allocator, stream.get())
           : hash::estimate_multiply(va, vb, size_of(out), context_->allocator, stream.get());
+  if (r.hybrid) e.method = "hybrid " + e.method;
   if (!r.reason.empty()) e.method = "auto: " + e.method + " (" + r.reason + ")";
   // Operands of another value type are converted first and held for the whole job.
   if (ia.type != out) e.workspace_bytes += static_cast<std::size_t>(ia.nnz) * size_of(out);
@@ -203,7 +205,8 @@ std::shared_ptr<stored_matrix> cuda_backend::multiply(const stored_matrix& a, co
         resolve(options.algo, oa.view.structure(), ob.view.structure(), sizeof(T), context_->allocator, stream.get());
     if (r.algo == algorithm::rmerge)
       return rmerge::multiply<T>(oa.view, ob.view, options.rmerge, context_->allocator, stream.get(), cancel);
-    any_device_csr c = hash::multiply<T>(oa.view, ob.view, context_->allocator, stream.get(), cancel);
+    any_device_csr c =
+        hash::multiply<T>(oa.view, ob.view, context_->allocator, stream.get(), cancel, nullptr, r.hybrid);
     return c;
   };
   any_device_csr c = out == value_type::f32 ? run(float{}) : run(double{});

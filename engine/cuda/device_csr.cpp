@@ -1,11 +1,157 @@
 #include "cuda/device_csr.hpp"
 
+#include <algorithm>
+#include <cstring>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "cuda/cuda_check.hpp"
 #include "spgemm/errors.hpp"
 
 namespace spgemm::cuda {
+
+namespace {
+
+// Pinned staging for large host <-> device copies. A pageable cudaMemcpy
+// goes through the driver's own small staging buffers, synchronously, at a
+// fraction of the link's speed; here an array is copied in pieces through two
+// cached pinned buffers, the DMA of one piece overlapping the host memcpy of
+// the other. Copies below staged_min_bytes stay plain (pageable) copies.
+constexpr std::size_t staging_bytes = 8 << 20;
+constexpr std::size_t staged_min_bytes = 1 << 20;
+
+// Pinned buffers, cached for the process's life and shared by every device
+// (portable) and thread.
+class staging_pool {
+ public:
+  void* acquire() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!free_.empty()) {
+        void* p = free_.back();
+        free_.pop_back();
+        return p;
+      }
+    }
+    void* p = nullptr;
+    if (cudaHostAlloc(&p, staging_bytes, cudaHostAllocPortable) != cudaSuccess) {
+      (void)cudaGetLastError();  // no pinned memory: plain copies instead
+      return nullptr;
+    }
+    return p;
+  }
+  void release(void* p) {
+    if (p == nullptr) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    free_.push_back(p);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<void*> free_;
+};
+
+staging_pool& pool() {
+  static auto* p = new staging_pool;  // never destroyed: pinned memory outlives static teardown order
+  return *p;
+}
+
+// Two pinned buffers and their events, for one copy at a time; taken on the
+// first copy large enough to stage.
+class staging {
+ public:
+  staging() = default;
+  ~staging() {
+    for (int i = 0; i < 2; ++i) {
+      if (ev_[i] != nullptr) (void)cudaEventDestroy(ev_[i]);
+      // Nothing copies into or out of a buffer handed back: every copy below
+      // waits for its pieces before returning (or throws after a failed
+      // call, when the stream is broken anyway).
+      pool().release(buf_[i]);
+    }
+  }
+  staging(const staging&) = delete;
+  staging& operator=(const staging&) = delete;
+
+  // Host `src` to device `dst`, enqueued on `stream`; returns once the host
+  // memory is no longer read (the last piece may still be in flight on
+  // `stream`: synchronize it before using the device copy).
+  void to_device(void* dst, const void* src, std::size_t bytes, cudaStream_t stream) {
+    if (bytes < staged_min_bytes || !ready()) {
+      SPGEMM_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream));
+      SPGEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
+      return;
+    }
+    const std::size_t pieces = (bytes + staging_bytes - 1) / staging_bytes;
+    for (std::size_t i = 0; i < pieces; ++i) {
+      const int k = static_cast<int>(i % 2);
+      const std::size_t off = i * staging_bytes;
+      const std::size_t len = std::min(staging_bytes, bytes - off);
+      if (i >= 2) SPGEMM_CUDA_CHECK(cudaEventSynchronize(ev_[k]));  // its last piece has left the buffer
+      std::memcpy(buf_[k], static_cast<const char*>(src) + off, len);
+      SPGEMM_CUDA_CHECK(
+          cudaMemcpyAsync(static_cast<char*>(dst) + off, buf_[k], len, cudaMemcpyHostToDevice, stream));
+      SPGEMM_CUDA_CHECK(cudaEventRecord(ev_[k], stream));
+    }
+    // The buffers are reused by the next copy: wait until both drained.
+    SPGEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
+  }
+
+  // Device `src` to host `dst`; synchronized.
+  void to_host(void* dst, const void* src, std::size_t bytes, cudaStream_t stream) {
+    if (bytes < staged_min_bytes || !ready()) {
+      SPGEMM_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream));
+      SPGEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
+      return;
+    }
+    const std::size_t pieces = (bytes + staging_bytes - 1) / staging_bytes;
+    auto start = [&](std::size_t i) {
+      const int k = static_cast<int>(i % 2);
+      const std::size_t off = i * staging_bytes;
+      const std::size_t len = std::min(staging_bytes, bytes - off);
+      SPGEMM_CUDA_CHECK(
+          cudaMemcpyAsync(buf_[k], static_cast<const char*>(src) + off, len, cudaMemcpyDeviceToHost, stream));
+      SPGEMM_CUDA_CHECK(cudaEventRecord(ev_[k], stream));
+    };
+    start(0);
+    for (std::size_t i = 0; i < pieces; ++i) {
+      const int k = static_cast<int>(i % 2);
+      // The other buffer was emptied by the previous iteration's memcpy.
+      if (i + 1 < pieces) start(i + 1);
+      SPGEMM_CUDA_CHECK(cudaEventSynchronize(ev_[k]));
+      const std::size_t off = i * staging_bytes;
+      const std::size_t len = std::min(staging_bytes, bytes - off);
+      std::memcpy(static_cast<char*>(dst) + off, buf_[k], len);
+    }
+  }
+
+ private:
+  // Takes the buffers and events once; false when pinned memory or events
+  // can not be had (plain copies then).
+  bool ready() {
+    if (!taken_) {
+      taken_ = true;
+      for (int i = 0; i < 2; ++i) {
+        buf_[i] = pool().acquire();
+        if (buf_[i] == nullptr) ok_ = false;
+        if (cudaEventCreateWithFlags(&ev_[i], cudaEventDisableTiming) != cudaSuccess) {
+          (void)cudaGetLastError();
+          ev_[i] = nullptr;
+          ok_ = false;
+        }
+      }
+    }
+    return ok_;
+  }
+
+  void* buf_[2] = {nullptr, nullptr};
+  cudaEvent_t ev_[2] = {nullptr, nullptr};
+  bool taken_ = false;
+  bool ok_ = true;
+};
+
+}  // namespace
 
 template <typename T>
 device_csr<T> upload(const csr_matrix<T>& m, device_allocator& allocator, cudaStream_t stream,
@@ -24,13 +170,11 @@ device_csr<T> upload(const csr_matrix<T>& m, device_allocator& allocator, cudaSt
   d.row_offsets = device_buffer<offset_t>(allocator, m.row_offsets.size(), stream, meter);
   d.col_indices = device_buffer<index_t>(allocator, m.col_indices.size(), stream, meter);
   d.values = device_buffer<T>(allocator, m.values.size(), stream, meter);
-  SPGEMM_CUDA_CHECK(cudaMemcpyAsync(d.row_offsets.data(), m.row_offsets.data(), d.row_offsets.bytes(),
-                                    cudaMemcpyHostToDevice, stream));
+  staging st;
+  st.to_device(d.row_offsets.data(), m.row_offsets.data(), d.row_offsets.bytes(), stream);
   if (d.nnz > 0) {
-    SPGEMM_CUDA_CHECK(cudaMemcpyAsync(d.col_indices.data(), m.col_indices.data(), d.col_indices.bytes(),
-                                      cudaMemcpyHostToDevice, stream));
-    SPGEMM_CUDA_CHECK(cudaMemcpyAsync(d.values.data(), m.values.data(), d.values.bytes(),
-                                      cudaMemcpyHostToDevice, stream));
+    st.to_device(d.col_indices.data(), m.col_indices.data(), d.col_indices.bytes(), stream);
+    st.to_device(d.values.data(), m.values.data(), d.values.bytes(), stream);
   }
   SPGEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
   return d;
@@ -47,21 +191,17 @@ csr_matrix<T> download_rows(const device_csr<T>& m, std::int64_t row_begin, std:
   h.rows = row_end - row_begin;
   h.cols = m.cols;
   h.row_offsets.resize(static_cast<std::size_t>(h.rows) + 1);
-  SPGEMM_CUDA_CHECK(cudaMemcpyAsync(h.row_offsets.data(), m.row_offsets.data() + row_begin,
-                                    h.row_offsets.size() * sizeof(offset_t), cudaMemcpyDeviceToHost,
-                                    stream));
-  SPGEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
+  staging st;
+  st.to_host(h.row_offsets.data(), m.row_offsets.data() + row_begin, h.row_offsets.size() * sizeof(offset_t),
+             stream);
   const offset_t base = h.row_offsets.front();
   for (offset_t& o : h.row_offsets) o -= base;
   const std::size_t n = static_cast<std::size_t>(h.row_offsets.back());
   h.col_indices.resize(n);
   h.values.resize(n);
   if (n > 0) {
-    SPGEMM_CUDA_CHECK(cudaMemcpyAsync(h.col_indices.data(), m.col_indices.data() + base,
-                                      n * sizeof(index_t), cudaMemcpyDeviceToHost, stream));
-    SPGEMM_CUDA_CHECK(cudaMemcpyAsync(h.values.data(), m.values.data() + base, n * sizeof(T),
-                                      cudaMemcpyDeviceToHost, stream));
-    SPGEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
+    st.to_host(h.col_indices.data(), m.col_indices.data() + base, n * sizeof(index_t), stream);
+    st.to_host(h.values.data(), m.values.data() + base, n * sizeof(T), stream);
   }
   return h;
 }

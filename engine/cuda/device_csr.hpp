@@ -71,12 +71,14 @@ inline std::size_t csr_bytes(std::int64_t rows, std::int64_t nnz, std::size_t va
          static_cast<std::size_t>(nnz) * (sizeof(index_t) + value_bytes);
 }
 
-// Copies a host matrix to the device (pageable copies, synchronized).
+// Copies a host matrix to the device (large arrays through cached pinned
+// staging buffers, double-buffered; synchronized).
 template <typename T>
 device_csr<T> upload(const csr_matrix<T>& m, device_allocator& allocator, cudaStream_t stream,
                      job_meter* meter = nullptr);
 
-// Rows [row_begin, row_end) back to the host, offsets rebased to 0 (synchronized).
+// Rows [row_begin, row_end) back to the host, offsets rebased to 0 (large
+// arrays through pinned staging, as upload; synchronized).
 template <typename T>
 csr_matrix<T> download_rows(const device_csr<T>& m, std::int64_t row_begin, std::int64_t row_end,
                             cudaStream_t stream);

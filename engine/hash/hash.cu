@@ -14,11 +14,13 @@
 #include <algorithm>
 #include <array>
 #include <cassert>
+#include <cstdlib>
 #include <mutex>
 
 #include "cuda/cuda_check.hpp"
 #include "hash/hash.hpp"
 #include "hash/hash_kernels.cuh"
+#include "rmerge/mul_limited.hpp"
 
 namespace spgemm::hash {
 namespace {
@@ -56,6 +58,22 @@ device_facts facts() {
 }
 
 constexpr int helper_threads = 256;
+
+// Output bound of the hybrid plan's merge bins: planner default, or
+// SPGEMM_HYBRID_MERGE_MAX (benchmark sweeps; 0 turns the merge bins off).
+std::int64_t merge_max_bound() {
+  const char* v = std::getenv("SPGEMM_HYBRID_MERGE_MAX");  // read per job: tests and sweeps change it
+  if (v == nullptr || *v == '\0') return planner::default_merge_max_bound;
+  const long long x = std::atoll(v);
+  return static_cast<std::int64_t>(x < 0 ? 0 : x);
+}
+
+rmerge::pass_config merge_pass(int bin) {
+  rmerge::pass_config p;
+  p.subwarp = planner::merge_subwarp(bin);
+  p.rows_per_thread = planner::merge_rows_per_thread(bin);
+  return p;
+}
 
 unsigned helper_blocks(std::int64_t n) {
   const std::int64_t b = (n + helper_threads - 1) / helper_threads;
@@ -181,9 +199,10 @@ memory_estimate estimate_multiply(const cuda::structure_view& a, const cuda::str
 
 template <typename T>
 device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, device_allocator& allocator,
-                       cudaStream_t stream, const cancel_token& cancel, job_meter* meter) {
+                       cudaStream_t stream, const cancel_token& cancel, job_meter* meter, bool hybrid) {
   const device_facts f = facts();
-  const planner::limits lim = planner::limits_for(f.max_shared, sizeof(T));
+  planner::limits lim = planner::limits_for(f.max_shared, sizeof(T));
+  if (hybrid) lim.merge_max_bound = merge_max_bound();
   const std::int64_t m = a.rows;
   device_csr<T> c;
   c.rows = m;
@@ -222,6 +241,12 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
             rows, n, cfg.table, a.row_offsets, a.col_indices, b.row_offsets, b.col_indices, c.row_offsets.data());
       }
       SPGEMM_CUDA_CHECK_LAUNCH();
+    }
+    for (int bin = planner::first_merge_bin; bin < planner::first_merge_bin + planner::merge_bin_count; ++bin) {
+      const std::int64_t n = s.symbolic_bins[bin];
+      if (n == 0) continue;
+      rmerge::launch_mul_limited_count(merge_pass(bin), n, a.row_offsets, a.col_indices, b.row_offsets,
+                                       b.col_indices, c.row_offsets.data(), stream, perm.data() + starts.start[bin]);
     }
     if (s.symbolic_bins[dense] > 0) {
       const workspace_plan w = plan_workspace(s, s.nnz_c_bound, sizeof(T), lim, f);
@@ -270,6 +295,18 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
         b.col_indices, b.values, c.row_offsets.data(), c.col_indices.data(), c.values.data());
     SPGEMM_CUDA_CHECK_LAUNCH();
   }
+  for (int bin = planner::first_merge_bin; bin < planner::first_merge_bin + planner::merge_bin_count; ++bin) {
+    const std::int64_t n = hist[bin];
+    if (n == 0) continue;
+    rmerge::left_factor<T> left;
+    left.rows = n;
+    left.offsets = a.row_offsets;
+    left.columns = a.col_indices;
+    left.values = a.values;
+    rmerge::launch_mul_limited_values<T>(merge_pass(bin), left, b.row_offsets, b.col_indices, b.values,
+                                         c.row_offsets.data(), c.col_indices.data(), c.values.data(), stream,
+                                         perm.data() + starts.start[bin]);
+  }
   const int dense = planner::dense_bin(lim.numeric_max_table);
   for (int bin = planner::first_table_bin; bin < dense; ++bin) {
     const std::int64_t n = hist[bin];
@@ -313,8 +350,8 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
 }
 
 template device_csr<float> multiply(const cuda::csr_view<float>&, const cuda::csr_view<float>&, device_allocator&,
-                                    cudaStream_t, const cancel_token&, job_meter*);
+                                    cudaStream_t, const cancel_token&, job_meter*, bool);
 template device_csr<double> multiply(const cuda::csr_view<double>&, const cuda::csr_view<double>&,
-                                     device_allocator&, cudaStream_t, const cancel_token&, job_meter*);
+                                     device_allocator&, cudaStream_t, const cancel_token&, job_meter*, bool);
 
 }  // namespace spgemm::hash

@@ -567,7 +567,11 @@ __global__ void numeric_bins_kernel(std::int64_t rows, const offset_t* __restric
   __syncthreads();
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < rows;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    const int bin = planner::numeric_bin(a_off[i + 1] - a_off[i], c_off[i + 1] - c_off[i], lim);
+    const int previous = bins[i];
+    // Merge-bin rows (hybrid plan) stay with the method of their symbolic pass.
+    const int bin = planner::is_merge_bin(previous)
+                        ? previous
+                        : planner::numeric_bin(a_off[i + 1] - a_off[i], c_off[i + 1] - c_off[i], lim);
     bins[i] = static_cast<unsigned char>(bin);
     atomicAdd(&hist[bin], 1u);
   }

@@ -37,7 +37,7 @@ inline constexpr int bin_none = 0;
 inline constexpr int bin_copy = 1;
 inline constexpr int first_table_bin = 2;
 inline constexpr int smallest_table = 32;
-inline constexpr int max_bins = 16;       // bins 0 .. 15 at most (tables up to 32 << 12)
+inline constexpr int max_bins = 24;       // table bins 0 .. 15 (tables up to 32 << 12), merge bins 16 .. 22
 inline constexpr int warp_max_table = 512;  // tables up to this size: one warp per row
 
 // Largest power-of-two tables that fit a block's shared memory: symbolic
@@ -47,7 +47,20 @@ inline constexpr int warp_max_table = 512;  // tables up to this size: one warp 
 struct limits {
   int symbolic_max_table = 32768;
   int numeric_max_table = 16384;
+  // Hybrid plan: rows of A of 2 .. 128 entries with at most this output bound
+  // go to the merge bins; 0 turns the merge bins off (algorithm::hash).
+  std::int64_t merge_max_bound = 0;
 };
+
+// Default output bound of the merge bins (docs/planner.md): 0, the merge bins
+// are off until a bound is measured that wins. Measured on the H100
+// (hybrid-run3): bounds 256, 1024 and 4096 all made auto slower than plain
+// hash on every graph (email-Enron 11.5 / 13.8 / 20.4 ms vs 10.6; wiki-Vote
+// 2.5 / 4.4 / 6.7 vs 1.7): a sub-warp merges a row's output serially, and the
+// graphs have too few rows to hide that latency. SPGEMM_HYBRID_MERGE_MAX sets it.
+inline constexpr std::int64_t default_merge_max_bound = 0;
+// The bound the hybrid tests and sweeps use.
+inline constexpr std::int64_t tested_merge_max_bound = 1024;
 
 SPGEMM_HOST_DEVICE inline int log2_ceil(std::int64_t x) {
   int l = 0;
@@ -64,6 +77,44 @@ SPGEMM_HOST_DEVICE inline int table_bin_of(std::int64_t needed, int max_table) {
 
 SPGEMM_HOST_DEVICE inline int dense_bin(int max_table) { return first_table_bin + (log2_ceil(max_table) - 5) + 1; }
 
+// Merge bins (hybrid plan, per row): a row of A with 2 .. 128 entries whose
+// output bound min(products, cols of B) is at most limits::merge_max_bound is
+// merged in one RMerge pass (sub-warp of W threads, R rows of B per thread,
+// W * R >= its length; the same (W, R) rule as rmerge::make_plan for a whole
+// matrix), reading A's row through a row-id list. Bins first_merge_bin + k,
+// k = 0 .. 6: (W, R) = (2,1) (2,2) (2,4) (4,4) (8,4) (16,4) (32,4).
+inline constexpr int first_merge_bin = 16;
+inline constexpr int merge_bin_count = 7;
+inline constexpr std::int64_t merge_max_length = 128;
+static_assert(first_merge_bin + merge_bin_count <= max_bins, "merge bins fit the histogram");
+
+SPGEMM_HOST_DEVICE inline bool is_merge_bin(int bin) {
+  return bin >= first_merge_bin && bin < first_merge_bin + merge_bin_count;
+}
+
+// The merge bin of a row of `a_row_length` entries (2 .. 128).
+SPGEMM_HOST_DEVICE inline int merge_bin_of_length(std::int64_t a_row_length) {
+  if (a_row_length <= 2) return first_merge_bin;
+  if (a_row_length <= 4) return first_merge_bin + 1;
+  int k = 2;
+  std::int64_t cap = 8;
+  while (cap < a_row_length && k < merge_bin_count - 1) {
+    cap *= 2;
+    ++k;
+  }
+  return first_merge_bin + k;
+}
+
+// Sub-warp size W and rows per thread R of a merge bin.
+SPGEMM_HOST_DEVICE inline int merge_subwarp(int bin) {
+  const int k = bin - first_merge_bin;
+  return k <= 2 ? 2 : (2 << (k - 2));
+}
+SPGEMM_HOST_DEVICE inline int merge_rows_per_thread(int bin) {
+  const int k = bin - first_merge_bin;
+  return k == 0 ? 1 : (k == 1 ? 2 : 4);
+}
+
 // Table size of a table bin.
 SPGEMM_HOST_DEVICE inline int table_of_bin(int bin) { return smallest_table << (bin - first_table_bin); }
 
@@ -74,6 +125,7 @@ SPGEMM_HOST_DEVICE inline int symbolic_bin(std::int64_t a_row_length, std::int64
   if (products == 0) return bin_none;
   if (a_row_length == 1) return bin_copy;
   const std::int64_t distinct = products < b_cols ? products : b_cols;
+  if (a_row_length <= merge_max_length && distinct <= lim.merge_max_bound) return merge_bin_of_length(a_row_length);
   return table_bin_of(distinct, lim.symbolic_max_table);
 }
 
@@ -122,6 +174,7 @@ inline table_config config_for_table(int table, std::size_t value_bytes) {
 // shared memory (cudaDevAttrMaxSharedMemoryPerBlockOptin).
 inline limits limits_for(std::size_t max_shared, std::size_t value_bytes) {
   limits l;
+  static_assert(first_table_bin + 10 + 1 < first_merge_bin, "table bins (up to 32768 slots) and dense stay below the merge bins");
   l.symbolic_max_table = 1024;
   while (l.symbolic_max_table < 32768 && config_for_table(2 * l.symbolic_max_table, 0).shared_bytes <= max_shared)
     l.symbolic_max_table *= 2;
@@ -172,6 +225,7 @@ struct job_stats {
 // The method automatic runs, and why (for memory_estimate::method and docs).
 struct choice {
   algorithm algo = algorithm::hash;
+  bool hybrid = false;  // hash with the merge bins (short rows of A merged by RMerge sub-warps)
   std::string reason;
 };
 
@@ -192,7 +246,8 @@ inline choice choose_method(const job_stats& s) {
     c.reason = "rows of A fit one merge pass";
   } else {
     c.algo = algorithm::hash;
-    c.reason = "long rows of A";
+    c.hybrid = true;
+    c.reason = "long rows of A: hybrid, short rows merged, the rest hashed";
   }
   return c;
 }

@@ -25,15 +25,17 @@ struct left_factor {
 };
 
 // Structure pass: c_lengths[r] = nnz of row r of C, r < left.rows. Values unused.
+// row_ids (both passes): null, or the list of `rows` / left.rows row ids to
+// compute (a bin of the hybrid plan); rows outside it are left alone.
 void launch_mul_limited_count(pass_config pass, std::int64_t rows, const offset_t* left_off,
                               const index_t* left_col, const offset_t* b_off, const index_t* b_col,
-                              offset_t* c_lengths, cudaStream_t stream);
+                              offset_t* c_lengths, cudaStream_t stream, const int* row_ids = nullptr);
 
 // Value pass: fills the rows of C at c_off.
 template <typename T>
 void launch_mul_limited_values(pass_config pass, const left_factor<T>& left, const offset_t* b_off,
                                const index_t* b_col, const T* b_val, const offset_t* c_off, index_t* c_col,
-                               T* c_val, cudaStream_t stream);
+                               T* c_val, cudaStream_t stream, const int* row_ids = nullptr);
 
 // Blocks of 128 threads for `rows` sub-warps of W threads.
 inline unsigned mul_limited_blocks(std::int64_t rows, int subwarp) {

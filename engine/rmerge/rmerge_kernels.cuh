@@ -58,16 +58,19 @@ __device__ __forceinline__ V subwarp_sum(V v, unsigned mask) {
 
 // Count: write the length of row r of C to c_off[r] (c_col, c_val, left_val
 // and b_val unused). Otherwise: write row r at c_off[r].
+// row_ids: null, or the rows to compute (sub-warp i computes row row_ids[i] of
+// G and C; `rows` counts the list): the hybrid plan runs one bin of rows of A.
 template <int W, int R, bool Explicit, bool Count, typename T>
 __global__ void __launch_bounds__(128) mul_limited_kernel(
     std::int64_t rows, const offset_t* __restrict__ left_off, const index_t* __restrict__ left_col,
     const T* __restrict__ left_val, const offset_t* __restrict__ b_off, const index_t* __restrict__ b_col,
     const T* __restrict__ b_val, offset_t* __restrict__ c_off, index_t* __restrict__ c_col,
-    T* __restrict__ c_val) {
+    T* __restrict__ c_val, const int* __restrict__ row_ids) {
   static_assert(W == 2 || W == 4 || W == 8 || W == 16 || W == 32, "sub-warp size");
   static_assert(R == 1 || R == 2 || R == 4, "rows per thread");
-  const std::int64_t row = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / W;
-  if (row >= rows) return;  // uniform across the sub-warp
+  const std::int64_t item = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / W;
+  if (item >= rows) return;  // uniform across the sub-warp
+  const std::int64_t row = row_ids != nullptr ? static_cast<std::int64_t>(row_ids[item]) : item;
   const int lane = static_cast<int>(threadIdx.x % W);
   const unsigned mask = subwarp_mask<W>();
 

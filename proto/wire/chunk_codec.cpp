@@ -1,5 +1,6 @@
 #include "wire/chunk_codec.hpp"
 
+#include <cstdint>
 #include <cstring>
 #include <limits>
 
@@ -134,56 +135,98 @@ chunk_assembler::chunk_assembler(const v1::MatrixHeader& h)
   row_offsets_.reserve(static_cast<std::size_t>(h.rows()) + 1);
   row_offsets_.push_back(0);
   col_indices_.reserve(static_cast<std::size_t>(h.nnz()));
-  values_.reserve(static_cast<std::size_t>(h.nnz()) * value_size_);
+  if (h.value_type() == v1::FLOAT32) {
+    values_f32_.reserve(static_cast<std::size_t>(h.nnz()));
+  } else {
+    values_f64_.reserve(static_cast<std::size_t>(h.nnz()));
+  }
 }
 
+namespace {
+
+// Appends n elements of T held as raw little-endian bytes at `src`: straight
+// from the bytes when they are aligned for T (protobuf's strings are), else
+// through memcpy. No zero-filling first.
+template <typename T>
+void append_raw(std::vector<T>& dst, const char* src, std::size_t n) {
+  if (n == 0) return;
+  if (reinterpret_cast<std::uintptr_t>(src) % alignof(T) == 0) {
+    const T* first = reinterpret_cast<const T*>(src);
+    dst.insert(dst.end(), first, first + n);
+  } else {
+    const std::size_t old = dst.size();
+    dst.resize(old + n);
+    std::memcpy(dst.data() + old, src, n * sizeof(T));
+  }
+}
+
+}  // namespace
+
 grpc::Status chunk_assembler::add(const v1::MatrixChunk& c) {
-  const std::string where = "chunk at row " + str(c.row_begin()) + ": ";
+  auto where = [&] { return "chunk at row " + str(c.row_begin()) + ": "; };
   if (c.row_begin() != rows_received_) {
-    return invalid(where + "out of order or a chunk is missing: expected row_begin=" + str(rows_received_) +
+    return invalid(where() + "out of order or a chunk is missing: expected row_begin=" + str(rows_received_) +
                    " (chunks must cover the rows in order, without gaps or overlaps)");
   }
-  if (c.row_count() <= 0) return invalid(where + "row_count must be positive (got " + str(c.row_count()) + ")");
+  if (c.row_count() <= 0) return invalid(where() + "row_count must be positive (got " + str(c.row_count()) + ")");
   if (c.row_count() > header_.rows() - rows_received_) {
-    return invalid(where + "row_count=" + str(c.row_count()) + " runs past the header's rows=" +
+    return invalid(where() + "row_count=" + str(c.row_count()) + " runs past the header's rows=" +
                    str(header_.rows()));
   }
   const std::size_t n_offsets = static_cast<std::size_t>(c.row_count()) + 1;
   if (c.row_offsets().size() != n_offsets * sizeof(int64_t)) {
-    return invalid(where + "row_offsets holds " + std::to_string(c.row_offsets().size()) +
+    return invalid(where() + "row_offsets holds " + std::to_string(c.row_offsets().size()) +
                    " bytes; expected (row_count + 1) x 8 = " + std::to_string(n_offsets * sizeof(int64_t)));
   }
   const auto* raw = reinterpret_cast<const unsigned char*>(c.row_offsets().data());
   int64_t first = 0, last = 0;
   std::memcpy(&first, raw, sizeof(int64_t));
   std::memcpy(&last, raw + (n_offsets - 1) * sizeof(int64_t), sizeof(int64_t));
-  if (first != 0) return invalid(where + "row_offsets must be rebased to start at 0 (got " + str(first) + ")");
+  if (first != 0) return invalid(where() + "row_offsets must be rebased to start at 0 (got " + str(first) + ")");
   if (last < 0 || last > header_.nnz() - nnz_received_) {
-    return invalid(where + "its " + str(last) + " nonzeros run past the header's nnz=" + str(header_.nnz()) +
+    return invalid(where() + "its " + str(last) + " nonzeros run past the header's nnz=" + str(header_.nnz()) +
                    " (" + str(nnz_received_) + " already received)");
   }
   if (c.col_indices().size() != static_cast<std::size_t>(last) * sizeof(int32_t)) {
-    return invalid(where + "col_indices holds " + std::to_string(c.col_indices().size()) +
+    return invalid(where() + "col_indices holds " + std::to_string(c.col_indices().size()) +
                    " bytes; the offsets say " + str(last) + " nonzeros x 4 bytes");
   }
   if (c.values().size() != static_cast<std::size_t>(last) * value_size_) {
-    return invalid(where + "values holds " + std::to_string(c.values().size()) + " bytes; the offsets say " +
+    return invalid(where() + "values holds " + std::to_string(c.values().size()) + " bytes; the offsets say " +
                    str(last) + " nonzeros x " + std::to_string(value_size_) + " bytes");
   }
+  // Rebase onto what arrived before and check the offsets never decrease, in
+  // one pass (the vector was reserved for every row).
+  const std::size_t old_rows = row_offsets_.size();
+  row_offsets_.resize(old_rows + n_offsets - 1);
+  int64_t* out = row_offsets_.data() + old_rows;
   int64_t prev = 0;
+  bool decreasing = false;
   for (std::size_t i = 1; i < n_offsets; ++i) {
     int64_t v = 0;
     std::memcpy(&v, raw + i * sizeof(int64_t), sizeof(int64_t));
-    if (v < prev) {
-      return invalid(where + "row_offsets decrease at row " + str(c.row_begin() + static_cast<int64_t>(i) - 1));
-    }
-    row_offsets_.push_back(nnz_received_ + v);
+    decreasing |= v < prev;
     prev = v;
+    out[i - 1] = nnz_received_ + v;
   }
-  const std::size_t old_nnz = col_indices_.size();
-  col_indices_.resize(old_nnz + static_cast<std::size_t>(last));
-  if (last > 0) std::memcpy(col_indices_.data() + old_nnz, c.col_indices().data(), c.col_indices().size());
-  values_.insert(values_.end(), c.values().begin(), c.values().end());
+  if (decreasing) {
+    row_offsets_.resize(old_rows);
+    int64_t p = 0;
+    std::size_t i = 1;
+    for (; i < n_offsets; ++i) {
+      int64_t v = 0;
+      std::memcpy(&v, raw + i * sizeof(int64_t), sizeof(int64_t));
+      if (v < p) break;
+      p = v;
+    }
+    return invalid(where() + "row_offsets decrease at row " + str(c.row_begin() + static_cast<int64_t>(i) - 1));
+  }
+  append_raw(col_indices_, c.col_indices().data(), static_cast<std::size_t>(last));
+  if (value_size_ == sizeof(float)) {
+    append_raw(values_f32_, c.values().data(), static_cast<std::size_t>(last));
+  } else {
+    append_raw(values_f64_, c.values().data(), static_cast<std::size_t>(last));
+  }
   rows_received_ += c.row_count();
   nnz_received_ += last;
   return grpc::Status::OK;

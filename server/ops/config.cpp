@@ -43,7 +43,7 @@ ABSL_FLAG(int64_t, default_ttl_seconds, 3600,
 ABSL_FLAG(int64_t, max_message_bytes, 8 << 20,
           "Largest gRPC message the server receives (upload chunks must fit). "
           "Env: SPGEMMD_MAX_MESSAGE_BYTES");
-ABSL_FLAG(int64_t, chunk_bytes, 1 << 20,
+ABSL_FLAG(int64_t, chunk_bytes, 2 << 20,
           "Default size of streamed result and download chunks (requests may override). "
           "Env: SPGEMMD_CHUNK_BYTES");
 ABSL_FLAG(double, grace_seconds, 20,

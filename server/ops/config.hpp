@@ -19,7 +19,7 @@ struct config {
   int max_queue = 256;
   int64_t default_ttl_seconds = 3600;     // 0: never expire
   int64_t max_message_bytes = 8 << 20;    // gRPC receive limit
-  int64_t chunk_bytes = 1 << 20;          // default streamed chunk size
+  int64_t chunk_bytes = 2 << 20;          // default streamed chunk size
   double grace_seconds = 20;              // SIGTERM grace period
   std::string log_format = "text";        // text | json
   int cpu_threads = 0;                    // CPU backend threads; 0: all

@@ -22,6 +22,8 @@ namespace {
 // Largest chunk a client accepts by default (4 MiB), less room for framing.
 constexpr int64_t max_chunk_bytes = (4 << 20) - (64 << 10);
 constexpr int64_t min_chunk_bytes = 4096;
+// Rows fetched from a backend at a time, for streaming.
+constexpr int64_t fetch_block_bytes = 32 << 20;
 
 // The caller's tenant. Empty until authentication arrives; it will read the
 // call's auth metadata.
@@ -260,22 +262,33 @@ class result_writer final : public grpc::ServerWriteReactor<v1::ResultPart> {
         case state::chunks:
           if (plan_index_ < plan_.size()) {
             const auto [b, e] = plan_[plan_index_++];
-            wire::fill_chunk(view_of(*block_), b, e, msg_.mutable_chunk());
+            wire::fill_chunk(block_view_, b, e, msg_.mutable_chunk());
             msg_.mutable_chunk()->set_row_begin(block_begin_ + b);
             write(&msg_);
             return;
           }
           if (next_row_ < src_.info.rows) {
-            // About two chunks' worth of rows per fetch: a slow reader holds
-            // at most one fetched block on the host.
-            const double row_bytes =
-                static_cast<double>(src_.info.bytes()) / static_cast<double>(std::max<int64_t>(1, src_.info.rows));
-            const auto rows = static_cast<int64_t>(std::max(1.0, 2.0 * static_cast<double>(chunk_bytes_) / row_bytes));
-            const int64_t end = std::min(src_.info.rows, next_row_ + rows);
-            block_ = src_.fetch(next_row_, end);
-            block_begin_ = next_row_;
-            next_row_ = end;
-            plan_ = wire::plan_row_blocks(view_of(*block_), static_cast<std::size_t>(chunk_bytes_));
+            if (src_.host) {
+              // A host copy: chunks are cut straight from it, no block copy.
+              block_view_ = view_of(*src_.host);
+              block_begin_ = 0;
+              next_row_ = src_.info.rows;
+            } else {
+              // Large row blocks (fetch_block_bytes, at least two chunks):
+              // few device-to-host copies and syncs; a slow reader holds at
+              // most one fetched block on the host.
+              const double row_bytes = static_cast<double>(src_.info.bytes()) /
+                                       static_cast<double>(std::max<int64_t>(1, src_.info.rows));
+              const double want = std::max(static_cast<double>(fetch_block_bytes), 2.0 * static_cast<double>(chunk_bytes_));
+              const auto rows = static_cast<int64_t>(std::max(1.0, want / row_bytes));
+              const int64_t end = std::min(src_.info.rows, next_row_ + rows);
+              block_.reset();  // before the next fetch: one block on the host at a time
+              block_ = src_.fetch(next_row_, end);
+              block_view_ = view_of(*block_);
+              block_begin_ = next_row_;
+              next_row_ = end;
+            }
+            plan_ = wire::plan_row_blocks(block_view_, static_cast<std::size_t>(chunk_bytes_));
             plan_index_ = 0;
             write_next();
             return;
@@ -341,6 +354,7 @@ class result_writer final : public grpc::ServerWriteReactor<v1::ResultPart> {
   reservation result_res_;
   pin held_;
   std::optional<spgemm::any_csr> block_;
+  wire::csr_view block_view_;  // of block_, or of the whole host copy
   int64_t block_begin_ = 0;
   int64_t next_row_ = 0;
   std::vector<std::pair<int64_t, int64_t>> plan_;
@@ -359,9 +373,11 @@ spgemm::csr_matrix<T> assemble(wire::chunk_assembler& a) {
   m.cols = a.header().cols();
   m.row_offsets = std::move(a.row_offsets());
   m.col_indices = std::move(a.col_indices());
-  m.values.resize(m.col_indices.size());
-  if (!m.values.empty()) std::memcpy(m.values.data(), a.values().data(), m.values.size() * sizeof(T));
-  std::vector<unsigned char>().swap(a.values());
+  if constexpr (std::is_same_v<T, float>) {
+    m.values = std::move(a.values_f32());
+  } else {
+    m.values = std::move(a.values_f64());
+  }
   return m;
 }
 

@@ -54,16 +54,21 @@ grpc::Status scheduler::submit(std::shared_ptr<job> j) {
     j->seq = next_seq_++;
     enqueue_locked(std::move(j));
   }
-  dispatch_cv_.notify_one();
+  // An idle worker admits and runs it; when every worker is busy, the one
+  // that finishes first looks at the queue.
+  work_cv_.notify_one();
   return grpc::Status::OK;
 }
 
 void scheduler::poke() {
+  bool queued = false;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     dirty_ = true;
+    queued = !queue_.empty();
   }
-  dispatch_cv_.notify_one();
+  // Nothing waits: the next submit admits at once, no need to wake anyone.
+  if (queued) dispatch_cv_.notify_one();
 }
 
 scheduler_stats scheduler::stats() {
@@ -140,11 +145,10 @@ scheduler::outcome scheduler::try_admit(const std::shared_ptr<job>& j, grpc::Sta
   return outcome::admitted;
 }
 
-void scheduler::dispatch_loop() {
-  std::unique_lock<std::mutex> lock(mutex_);
-  while (true) {
-    dispatch_cv_.wait_for(lock, std::chrono::milliseconds(20), [&] { return stopping_ || (dirty_ && !queue_.empty()); });
-    if (stopping_) break;
+std::shared_ptr<job> scheduler::admit_pass(std::unique_lock<std::mutex>& lock, bool take) {
+  dispatching_ = true;
+  std::shared_ptr<job> mine;
+  while (dirty_ && !stopping_) {
     dirty_ = false;
     std::vector<std::shared_ptr<job>> cancelled;
     for (auto it = queue_.begin(); it != queue_.end();) {
@@ -162,7 +166,6 @@ void scheduler::dispatch_loop() {
         finish(j, {grpc::StatusCode::CANCELLED, "the call was cancelled while the job was queued"});
       }
       lock.lock();
-      dirty_ = true;
     }
     // Admit from the head while jobs fit (strict order: a head that waits blocks the rest).
     while (!stopping_ && !queue_.empty()) {
@@ -177,14 +180,34 @@ void scheduler::dispatch_loop() {
       if (o == outcome::admitted) {
         ++running_[j->device];
         ++running_total_;
-        ready_.push_back(j);
-        work_cv_.notify_one();
+        if (take && !mine) {
+          mine = std::move(j);
+        } else {
+          ready_.push_back(std::move(j));
+          work_cv_.notify_one();
+        }
       } else {
         lock.unlock();
         finish(j, status);
         lock.lock();
       }
     }
+  }
+  dispatching_ = false;
+  return mine;
+}
+
+void scheduler::dispatch_loop() {
+  // The fallback: idle workers admit jobs themselves (worker_loop); this
+  // thread retries waiting jobs when memory is freed (poke) and every 20 ms.
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (true) {
+    dispatch_cv_.wait_for(lock, std::chrono::milliseconds(20),
+                          [&] { return stopping_ || (dirty_ && !dispatching_ && !queue_.empty()); });
+    if (stopping_) break;
+    if (dispatching_ || queue_.empty()) continue;
+    dirty_ = true;
+    admit_pass(lock, false);
   }
   // Stopping: whatever still waits ends now.
   std::list<std::shared_ptr<job>> left;
@@ -193,46 +216,61 @@ void scheduler::dispatch_loop() {
   for (auto& j : left) finish(j, {grpc::StatusCode::UNAVAILABLE, "the server is shutting down"});
 }
 
+void scheduler::run_job(std::unique_lock<std::mutex>& lock, std::shared_ptr<job> j) {
+  lock.unlock();
+  grpc::Status status;
+  const auto t0 = steady::now();
+  try {
+    const std::size_t held = j->steps[j->next_step].run(*j, *cache_.backends()[j->device]);
+    j->res.shrink_to(held);
+  } catch (...) {
+    status = to_grpc_status(std::current_exception());
+  }
+  j->compute_seconds += seconds_since(t0);
+  ++j->next_step;
+  j->step_estimated = false;
+
+  bool done = true;
+  lock.lock();
+  --running_[j->device];
+  --running_total_;
+  dirty_ = true;
+  if (status.ok() && j->next_step < j->steps.size()) {
+    if (j->cancel.cancelled()) {
+      status = {grpc::StatusCode::CANCELLED, "the call was cancelled"};
+    } else if (stopping_) {
+      status = {grpc::StatusCode::UNAVAILABLE, "the server is shutting down"};
+    } else {
+      enqueue_locked(j);  // keeps its place: same priority and sequence number
+      done = false;
+    }
+  }
+  if (done) {
+    lock.unlock();
+    finish(j, status);
+    lock.lock();
+  }
+  // This worker looks at the queue next (dirty_ is set): no wake-up needed.
+}
+
 void scheduler::worker_loop() {
   std::unique_lock<std::mutex> lock(mutex_);
   while (true) {
-    work_cv_.wait(lock, [&] { return !ready_.empty() || stopping_; });
-    if (ready_.empty()) break;  // stopping and nothing left
-    auto j = ready_.front();
-    ready_.pop_front();
-    lock.unlock();
-
-    grpc::Status status;
-    const auto t0 = steady::now();
-    try {
-      const std::size_t held = j->steps[j->next_step].run(*j, *cache_.backends()[j->device]);
-      j->res.shrink_to(held);
-    } catch (...) {
-      status = to_grpc_status(std::current_exception());
+    work_cv_.wait(lock, [&] {
+      return stopping_ || !ready_.empty() || (dirty_ && !dispatching_ && !queue_.empty());
+    });
+    if (!ready_.empty()) {
+      auto j = std::move(ready_.front());
+      ready_.pop_front();
+      run_job(lock, std::move(j));
+      continue;
     }
-    j->compute_seconds += seconds_since(t0);
-    ++j->next_step;
-    j->step_estimated = false;
-
-    bool done = true;
-    lock.lock();
-    --running_[j->device];
-    --running_total_;
-    dirty_ = true;
-    if (status.ok() && j->next_step < j->steps.size()) {
-      if (j->cancel.cancelled()) {
-        status = {grpc::StatusCode::CANCELLED, "the call was cancelled"};
-      } else if (stopping_) {
-        status = {grpc::StatusCode::UNAVAILABLE, "the server is shutting down"};
-      } else {
-        enqueue_locked(j);  // keeps its place: same priority and sequence number
-        done = false;
-      }
-    }
-    lock.unlock();
-    dispatch_cv_.notify_one();
-    if (done) finish(j, status);
-    lock.lock();
+    if (stopping_) break;  // and nothing left
+    // An idle worker admits the head job and runs it itself: no hop through
+    // the dispatcher and back.
+    std::shared_ptr<job> j = admit_pass(lock, true);
+    if (dirty_ && !queue_.empty()) work_cv_.notify_one();
+    if (j) run_job(lock, std::move(j));
   }
 }
 
@@ -251,6 +289,7 @@ void scheduler::finish(const std::shared_ptr<job>& j, grpc::Status status) {
   }
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    dirty_ = true;  // memory freed: the caller's thread (worker or dispatcher) looks at the queue next
     if (status.ok()) {
       ++completed_;
     } else {
@@ -261,7 +300,6 @@ void scheduler::finish(const std::shared_ptr<job>& j, grpc::Status status) {
     auto done = std::move(j->done);
     done(*j, status);
   }
-  dispatch_cv_.notify_one();
 }
 
 void scheduler::stop() {

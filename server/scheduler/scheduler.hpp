@@ -98,6 +98,12 @@ class scheduler {
  private:
   void dispatch_loop();
   void worker_loop();
+  // One admission pass over the queue (lock held on entry and exit; one pass
+  // at a time). With `take`, the first job admitted is returned for the
+  // caller to run itself (no hand-off to another thread); the rest go to
+  // ready_.
+  std::shared_ptr<job> admit_pass(std::unique_lock<std::mutex>& lock, bool take);
+  void run_job(std::unique_lock<std::mutex>& lock, std::shared_ptr<job> j);
   // One admission attempt for the head job. Lock not held.
   enum class outcome { admitted, wait, finished };
   outcome try_admit(const std::shared_ptr<job>& j, grpc::Status* status);
@@ -117,6 +123,7 @@ class scheduler {
   uint64_t next_seq_ = 0;
   bool stopping_ = false;
   bool dirty_ = true;
+  bool dispatching_ = false;  // an admission pass runs (dispatcher or a worker)
   int64_t completed_ = 0, failed_ = 0;
   std::thread dispatcher_;
   std::vector<std::thread> workers_;

@@ -1,8 +1,9 @@
-// Every GPU method by name (hash, auto, rmerge) against the CPU reference
+// Every GPU method by name (hash, auto, rmerge) and the GPU transpose against the CPU reference
 // (spgemm::cpu_multiply): identical structure, values within 1e-12 (double)
 // or 1e-5 (float) of |A||B| per entry, bit-identical across runs, and the
 // job within its memory estimate. Skips where no CUDA device is visible.
 #include <cctype>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <random>
@@ -73,6 +74,26 @@ csr_matrix<T> empty_csr(std::int64_t rows, std::int64_t cols) {
   m.cols = cols;
   m.row_offsets.assign(static_cast<std::size_t>(rows) + 1, 0);
   return m;
+}
+
+// The GPU transpose equals the CPU transpose exactly (structure and values),
+// within its (exact) memory estimate.
+template <typename T>
+void expect_transpose(const csr_matrix<T>& a) {
+  backend& g = gpu();
+  const auto sa = g.store(a);
+  const memory_estimate estimate = g.estimate_transpose(*sa);
+  const std::size_t before = g.memory().in_use_bytes;
+  g.reset_peak();
+  const auto st = g.transpose(*sa);
+  EXPECT_LE(g.memory().peak_bytes - before, estimate.total());
+  const auto t = std::get<csr_matrix<T>>(g.fetch(*st));
+  const auto ref = cpu_transpose(a);
+  ASSERT_EQ(t.rows, ref.rows);
+  ASSERT_EQ(t.cols, ref.cols);
+  ASSERT_EQ(t.row_offsets, ref.row_offsets);
+  ASSERT_EQ(t.col_indices, ref.col_indices);
+  ASSERT_EQ(t.values, ref.values);
 }
 
 // (algorithm name, double precision?)
@@ -162,6 +183,23 @@ TEST_P(GpuMethod, RowLengthBoundaries) {
   });
 }
 
+// The hybrid plan's merge bins (auto on a matrix with one row longer than 128):
+// rows of every merge class (2, 3-4, 5-8, 9-16, 17-32, 33-64, 65-128 entries)
+// next to copy rows, table rows and the long row.
+TEST_P(GpuMethod, MergeBins) {
+  // The merge bins are off by default (planner::default_merge_max_bound): turn them on.
+  setenv("SPGEMM_HYBRID_MERGE_MAX", "1024", 1);
+  both([&](auto tag) {
+    using T = decltype(tag);
+    const auto a = with_lengths<T>(300, 2000, {0, 1, 2, 3, 4, 5, 8, 9, 16, 17, 32, 33, 64, 65, 128, 129, 300, 7}, 61);
+    const auto b = testing::random_csr<T>(2000, 3000, 6, 62);
+    expect_product(a, b, algo());
+    const auto b_wide = testing::random_csr<T>(2000, 50000, 30, 63);  // bounds above the merge limit too
+    expect_product(a, b_wide, algo());
+  });
+  unsetenv("SPGEMM_HYBRID_MERGE_MAX");
+}
+
 TEST_P(GpuMethod, Generators) {
   both([&](auto tag) {
     using T = decltype(tag);
@@ -201,12 +239,24 @@ TEST_P(GpuMethod, SharedMatrices) {
   }
 }
 
+TEST(GpuTranspose, EdgeCasesGeneratorsAndSharedMatrices) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU tests skipped";
+  expect_transpose(testing::random_csr<float>(37, 50, 12, 11));
+  expect_transpose(with_lengths<double>(200, 150, {0, 5, 0, 0, 17, 1}, 21));
+  for (const char* spec : {"poisson3d7:20", "elasticity3d:6", "rmat:12:16", "rmat:14:8"}) {
+    SCOPED_TRACE(spec);
+    expect_transpose(testing::with_random_values(generate(spec), 5));
+    expect_transpose(convert_values<float>(testing::with_random_values(generate(spec), 6)));
+  }
+  // The shared matrices: in GpuMethod.SharedMatrices (hash_f64).
+}
+
 std::string param_name(const ::testing::TestParamInfo<method_param>& info) {
   return std::get<0>(info.param) + (std::get<1>(info.param) ? "_f64" : "_f32");
 }
 
 INSTANTIATE_TEST_SUITE_P(Methods, GpuMethod,
-                         ::testing::Combine(::testing::Values(std::string("hash"), std::string("auto")),
+                         ::testing::Combine(::testing::Values(std::string("hash"), std::string("auto"), std::string("rmerge")),
                                             ::testing::Bool()),
                          param_name);
 

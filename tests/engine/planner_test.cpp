@@ -87,6 +87,37 @@ TEST(Planner, ChoosesRmergeForStencilsAndHashForGraphs) {
   // email-Enron: short mean, long tail.
   EXPECT_EQ(choose_method(stats(36692, 367662, 1383, 51500000, 600000)).algo, algorithm::hash);
   EXPECT_EQ(choose_method(job_stats{}).algo, algorithm::hash);
+  // The graphs run the hybrid plan (merge bins for short rows); stencils and empty products do not.
+  EXPECT_TRUE(choose_method(stats(36692, 367662, 1383, 51500000, 600000)).hybrid);
+  EXPECT_FALSE(choose_method(stats(262144, 6859000, 27, 179000000, 729)).hybrid);
+  EXPECT_FALSE(choose_method(job_stats{}).hybrid);
+}
+
+TEST(Planner, MergeBinsOfTheHybridPlan) {
+  limits lim;
+  // Off by default (algorithm::hash): short rows go to tables.
+  EXPECT_EQ(symbolic_bin(5, 40, 100000, lim), first_table_bin + 1);
+  lim.merge_max_bound = tested_merge_max_bound;
+  EXPECT_EQ(symbolic_bin(1, 7, 100, lim), bin_copy);  // copies stay copies
+  EXPECT_EQ(symbolic_bin(2, 0, 100, lim), bin_none);
+  // Length classes and their (W, R): W * R covers the row, as rmerge::make_plan picks.
+  const std::int64_t lengths[] = {2, 3, 4, 5, 8, 9, 16, 17, 32, 33, 64, 65, 128};
+  for (std::int64_t len : lengths) {
+    const int bin = symbolic_bin(len, 100, 100000, lim);
+    ASSERT_TRUE(is_merge_bin(bin)) << len;
+    const int w = merge_subwarp(bin);
+    const int r = merge_rows_per_thread(bin);
+    EXPECT_GE(static_cast<std::int64_t>(w) * r, len) << len;
+    EXPECT_TRUE(w == 2 || static_cast<std::int64_t>(w / 2) * r < len) << len;  // the smallest sub-warp
+    EXPECT_EQ(r, len > 4 ? 4 : (len > 2 ? 2 : 1)) << len;
+  }
+  // Long rows and large output bounds go to the tables.
+  EXPECT_FALSE(is_merge_bin(symbolic_bin(129, 500, 100000, lim)));
+  EXPECT_FALSE(is_merge_bin(symbolic_bin(10, tested_merge_max_bound + 1, 100000, lim)));
+  EXPECT_TRUE(is_merge_bin(symbolic_bin(10, 50000, tested_merge_max_bound, lim)));  // bound capped by cols of B
+  // Merge bins never collide with table or dense bins.
+  EXPECT_LT(dense_bin(32768), first_merge_bin);
+  EXPECT_LE(first_merge_bin + merge_bin_count, max_bins);
 }
 
 }  // namespace

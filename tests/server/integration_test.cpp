@@ -219,8 +219,7 @@ result read_result(grpc::ClientReader<v1::ResultPart>& reader) {
     r.matrix.cols = a->header().cols();
     r.matrix.row_offsets = a->row_offsets();
     r.matrix.col_indices = a->col_indices();
-    r.matrix.values.resize(r.matrix.col_indices.size());
-    std::memcpy(r.matrix.values.data(), a->values().data(), a->values().size());
+    r.matrix.values = a->values_f64();
   }
   return r;
 }

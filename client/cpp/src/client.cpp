@@ -3,6 +3,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -156,18 +157,12 @@ stream_outcome consume(grpc::ClientContext& ctx, grpc::ClientReader<v1::ResultPa
     m.cols = h.cols();
     m.row_offsets = std::move(assembler->row_offsets());
     m.col_indices = std::move(assembler->col_indices());
-    const auto& raw = assembler->values();
-    const std::size_t nnz = m.col_indices.size();
-    m.values.resize(nnz);
     out.local.value_type = h.value_type();
     if (h.value_type() == v1::FLOAT32) {
-      for (std::size_t i = 0; i < nnz; ++i) {
-        float x;
-        std::memcpy(&x, raw.data() + i * sizeof(float), sizeof x);
-        m.values[i] = x;
-      }
+      const auto& raw = assembler->values_f32();
+      m.values.assign(raw.begin(), raw.end());
     } else {
-      std::memcpy(m.values.data(), raw.data(), nnz * sizeof(double));
+      m.values = std::move(assembler->values_f64());
     }
     out.have_matrix = true;
     p.done = true;

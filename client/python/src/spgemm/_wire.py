@@ -18,7 +18,7 @@ from .errors import ProtocolError
 from .v1 import spgemm_pb2 as pb
 
 INT32_MAX = 2**31 - 1
-DEFAULT_CHUNK_BYTES = 1 << 20
+DEFAULT_CHUNK_BYTES = 2 << 20
 # Room for the tags and lengths around the three arrays of a chunk.
 _CHUNK_OVERHEAD = 64
 

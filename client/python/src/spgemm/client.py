@@ -162,7 +162,7 @@ class Client:
             ``grpc.ChannelCredentials``.
         timeout: default deadline in seconds of every call (``None``: none).
         chunk_bytes: size of the chunks uploads send and downloads ask for
-            (default 1 MiB; keep it well under gRPC's 4 MiB message limit).
+            (default 2 MiB; keep it well under gRPC's 4 MiB message limit).
         progress: default for the ``progress`` argument of transfers (``None``:
             a tqdm bar when stderr is a terminal and a transfer takes over a second).
         options: extra gRPC channel options.
