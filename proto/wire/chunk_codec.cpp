@@ -144,20 +144,13 @@ chunk_assembler::chunk_assembler(const v1::MatrixHeader& h)
 
 namespace {
 
-// Appends n elements of T held as raw little-endian bytes at `src`: straight
-// from the bytes when they are aligned for T (protobuf's strings are), else
-// through memcpy. No zero-filling first.
+// Appends n elements of T held as raw little-endian bytes at `src`.
 template <typename T>
 void append_raw(std::vector<T>& dst, const char* src, std::size_t n) {
   if (n == 0) return;
-  if (reinterpret_cast<std::uintptr_t>(src) % alignof(T) == 0) {
-    const T* first = reinterpret_cast<const T*>(src);
-    dst.insert(dst.end(), first, first + n);
-  } else {
-    const std::size_t old = dst.size();
-    dst.resize(old + n);
-    std::memcpy(dst.data() + old, src, n * sizeof(T));
-  }
+  const std::size_t old = dst.size();
+  dst.resize(old + n);
+  std::memcpy(dst.data() + old, src, n * sizeof(T));
 }
 
 }  // namespace

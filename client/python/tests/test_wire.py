@@ -64,7 +64,7 @@ def test_chunks_respect_size() -> None:
     header = pb.MatrixHeader(rows=5000, cols=5000, nnz=csr.nnz, value_type=pb.FLOAT64)
     sizes = [len(p) for p in list(_wire.upload_parts(header, csr, 64 << 10))[1:]]
     assert len(sizes) > 10 and max(sizes) <= 64 << 10
-    assert max(len(p) for p in list(_wire.upload_parts(header, csr, _wire.DEFAULT_CHUNK_BYTES))[1:]) <= 1 << 20
+    assert max(len(p) for p in list(_wire.upload_parts(header, csr, _wire.DEFAULT_CHUNK_BYTES))[1:]) <= _wire.DEFAULT_CHUNK_BYTES
 
 
 def test_to_csr_canonical_and_leaves_input_alone() -> None:
