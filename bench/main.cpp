@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "report_text.hpp"
 #include "spgemm/backend.hpp"
 #include "spgemm/csr.hpp"
 #include "spgemm/errors.hpp"
@@ -75,38 +76,10 @@ struct row {
   bool automatic = false;  // the planner's row ("auto")
 };
 
-std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
-std::string format(const char* fmt, ...) {
-  char buffer[512];
-  va_list args;
-  va_start(args, fmt);
-  std::vsnprintf(buffer, sizeof buffer, fmt, args);
-  va_end(args);
-  return buffer;
-}
-
-// Statuses and names go into one TSV field and one markdown cell.
-std::string one_line(std::string s) {
-  for (char& c : s)
-    if (c == '\t' || c == '\n' || c == '\r') c = ' ';
-  return s;
-}
-
-std::string markdown_cell(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '|') out += '\\';
-    out += c;
-  }
-  return out;
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return NAN;
-  std::sort(v.begin(), v.end());
-  const std::size_t h = v.size() / 2;
-  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
-}
+using spgemm::bench::format;
+using spgemm::bench::markdown_cell;
+using spgemm::bench::median;
+using spgemm::bench::one_line;
 
 double gflops_of(const row& r) {
   return std::isfinite(r.ms) && r.ms > 0 ? static_cast<double>(r.flops) / (r.ms * 1e-3) / 1e9 : NAN;

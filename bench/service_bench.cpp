@@ -30,6 +30,7 @@
 #include <thread>
 #include <vector>
 
+#include "report_text.hpp"
 #include "spgemm/backend.hpp"
 #include "spgemm/client/client.hpp"
 #include "spgemm/csr.hpp"
@@ -67,37 +68,10 @@ struct options {
   bool check = true;
 };
 
-std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
-std::string format(const char* fmt, ...) {
-  char buffer[512];
-  va_list args;
-  va_start(args, fmt);
-  std::vsnprintf(buffer, sizeof buffer, fmt, args);
-  va_end(args);
-  return buffer;
-}
-
-std::string one_line(std::string s) {
-  for (char& c : s)
-    if (c == '\t' || c == '\n' || c == '\r') c = ' ';
-  return s;
-}
-
-std::string markdown_cell(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '|') out += '\\';
-    out += c;
-  }
-  return out;
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return NAN;
-  std::sort(v.begin(), v.end());
-  const std::size_t h = v.size() / 2;
-  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
-}
+using spgemm::bench::format;
+using spgemm::bench::markdown_cell;
+using spgemm::bench::median;
+using spgemm::bench::one_line;
 
 // Nearest-rank percentile of a sorted vector, p in (0, 100].
 double percentile(const std::vector<double>& sorted, double p) {

@@ -59,23 +59,6 @@ void expect_product(const csr_matrix<T>& a, const csr_matrix<T>& b, algorithm al
   EXPECT_LE(scaled_max_error(c, ref, a, b), (std::is_same_v<T, float> ? 1e-5 : 1e-12));
 }
 
-template <typename T>
-csr_matrix<T> with_lengths(std::int64_t rows, std::int64_t cols, std::vector<std::int64_t> lengths,
-                           std::uint64_t seed) {
-  return testing::random_csr_rows<T>(rows, cols, seed, [lengths](std::int64_t r, std::mt19937_64&) {
-    return lengths[static_cast<std::size_t>(r) % lengths.size()];
-  });
-}
-
-template <typename T>
-csr_matrix<T> empty_csr(std::int64_t rows, std::int64_t cols) {
-  csr_matrix<T> m;
-  m.rows = rows;
-  m.cols = cols;
-  m.row_offsets.assign(static_cast<std::size_t>(rows) + 1, 0);
-  return m;
-}
-
 // The GPU transpose equals the CPU transpose exactly (structure and values),
 // within its (exact) memory estimate.
 template <typename T>
@@ -122,10 +105,10 @@ TEST_P(GpuMethod, EmptyShapes) {
   both([&](auto tag) {
     using T = decltype(tag);
     expect_product(csr_matrix<T>{}, csr_matrix<T>{}, algo());
-    expect_product(empty_csr<T>(5, 0), empty_csr<T>(0, 7), algo());
-    expect_product(empty_csr<T>(0, 5), testing::random_csr<T>(5, 3, 3, 4), algo());
-    expect_product(empty_csr<T>(4, 6), testing::random_csr<T>(6, 3, 3, 6), algo());
-    expect_product(testing::random_csr<T>(4, 6, 3, 7), empty_csr<T>(6, 3), algo());
+    expect_product(testing::empty_csr<T>(5, 0), testing::empty_csr<T>(0, 7), algo());
+    expect_product(testing::empty_csr<T>(0, 5), testing::random_csr<T>(5, 3, 3, 4), algo());
+    expect_product(testing::empty_csr<T>(4, 6), testing::random_csr<T>(6, 3, 3, 6), algo());
+    expect_product(testing::random_csr<T>(4, 6, 3, 7), testing::empty_csr<T>(6, 3), algo());
   });
 }
 
@@ -148,7 +131,7 @@ TEST_P(GpuMethod, RectangularAndEmptyRows) {
     using T = decltype(tag);
     expect_product(testing::random_csr<T>(37, 50, 12, 11), testing::random_csr<T>(50, 11, 6, 12), algo());
     expect_product(testing::random_csr<T>(11, 50, 40, 13), testing::random_csr<T>(50, 37, 30, 14), algo());
-    expect_product(with_lengths<T>(200, 150, {0, 5, 0, 0, 17, 1}, 21), with_lengths<T>(150, 180, {3, 0, 9, 0}, 22),
+    expect_product(testing::with_lengths<T>(200, 150, {0, 5, 0, 0, 17, 1}, 21), testing::with_lengths<T>(150, 180, {3, 0, 9, 0}, 22),
                    algo());
   });
 }
@@ -176,7 +159,7 @@ TEST_P(GpuMethod, RowLengthBoundaries) {
     using T = decltype(tag);
     for (std::int64_t length : {1, 2, 31, 32, 33, 127, 128, 129, 511, 512, 513, 2047, 2049}) {
       SCOPED_TRACE(length);
-      const auto a = with_lengths<T>(24, 3000, {length, 1, 0, 3}, 100 + static_cast<std::uint64_t>(length));
+      const auto a = testing::with_lengths<T>(24, 3000, {length, 1, 0, 3}, 100 + static_cast<std::uint64_t>(length));
       const auto b = testing::random_csr<T>(3000, 4000, 8, 200 + static_cast<std::uint64_t>(length));
       expect_product(a, b, algo());
     }
@@ -191,7 +174,7 @@ TEST_P(GpuMethod, MergeBins) {
   setenv("SPGEMM_HYBRID_MERGE_MAX", "1024", 1);
   both([&](auto tag) {
     using T = decltype(tag);
-    const auto a = with_lengths<T>(300, 2000, {0, 1, 2, 3, 4, 5, 8, 9, 16, 17, 32, 33, 64, 65, 128, 129, 300, 7}, 61);
+    const auto a = testing::with_lengths<T>(300, 2000, {0, 1, 2, 3, 4, 5, 8, 9, 16, 17, 32, 33, 64, 65, 128, 129, 300, 7}, 61);
     const auto b = testing::random_csr<T>(2000, 3000, 6, 62);
     expect_product(a, b, algo());
     const auto b_wide = testing::random_csr<T>(2000, 50000, 30, 63);  // bounds above the merge limit too
@@ -242,7 +225,7 @@ TEST_P(GpuMethod, SharedMatrices) {
 TEST(GpuTranspose, EdgeCasesGeneratorsAndSharedMatrices) {
   if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU tests skipped";
   expect_transpose(testing::random_csr<float>(37, 50, 12, 11));
-  expect_transpose(with_lengths<double>(200, 150, {0, 5, 0, 0, 17, 1}, 21));
+  expect_transpose(testing::with_lengths<double>(200, 150, {0, 5, 0, 0, 17, 1}, 21));
   for (const char* spec : {"poisson3d7:20", "elasticity3d:6", "rmat:12:16", "rmat:14:8"}) {
     SCOPED_TRACE(spec);
     expect_transpose(testing::with_random_values(generate(spec), 5));

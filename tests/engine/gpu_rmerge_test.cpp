@@ -73,24 +73,6 @@ void expect_product(const csr_matrix<T>& a, const csr_matrix<T>& b, const multip
   EXPECT_LE(scaled_max_error(c, ref, a, b), tolerance<T>());
 }
 
-// Row r has `lengths[r % lengths.size()]` entries (capped at cols).
-template <typename T>
-csr_matrix<T> with_lengths(std::int64_t rows, std::int64_t cols, std::vector<std::int64_t> lengths, std::uint64_t seed) {
-  return testing::random_csr_rows<T>(rows, cols, seed, [lengths](std::int64_t r, std::mt19937_64&) {
-    return lengths[static_cast<std::size_t>(r) % lengths.size()];
-  });
-}
-
-// A rows x cols matrix without entries.
-template <typename T>
-csr_matrix<T> empty_csr(std::int64_t rows, std::int64_t cols) {
-  csr_matrix<T> m;
-  m.rows = rows;
-  m.cols = cols;
-  m.row_offsets.assign(static_cast<std::size_t>(rows) + 1, 0);
-  return m;
-}
-
 template <typename T>
 class GpuRmerge : public ::testing::Test {
  protected:
@@ -102,10 +84,10 @@ TYPED_TEST_SUITE(GpuRmerge, value_types);
 TYPED_TEST(GpuRmerge, EmptyShapes) {
   using T = TypeParam;
   expect_product(csr_matrix<T>{}, csr_matrix<T>{});                                         // 0x0 * 0x0
-  expect_product(empty_csr<T>(5, 0), empty_csr<T>(0, 7));  // 5x0 * 0x7
-  expect_product(empty_csr<T>(0, 5), testing::random_csr<T>(5, 3, 3, 4));  // 0x5 * 5x3
-  expect_product(empty_csr<T>(4, 6), testing::random_csr<T>(6, 3, 3, 6));  // no entries in A
-  expect_product(testing::random_csr<T>(4, 6, 3, 7), empty_csr<T>(6, 3));  // no entries in B
+  expect_product(testing::empty_csr<T>(5, 0), testing::empty_csr<T>(0, 7));  // 5x0 * 0x7
+  expect_product(testing::empty_csr<T>(0, 5), testing::random_csr<T>(5, 3, 3, 4));  // 0x5 * 5x3
+  expect_product(testing::empty_csr<T>(4, 6), testing::random_csr<T>(6, 3, 3, 6));  // no entries in A
+  expect_product(testing::random_csr<T>(4, 6, 3, 7), testing::empty_csr<T>(6, 3));  // no entries in B
 }
 
 TYPED_TEST(GpuRmerge, OneByOne) {
@@ -129,8 +111,8 @@ TYPED_TEST(GpuRmerge, Rectangular) {
 
 TYPED_TEST(GpuRmerge, EmptyRows) {
   using T = TypeParam;
-  const auto a = with_lengths<T>(200, 150, {0, 5, 0, 0, 17, 1}, 21);
-  const auto b = with_lengths<T>(150, 180, {3, 0, 9, 0}, 22);
+  const auto a = testing::with_lengths<T>(200, 150, {0, 5, 0, 0, 17, 1}, 21);
+  const auto b = testing::with_lengths<T>(150, 180, {3, 0, 9, 0}, 22);
   expect_product(a, b);
 }
 
@@ -158,11 +140,11 @@ class GpuRmergeRowLength : public ::testing::TestWithParam<std::int64_t> {
 
 TEST_P(GpuRmergeRowLength, EveryRowAtTheBoundary) {
   const std::int64_t length = GetParam();
-  const auto a = with_lengths<double>(64, 600, {length}, 100 + static_cast<std::uint64_t>(length));
+  const auto a = testing::with_lengths<double>(64, 600, {length}, 100 + static_cast<std::uint64_t>(length));
   const auto b = testing::random_csr<double>(600, 500, 10, 200 + static_cast<std::uint64_t>(length));
   expect_product(a, b);
   // One long row among short ones (the plan sees a small mean).
-  const auto mixed = with_lengths<double>(64, 600, {length, 1, 2, 0}, 300 + static_cast<std::uint64_t>(length));
+  const auto mixed = testing::with_lengths<double>(64, 600, {length, 1, 2, 0}, 300 + static_cast<std::uint64_t>(length));
   expect_product(mixed, b);
   expect_product(to<float>(mixed), to<float>(b));
 }
@@ -222,7 +204,7 @@ TYPED_TEST(GpuRmerge, Deterministic) {
 
 TYPED_TEST(GpuRmerge, FetchRowBlocks) {
   using T = TypeParam;
-  const auto m = with_lengths<T>(57, 80, {4, 0, 11, 2, 0, 0, 7}, 51);
+  const auto m = testing::with_lengths<T>(57, 80, {4, 0, 11, 2, 0, 0, 7}, 51);
   backend& g = gpu();
   const auto s = g.store(m);
   EXPECT_EQ(s->info().nnz, m.nnz());
@@ -252,8 +234,8 @@ TYPED_TEST(GpuRmerge, FetchRowBlocks) {
 TYPED_TEST(GpuRmerge, TransposeMatchesTheCpu) {
   using T = TypeParam;
   backend& g = gpu();
-  for (const auto& m : {with_lengths<T>(37, 50, {3, 0, 12, 1}, 61), empty_csr<T>(0, 4),
-                        empty_csr<T>(6, 0), testing::random_csr<T>(300, 1000, 30, 64),
+  for (const auto& m : {testing::with_lengths<T>(37, 50, {3, 0, 12, 1}, 61), testing::empty_csr<T>(0, 4),
+                        testing::empty_csr<T>(6, 0), testing::random_csr<T>(300, 1000, 30, 64),
                         to<T>(testing::with_random_values(generate("rmat:10:8"), 65))}) {
     SCOPED_TRACE(std::to_string(m.rows) + "x" + std::to_string(m.cols));
     const auto s = g.store(m);

@@ -58,6 +58,25 @@ csr_matrix<T> random_csr(std::int64_t rows, std::int64_t cols, std::int64_t max_
   });
 }
 
+// Row r has `lengths[r % lengths.size()]` entries (capped at cols).
+template <typename T>
+csr_matrix<T> with_lengths(std::int64_t rows, std::int64_t cols, std::vector<std::int64_t> lengths,
+                           std::uint64_t seed) {
+  return random_csr_rows<T>(rows, cols, seed, [lengths](std::int64_t r, std::mt19937_64&) {
+    return lengths[static_cast<std::size_t>(r) % lengths.size()];
+  });
+}
+
+// A rows x cols matrix without entries.
+template <typename T>
+csr_matrix<T> empty_csr(std::int64_t rows, std::int64_t cols) {
+  csr_matrix<T> m;
+  m.rows = rows;
+  m.cols = cols;
+  m.row_offsets.assign(static_cast<std::size_t>(rows) + 1, 0);
+  return m;
+}
+
 // The same structure with seeded random values (pattern files carry only 1.0).
 template <typename T>
 csr_matrix<T> with_random_values(csr_matrix<T> m, std::uint64_t seed) {
