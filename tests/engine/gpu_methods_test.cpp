@@ -226,6 +226,9 @@ TEST(GpuTranspose, EdgeCasesGeneratorsAndSharedMatrices) {
   if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU tests skipped";
   expect_transpose(testing::random_csr<float>(37, 50, 12, 11));
   expect_transpose(testing::with_lengths<double>(200, 150, {0, 5, 0, 0, 17, 1}, 21));
+  expect_transpose(testing::empty_csr<double>(0, 4));
+  expect_transpose(testing::empty_csr<float>(6, 0));
+  expect_transpose(testing::random_csr<double>(300, 1000, 30, 64));
   for (const char* spec : {"poisson3d7:20", "elasticity3d:6", "rmat:12:16", "rmat:14:8"}) {
     SCOPED_TRACE(spec);
     expect_transpose(testing::with_random_values(generate(spec), 5));

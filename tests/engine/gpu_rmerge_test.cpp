@@ -231,29 +231,6 @@ TYPED_TEST(GpuRmerge, FetchRowBlocks) {
   }
 }
 
-TYPED_TEST(GpuRmerge, TransposeMatchesTheCpu) {
-  using T = TypeParam;
-  backend& g = gpu();
-  for (const auto& m : {testing::with_lengths<T>(37, 50, {3, 0, 12, 1}, 61), testing::empty_csr<T>(0, 4),
-                        testing::empty_csr<T>(6, 0), testing::random_csr<T>(300, 1000, 30, 64),
-                        to<T>(testing::with_random_values(generate("rmat:10:8"), 65))}) {
-    SCOPED_TRACE(std::to_string(m.rows) + "x" + std::to_string(m.cols));
-    const auto s = g.store(m);
-    const memory_estimate estimate = g.estimate_transpose(*s);
-    const std::size_t before = g.memory().in_use_bytes;
-    g.reset_peak();
-    const auto st = g.transpose(*s);
-    EXPECT_LE(g.memory().peak_bytes - before, estimate.total());
-    const auto t = std::get<csr_matrix<T>>(g.fetch(*st));
-    const auto ref = cpu_transpose(m);
-    EXPECT_EQ(t.rows, ref.rows);
-    EXPECT_EQ(t.cols, ref.cols);
-    EXPECT_EQ(t.row_offsets, ref.row_offsets);
-    EXPECT_EQ(t.col_indices, ref.col_indices);
-    EXPECT_EQ(t.values, ref.values);
-  }
-}
-
 TEST(GpuBackend, DescribesItself) {
   SPGEMM_REQUIRE_GPU();
   backend& g = gpu();
