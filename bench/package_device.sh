@@ -4,14 +4,14 @@
 # carried by the device tool): bin/, lib/ (the shared libraries ldd lists beyond glibc,
 # libstdc++, libgcc_s and the CUDA libraries the host has) and matrices/.
 #
-#   bench/package_device.sh [--service]   --service adds spgemmd, the CLI and the service tests
+#   [DEST=dir] [BUILD=dir] bench/package_device.sh [--service]   --service adds spgemmd, the CLI and the service tests
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dest=${DEST:-.device}
 
 service=OFF
 [ "${1:-}" = "--service" ] && service=ON
-build=build-device
+build=${BUILD:-build-device}  # BUILD: one build folder per concurrent packager
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSPGEMM_WITH_CUDA=ON \
   -DCMAKE_CUDA_ARCHITECTURES=90 -DSPGEMM_WITH_SERVICE="$service" >/dev/null
 targets=(spgemm_bench spgemm_gpu_tests spgemm_engine_tests)

@@ -6,6 +6,8 @@
 
 #include "cuda/cuda_check.hpp"
 #include "cuda/device_ops.hpp"
+#include "cuda/transpose.hpp"
+#include "esc/esc.hpp"
 #include "hash/hash.hpp"
 #include "planner/planner.hpp"
 #include "rmerge/rmerge.hpp"
@@ -170,10 +172,14 @@ memory_estimate cuda_backend::estimate_multiply(const stored_matrix& a, const st
   const structure_view va = structure_of(sa.matrix());
   const structure_view vb = structure_of(sb.matrix());
   const resolved r = resolve(options.algo, va, vb, size_of(out), context_->allocator, stream.get());
-  memory_estimate e =
-      r.algo == algorithm::rmerge
-          ? rmerge::estimate_multiply(va, vb, size_of(out), options.rmerge, context_->allocator, stream.get())
-          : hash::estimate_multiply(va, vb, size_of(out), context_->allocator, stream.get());
+  memory_estimate e;
+  if (r.algo == algorithm::rmerge) {
+    e = rmerge::estimate_multiply(va, vb, size_of(out), options.rmerge, context_->allocator, stream.get());
+  } else if (r.algo == algorithm::esc) {
+    e = esc::estimate_multiply(va, vb, size_of(out), context_->allocator, stream.get());
+  } else {
+    e = hash::estimate_multiply(va, vb, size_of(out), context_->allocator, stream.get());
+  }
   if (r.hybrid) e.method = "hybrid " + e.method;
   if (!r.reason.empty()) e.method = "auto: " + e.method + " (" + r.reason + ")";
   // Operands of another value type are converted first and held for the whole job.
@@ -205,6 +211,7 @@ std::shared_ptr<stored_matrix> cuda_backend::multiply(const stored_matrix& a, co
         resolve(options.algo, oa.view.structure(), ob.view.structure(), sizeof(T), context_->allocator, stream.get());
     if (r.algo == algorithm::rmerge)
       return rmerge::multiply<T>(oa.view, ob.view, options.rmerge, context_->allocator, stream.get(), cancel);
+    if (r.algo == algorithm::esc) return esc::multiply<T>(oa.view, ob.view, context_->allocator, stream.get(), cancel);
     any_device_csr c =
         hash::multiply<T>(oa.view, ob.view, context_->allocator, stream.get(), cancel, nullptr, r.hybrid);
     return c;

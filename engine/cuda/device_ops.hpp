@@ -1,5 +1,5 @@
-// Small device operations of the CUDA backend: value conversion and the
-// (simple, sort-based) transpose. Host-callable; kernels live in device_ops.cu.
+// Small device operations of the CUDA backend: value conversion (the
+// transpose: cuda/transpose.hpp). Host-callable; kernels live in device_ops.cu.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -15,13 +15,5 @@ namespace spgemm::cuda {
 template <typename To, typename From>
 device_buffer<To> convert_values(const From* in, std::size_t n, device_allocator& allocator,
                                  cudaStream_t stream, job_meter* meter);
-
-// Bytes transpose() allocates: exact.
-memory_estimate estimate_transpose(const matrix_info& a);
-
-// The transpose of `a` (CSR of A^T, columns sorted within each row), deterministic.
-template <typename T>
-device_csr<T> transpose(const csr_view<T>& a, device_allocator& allocator, cudaStream_t stream,
-                        job_meter* meter, const cancel_token& cancel);
 
 }  // namespace spgemm::cuda

@@ -6,12 +6,14 @@ target_sources(spgemm_engine PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/device_context.cpp
   ${CMAKE_CURRENT_LIST_DIR}/device_csr.cpp
   ${CMAKE_CURRENT_LIST_DIR}/device_ops.cu
+  ${CMAKE_CURRENT_LIST_DIR}/transpose.cu
   ${CMAKE_CURRENT_LIST_DIR}/cuda_backend.cpp
   ${CMAKE_CURRENT_LIST_DIR}/../rmerge/rmerge.cu
   ${CMAKE_CURRENT_LIST_DIR}/../rmerge/mul_limited_count.cu
   ${CMAKE_CURRENT_LIST_DIR}/../rmerge/mul_limited_f32.cu
   ${CMAKE_CURRENT_LIST_DIR}/../rmerge/mul_limited_f64.cu
   ${CMAKE_CURRENT_LIST_DIR}/../hash/hash.cu
+  ${CMAKE_CURRENT_LIST_DIR}/../esc/esc.cu
 )
 # Host sources include cuda_runtime_api.h; the static runtime is linked as the
 # project asks (CMAKE_CUDA_RUNTIME_LIBRARY Static).

@@ -5,10 +5,13 @@
 // back), rows grouped by bin; (2) symbolic kernels per bin write the nnz of
 // each row into C's offsets; (3) exclusive scan, nnz read back, C allocated
 // exactly; (4) numeric bins from the exact nnz (histogram read back), rows
-// regrouped; (5) numeric kernels per bin (copy, shared tables, dense).
+// regrouped; column ranges of B where planner::use_column_ranges and a block
+// or dense bin is non-empty; (5) numeric kernels per bin (copy, shared
+// tables, dense).
 // Workspace: rows bytes (bins) + 4 rows bytes (rows grouped by bin) + 256
-// bytes of counters + the largest of: CUB scan storage, the symbolic dense
-// bitmaps, the numeric dense accumulators (bounded by planner::dense_blocks).
+// bytes of counters + the column ranges (32 KB + 132 bytes per row of B) +
+// the largest of: CUB scan storage, the symbolic dense bitmaps, the numeric
+// dense accumulators (bounded by planner::dense_blocks).
 #include <cub/device/device_scan.cuh>
 
 #include <algorithm>
@@ -16,6 +19,8 @@
 #include <cassert>
 #include <cstdlib>
 #include <mutex>
+#include <stdexcept>
+#include <string>
 
 #include "cuda/cuda_check.hpp"
 #include "hash/hash.hpp"
@@ -88,6 +93,13 @@ std::size_t scan_temp_bytes(std::int64_t items) {
 
 std::size_t words_of(std::int64_t cols) { return static_cast<std::size_t>((cols + 31) / 32); }
 
+// Column ranges of the ranged numeric kernels (block tables, dense rows):
+// bucket counts, split columns, and the range starts of every row of B.
+std::size_t column_range_bytes(std::int64_t b_rows) {
+  return sizeof(ull) * kernels::split_buckets + sizeof(index_t) * (kernels::column_ranges + 1) +
+         sizeof(int) * static_cast<std::size_t>(b_rows) * (kernels::column_ranges + 1);
+}
+
 struct workspace_plan {
   std::size_t fixed = 0;
   std::int64_t symbolic_dense_blocks = 0;
@@ -101,7 +113,7 @@ workspace_plan plan_workspace(const planner::job_stats& s, std::int64_t nnz_c, s
                               const planner::limits& lim, const device_facts& f) {
   workspace_plan w;
   w.fixed = sizeof(ull) * kernels::counter_count + sizeof(ull) * planner::max_bins +
-            static_cast<std::size_t>(s.rows) * (1 + sizeof(int));
+            static_cast<std::size_t>(s.rows) * (1 + sizeof(int)) + column_range_bytes(s.b_rows);
   const std::size_t budget = planner::dense_budget_per_nnz * static_cast<std::size_t>(std::max<std::int64_t>(nnz_c, 0));
   const std::int64_t sym_dense_rows = s.symbolic_bins[planner::dense_bin(lim.symbolic_max_table)];
   w.symbolic_dense_blocks = planner::dense_blocks(sym_dense_rows, s.b_cols, 0, budget, f.sm_count);
@@ -130,6 +142,7 @@ planner::job_stats read_counters(const ull* device_counters, const cuda::structu
   planner::job_stats s;
   s.rows = a.rows;
   s.nnz_a = a.nnz;
+  s.b_rows = b.rows;
   s.b_cols = b.cols;
   s.products = static_cast<std::int64_t>(host[kernels::counter_products]);
   s.nnz_c_bound = static_cast<std::int64_t>(host[kernels::counter_bound]);
@@ -164,6 +177,69 @@ kernels::bin_starts group_rows(std::int64_t rows, const unsigned char* bins, con
     SPGEMM_CUDA_CHECK_LAUNCH();
   }
   return starts;
+}
+
+// Splits B's columns into kernels::column_ranges balanced ranges and finds
+// where each range starts in every row of B (pos must hold
+// b.rows * (column_ranges + 1) ints).
+void compute_column_ranges(const cuda::structure_view& b, device_allocator& allocator, cudaStream_t stream,
+                           job_meter* meter, int* pos) {
+  device_buffer<ull> hist(allocator, kernels::split_buckets, stream, meter);
+  device_buffer<index_t> splits(allocator, kernels::column_ranges + 1, stream, meter);
+  SPGEMM_CUDA_CHECK(cudaMemsetAsync(hist.data(), 0, hist.bytes(), stream));
+  if (b.nnz > 0) {
+    kernels::column_histogram_kernel<<<helper_blocks(b.nnz), helper_threads, 0, stream>>>(b.nnz, b.col_indices,
+                                                                                          b.cols, hist.data());
+    SPGEMM_CUDA_CHECK_LAUNCH();
+  }
+  kernels::choose_splits_kernel<<<1, kernels::split_buckets / 4, 0, stream>>>(hist.data(), b.cols, splits.data());
+  SPGEMM_CUDA_CHECK_LAUNCH();
+  const std::int64_t items = b.rows * (kernels::column_ranges + 1);
+  if (items > 0) {
+    kernels::range_positions_kernel<<<helper_blocks(items), helper_threads, 0, stream>>>(
+        b.rows, b.row_offsets, b.col_indices, splits.data(), pos);
+    SPGEMM_CUDA_CHECK_LAUNCH();
+  }
+}
+
+// The numeric kernel of one table bin: ITEMS = slots per thread of the group
+// (table / 32 for a warp, table / block threads for a block), a template
+// parameter because the sort keeps them in registers.
+template <bool Warp, int ITEMS, typename T>
+void launch_numeric_items(const planner::table_config& cfg, unsigned grid, cudaStream_t stream, const int* rows,
+                          std::int64_t n, const int* pos, const cuda::csr_view<T>& a, const cuda::csr_view<T>& b,
+                          device_csr<T>& c) {
+  const auto kernel = kernels::numeric_shared_kernel<Warp, ITEMS, T>;
+  set_shared(kernel, cfg.shared_bytes);
+  kernel<<<grid, cfg.block_threads, cfg.shared_bytes, stream>>>(rows, n, pos, a.row_offsets, a.col_indices, a.values,
+                                                                b.row_offsets, b.col_indices, b.values,
+                                                                c.row_offsets.data(), c.col_indices.data(),
+                                                                c.values.data());
+  SPGEMM_CUDA_CHECK_LAUNCH();
+}
+
+template <typename T>
+void launch_numeric_shared(const planner::table_config& cfg, unsigned grid, cudaStream_t stream, const int* rows,
+                           std::int64_t n, const int* pos, const cuda::csr_view<T>& a, const cuda::csr_view<T>& b,
+                           device_csr<T>& c) {
+  const int items = cfg.table / (cfg.warp_per_row ? 32 : cfg.block_threads);
+  if (cfg.warp_per_row) {
+    switch (items) {
+      case 1: return launch_numeric_items<true, 1, T>(cfg, grid, stream, rows, n, pos, a, b, c);
+      case 2: return launch_numeric_items<true, 2, T>(cfg, grid, stream, rows, n, pos, a, b, c);
+      case 4: return launch_numeric_items<true, 4, T>(cfg, grid, stream, rows, n, pos, a, b, c);
+      case 8: return launch_numeric_items<true, 8, T>(cfg, grid, stream, rows, n, pos, a, b, c);
+      case 16: return launch_numeric_items<true, 16, T>(cfg, grid, stream, rows, n, pos, a, b, c);
+      default: break;
+    }
+  } else {
+    switch (items) {
+      case 8: return launch_numeric_items<false, 8, T>(cfg, grid, stream, rows, n, pos, a, b, c);
+      case 16: return launch_numeric_items<false, 16, T>(cfg, grid, stream, rows, n, pos, a, b, c);
+      default: break;
+    }
+  }
+  throw std::logic_error("hash: no numeric kernel for " + std::to_string(items) + " slots per thread");
 }
 
 }  // namespace
@@ -308,24 +384,21 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
                                          perm.data() + starts.start[bin]);
   }
   const int dense = planner::dense_bin(lim.numeric_max_table);
+  const int first_block_bin = planner::table_bin_of(2 * planner::warp_max_table, lim.numeric_max_table);
+  device_buffer<int> pos;  // column ranges: block tables and dense rows only
+  for (int bin = first_block_bin; bin <= dense && planner::use_column_ranges(s); ++bin) {
+    if (hist[bin] == 0) continue;
+    pos = device_buffer<int>(allocator, static_cast<std::size_t>(b.rows) * (kernels::column_ranges + 1), stream, meter);
+    compute_column_ranges(b.structure(), allocator, stream, meter, pos.data());
+    break;
+  }
   for (int bin = planner::first_table_bin; bin < dense; ++bin) {
     const std::int64_t n = hist[bin];
     if (n == 0) continue;
     const planner::table_config cfg = planner::config_for_table(planner::table_of_bin(bin), sizeof(T));
     const int* rows = perm.data() + starts.start[bin];
     const unsigned grid = static_cast<unsigned>((n + cfg.rows_per_block - 1) / cfg.rows_per_block);
-    if (cfg.warp_per_row) {
-      set_shared(kernels::numeric_shared_kernel<true, T>, cfg.shared_bytes);
-      kernels::numeric_shared_kernel<true, T><<<grid, cfg.block_threads, cfg.shared_bytes, stream>>>(
-          rows, n, cfg.table, a.row_offsets, a.col_indices, a.values, b.row_offsets, b.col_indices, b.values,
-          c.row_offsets.data(), c.col_indices.data(), c.values.data());
-    } else {
-      set_shared(kernels::numeric_shared_kernel<false, T>, cfg.shared_bytes);
-      kernels::numeric_shared_kernel<false, T><<<grid, cfg.block_threads, cfg.shared_bytes, stream>>>(
-          rows, n, cfg.table, a.row_offsets, a.col_indices, a.values, b.row_offsets, b.col_indices, b.values,
-          c.row_offsets.data(), c.col_indices.data(), c.values.data());
-    }
-    SPGEMM_CUDA_CHECK_LAUNCH();
+    launch_numeric_shared<T>(cfg, grid, stream, rows, n, pos.data(), a, b, c);
   }
   if (hist[dense] > 0) {
     planner::job_stats exact = s;
@@ -341,7 +414,7 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
     const int threads = planner::dense_block_threads;
     const std::size_t shared = static_cast<std::size_t>(threads) * (16 + 2 * sizeof(T));
     kernels::numeric_dense_kernel<T><<<static_cast<unsigned>(blocks), threads, shared, stream>>>(
-        perm.data() + starts.start[dense], hist[dense], b.cols, bitmaps.data(), values.data(), a.row_offsets,
+        perm.data() + starts.start[dense], hist[dense], b.cols, pos.data(), bitmaps.data(), values.data(), a.row_offsets,
         a.col_indices, a.values, b.row_offsets, b.col_indices, b.values, c.row_offsets.data(), c.col_indices.data(),
         c.values.data());
     SPGEMM_CUDA_CHECK_LAUNCH();

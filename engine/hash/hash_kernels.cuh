@@ -4,25 +4,31 @@
 // "nsparse", Parger et al. 2020 "spECK", Du et al. 2022 "OpSparse" for the
 // hash tables per bin; Liu & Vinter 2015 for the binning):
 //  * the row's products are enumerated in row order -- A's entries in order,
-//    for each the entries of the row of B -- G at a time (G = threads of the
-//    group): A's entries are staged in shared memory with the inclusive
-//    prefix of their B-row lengths, each thread finds its product by binary
-//    search over the stage;
-//  * symbolic: insert the column into the table (atomicCAS on int keys), count
-//    the columns inserted first, sum over the group -> nnz of the row;
-//  * numeric: find-or-insert the slot, then commit the products to their slots
-//    in product order: within a warp, __match_any_sync groups the lanes of one
-//    slot and the lowest lane adds them in lane order; warps of a block commit
-//    one after another. Each entry of C is therefore summed in the order of
-//    A's entries, exactly as the sequential CPU loop does: deterministic.
-//    Then a bitonic sort of the table by column (empty keys sort last) and
-//    the first nnz slots are written out;
+//    for each the entries of the row of B -- K per thread per round: A's
+//    entries are staged in shared memory with the inclusive prefix of their
+//    B-row lengths, each thread finds its products by binary search over the
+//    stage;
+//  * symbolic: insert the column into the table (atomicCAS on int keys only
+//    where the slot reads empty), count the columns inserted first, sum over
+//    the group -> nnz of the row;
+//  * numeric: find-or-insert the slot, then commit the products to their
+//    slots in product order: within a warp, __match_any_sync groups the lanes
+//    of one slot and the lowest lane adds them in lane order. The warps of a
+//    block either own disjoint column ranges of the row (column_range: each
+//    warp enumerates only the part of every row of B in its ranges, no
+//    barrier) or enumerate the row together and commit one after another.
+//    Each entry of C is therefore summed in the order of A's entries,
+//    exactly as the sequential CPU loop does: deterministic. Then the table
+//    is sorted by column in registers (group_bitonic_sort; empty keys last)
+//    and the first nnz slots are written out;
 //  * dense rows (beyond the largest shared table): the same with a bitmap and
 //    a dense value array of b.cols in global memory per block, the row read
 //    out in column order by a block scan over the bitmap words.
-// Workspace: none beyond the per-block dense arrays (sized by the host).
+// Workspace: the per-block dense arrays and the column ranges (sized by the
+// host).
 // Complexity: O(products) table operations, O(S log^2 S) sort per row of
-// table size S; a dense row also reads its b.cols / 32 bitmap words.
+// table size S; a dense row also reads its b.cols / 32 bitmap words; column
+// ranges add two loads per (warp, entry of A's row).
 #pragma once
 
 #include <cstdint>
@@ -105,7 +111,12 @@ struct group {
   }
 };
 
-// Shared-memory hash table of a power-of-two size.
+// Shared-memory hash table of a power-of-two size: home slot col * 107 mod
+// size (a bijection on the low bits: no collisions at all while B has no
+// more columns than the table has slots; measured 2.3x faster on mbeacxc
+// than Fibonacci hashing), linear probing. A probe reads the key first and
+// takes the atomic only on an empty slot: keys only ever go from empty to a
+// column, so a non-empty key that was read is final.
 template <typename T>
 struct shared_table {
   index_t* keys;
@@ -118,15 +129,18 @@ struct shared_table {
       vals[i] = T(0);
     }
   }
+  __device__ unsigned home(index_t col) const { return (static_cast<unsigned>(col) * 107u) & mask; }
   __device__ int insert(index_t col, bool& inserted) {
-    unsigned s = (static_cast<unsigned>(col) * 107u) & mask;
+    const volatile index_t* seen = keys;
+    unsigned s = home(col);
     for (;;) {
-      const index_t old = atomicCAS(&keys[s], empty_key, col);
-      if (old == empty_key) {
+      index_t k = seen[s];
+      if (k == empty_key) k = atomicCAS(&keys[s], empty_key, col);
+      if (k == empty_key) {
         inserted = true;
         return static_cast<int>(s);
       }
-      if (old == col) {
+      if (k == col) {
         inserted = false;
         return static_cast<int>(s);
       }
@@ -176,21 +190,67 @@ struct stage {
   long long* incl;
   T* a_val;  // nullptr in the symbolic pass
   T* scratch;
+
+  // The 32 entries of warp `w` (a block's stage holds one slice per warp).
+  __device__ stage warp_slice(int w) const {
+    const int at = 32 * w;
+    return stage{b_begin + at, incl + at, a_val != nullptr ? a_val + at : nullptr, scratch + at};
+  }
 };
 
-// Enumerates the products of row `row` in row order, G at a time, calling
-// visit(valid, col, p) on every thread of the group for each chunk
-// (uniformly: invalid threads get valid = false).
-template <bool Warp, bool Numeric, typename T, typename Visit>
+// Which products of A's entry k a group enumerates: the whole row k of B
+// (warp rows; block rows when column ranges do not pay, pos == nullptr) ...
+struct whole_rows {
+  __device__ void operator()(const offset_t* __restrict__ b_off, index_t k, offset_t& begin, long long& len) const {
+    begin = b_off[k];
+    len = b_off[k + 1] - begin;
+  }
+};
+
+// ... or the part of row k of B with columns in the fine column ranges
+// [lo, hi) (column_ranges per job, balanced by B's columns; pos holds, per
+// row of B, where each range starts within the row: range_positions_kernel).
+// The warps of a block take disjoint ranges, so no two warps ever add to the
+// same entry of C: each warp commits its products in order, with no barrier.
+constexpr int column_ranges = 32;
+struct column_range {
+  const int* pos;
+  int lo;
+  int hi;
+  __device__ void operator()(const offset_t* __restrict__ b_off, index_t k, offset_t& begin, long long& len) const {
+    const int* p = pos + static_cast<std::int64_t>(k) * (column_ranges + 1);
+    const int first = p[lo];
+    begin = b_off[k] + first;
+    len = p[hi] - first;
+  }
+};
+
+// The column ranges of warp w of a block of `warps` warps.
+__device__ __forceinline__ column_range warp_column_range(const int* pos, int w, int warps) {
+  const int per = column_ranges / warps;
+  return column_range{pos, w * per, (w + 1) * per};
+}
+
+// Enumerates the products of row `row` (the part of each row of B that
+// `part` selects) in row order, K * G at a time (G =
+// threads of the group): in each round, warp w of the group takes the K * 32
+// consecutive products from q0 + w * 32 * K, lane l the products
+// base + k * 32 + l (k = 0 .. K-1; several loads in flight per thread). Calls
+// visit(valid[K], col[K], p[K]) on every thread of the group for
+// each round (uniformly: products past the end get valid = false).
+template <bool Warp, bool Numeric, int K, typename T, typename Part, typename Visit>
 __device__ __forceinline__ void for_each_product_chunk(std::int64_t row, const offset_t* __restrict__ a_off,
                                                        const index_t* __restrict__ a_col,
                                                        const T* __restrict__ a_val,
                                                        const offset_t* __restrict__ b_off,
                                                        const index_t* __restrict__ b_col,
-                                                       const T* __restrict__ b_val, stage<T> st, Visit&& visit) {
+                                                       const T* __restrict__ b_val, stage<T> st, const Part& part,
+                                                       Visit&& visit) {
   using grp = group<Warp>;
   const int rank = grp::rank();
   const int g = grp::size();
+  const int lane = static_cast<int>(threadIdx.x & 31);
+  const long long first = (Warp ? 0LL : static_cast<long long>(threadIdx.x >> 5) * 32 * K) + lane;
   const offset_t a0 = a_off[row];
   const offset_t a1 = a_off[row + 1];
   for (offset_t e0 = a0; e0 < a1; e0 += g) {
@@ -199,9 +259,7 @@ __device__ __forceinline__ void for_each_product_chunk(std::int64_t row, const o
     offset_t begin = 0;
     T av = T(0);
     if (rank < n) {
-      const index_t k = a_col[e0 + rank];
-      begin = b_off[k];
-      len = b_off[k + 1] - begin;
+      part(b_off, a_col[e0 + rank], begin, len);
       if constexpr (Numeric) av = a_val[e0 + rank];
     }
     long long total = 0;
@@ -213,30 +271,58 @@ __device__ __forceinline__ void for_each_product_chunk(std::int64_t row, const o
       if constexpr (Numeric) st.a_val[rank] = av;
     }
     grp::sync();
-    for (long long q0 = 0; q0 < total; q0 += g) {
-      const long long q = q0 + rank;
-      const bool valid = q < total;
-      index_t col = 0;
-      T p = T(0);
-      if (valid) {
-        int lo = 0;
-        int hi = n - 1;
-        while (lo < hi) {  // first i with incl[i] > q
-          const int mid = (lo + hi) >> 1;
-          if (st.incl[mid] > q) {
-            hi = mid;
-          } else {
-            lo = mid + 1;
+    for (long long q0 = 0; q0 < total; q0 += static_cast<long long>(g) * K) {
+      bool valid[K];
+      index_t col[K];
+      T p[K];
+#pragma unroll
+      for (int k = 0; k < K; ++k) {
+        const long long q = q0 + first + k * 32;
+        valid[k] = q < total;
+        col[k] = 0;
+        p[k] = T(0);
+        if (valid[k]) {
+          int lo = 0;
+          int hi = n - 1;
+          while (lo < hi) {  // first i with incl[i] > q
+            const int mid = (lo + hi) >> 1;
+            if (st.incl[mid] > q) {
+              hi = mid;
+            } else {
+              lo = mid + 1;
+            }
           }
+          const long long before = lo > 0 ? st.incl[lo - 1] : 0;
+          const offset_t j = st.b_begin[lo] + (q - before);
+          col[k] = b_col[j];
+          if constexpr (Numeric) p[k] = st.a_val[lo] * b_val[j];
         }
-        const long long before = lo > 0 ? st.incl[lo - 1] : 0;
-        const offset_t j = st.b_begin[lo] + (q - before);
-        col = b_col[j];
-        if constexpr (Numeric) p = st.a_val[lo] * b_val[j];
       }
-      visit(valid, col, p, total - q0);
+      visit(valid, col, p);
     }
   }
+}
+
+// Products per thread per round (for_each_product_chunk's K), several loads
+// in flight per thread: rows of one warp take two; the warps of a block,
+// each on its column ranges, take four.
+constexpr int symbolic_batch = 2;
+constexpr int warp_numeric_batch = 2;
+constexpr int ranged_numeric_batch = 4;
+
+// Inserts the valid columns of one round; returns how many were new.
+template <int K, typename Table>
+__device__ __forceinline__ int insert_all(Table& t, const bool (&valid)[K], const index_t (&col)[K]) {
+  int added = 0;
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    if (valid[k]) {
+      bool inserted = false;
+      (void)t.insert(col[k], inserted);
+      added += inserted ? 1 : 0;
+    }
+  }
+  return added;
 }
 
 // Symbolic pass, shared tables: nnz of each row of the bin into row_nnz.
@@ -260,15 +346,11 @@ __global__ void symbolic_shared_kernel(const int* __restrict__ rows, std::int64_
   grp::sync();
   const std::int64_t row = rows[r];
   long long count = 0;
-  for_each_product_chunk<Warp, false, float>(row, a_off, a_col, static_cast<const float*>(nullptr), b_off, b_col,
-                                             static_cast<const float*>(nullptr), st,
-                                             [&](bool valid, index_t col, float, long long) {
-                                               if (valid) {
-                                                 bool inserted = false;
-                                                 (void)t.insert(col, inserted);
-                                                 count += inserted ? 1 : 0;
-                                               }
-                                             });
+  for_each_product_chunk<Warp, false, symbolic_batch, float>(row, a_off, a_col, static_cast<const float*>(nullptr),
+                                                             b_off, b_col, static_cast<const float*>(nullptr), st, whole_rows{},
+                                                             [&](const auto& valid, const auto& col, const auto&) {
+                                                               count += insert_all(t, valid, col);
+                                                             });
   count = grp::sum(count);
   if (rank == 0) row_nnz[row] = count;
 }
@@ -287,15 +369,10 @@ __global__ void symbolic_dense_kernel(const int* __restrict__ rows, std::int64_t
   for (std::int64_t r = blockIdx.x; r < n; r += gridDim.x) {
     const std::int64_t row = rows[r];
     long long count = 0;
-    for_each_product_chunk<false, false, float>(row, a_off, a_col, static_cast<const float*>(nullptr), b_off, b_col,
-                                                static_cast<const float*>(nullptr), st,
-                                                [&](bool valid, index_t col, float, long long) {
-                                                  if (valid) {
-                                                    bool inserted = false;
-                                                    (void)t.insert(col, inserted);
-                                                    count += inserted ? 1 : 0;
-                                                  }
-                                                });
+    for_each_product_chunk<false, false, symbolic_batch, float>(
+        row, a_off, a_col, static_cast<const float*>(nullptr), b_off, b_col, static_cast<const float*>(nullptr), st,
+        whole_rows{},
+        [&](const auto& valid, const auto& col, const auto&) { count += insert_all(t, valid, col); });
     count = grp::sum(count);  // synchronizes the block
     if (threadIdx.x == 0) row_nnz[row] = count;
     for (std::int64_t w = threadIdx.x; w < words; w += g) bits[w] = 0;
@@ -303,33 +380,136 @@ __global__ void symbolic_dense_kernel(const int* __restrict__ rows, std::int64_t
   }
 }
 
-// Commits one chunk of products (thread rank <-> product q0 + rank) in order.
-template <bool Warp, typename T>
-__device__ __forceinline__ void commit_chunk(int slot, T p, T* vals, T* scratch, long long remaining) {
-  if constexpr (Warp) {
-    warp_commit(slot, p, vals, scratch);
-  } else {
-    const int warp = static_cast<int>(threadIdx.x >> 5);
-    const long long needed = (remaining + 31) / 32;
-    const int active = static_cast<int>(needed < (blockDim.x >> 5) ? needed : (blockDim.x >> 5));
-    for (int w = 0; w < active; ++w) {
-      if (warp == w) warp_commit(slot, p, vals, scratch + 32 * w);
-      __syncthreads();
+// Finds (or inserts) the slot of every valid product of one round of a
+// warp, then commits the products in product order: round k before round
+// k + 1 (for_each_product_chunk's layout), lanes in order (warp_commit).
+template <int K, typename T, typename Table>
+__device__ __forceinline__ void accumulate_round(Table& t, const bool (&valid)[K], const index_t (&col)[K],
+                                                 const T (&p)[K], T* scratch) {
+  int slot[K];
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    slot[k] = -1;
+    if (valid[k]) {
+      bool inserted = false;
+      slot[k] = t.insert(col[k], inserted);
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < K; ++k) warp_commit(slot[k], p[k], t.vals, scratch);
+}
+
+// The same for the warps of a block enumerating whole rows together
+// (for_each_product_chunk<false>): every warp finds its slots at once, then
+// the warps commit one after another, so each entry of C is still summed in
+// product order.
+template <int K, typename T, typename Table>
+__device__ __forceinline__ void accumulate_block_round(Table& t, const bool (&valid)[K], const index_t (&col)[K],
+                                                       const T (&p)[K], T* scratch) {
+  const int warp = static_cast<int>(threadIdx.x >> 5);
+  int slot[K];
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    slot[k] = -1;
+    if (valid[k]) {
+      bool inserted = false;
+      slot[k] = t.insert(col[k], inserted);
+    }
+  }
+  // Warps past the last product of the round have nothing to commit; the
+  // first lane of a warp holds its first product.
+  const int active = __syncthreads_count(valid[0] && (threadIdx.x & 31) == 0);
+  for (int w = 0; w < active; ++w) {
+    if (warp == w) {
+#pragma unroll
+      for (int k = 0; k < K; ++k) warp_commit(slot[k], p[k], t.vals, scratch + 32 * w);
+    }
+    __syncthreads();
+  }
+}
+
+// Sorts ITEMS (key, value) pairs per thread over the group into ascending
+// keys (bitonic network; element e = rank * ITEMS + i). Strides below ITEMS
+// run in registers, strides below 32 * ITEMS through warp shuffles, larger
+// ones (block groups only) through the shared arrays sk / sv of
+// ITEMS * group-size entries.
+template <bool Warp, int ITEMS, typename T>
+__device__ __forceinline__ void group_bitonic_sort(index_t (&k)[ITEMS], T (&v)[ITEMS], index_t* sk, T* sv) {
+  using grp = group<Warp>;
+  const int rank = grp::rank();
+  const int n = ITEMS * grp::size();
+  const int base = rank * ITEMS;
+  for (int size = 2; size <= n; size <<= 1) {
+    for (int stride = size >> 1; stride >= ITEMS; stride >>= 1) {
+      if (!Warp && stride >= 32 * ITEMS) {
+        grp::sync();
+#pragma unroll
+        for (int i = 0; i < ITEMS; ++i) {
+          sk[base + i] = k[i];
+          sv[base + i] = v[i];
+        }
+        grp::sync();
+#pragma unroll
+        for (int i = 0; i < ITEMS; ++i) {
+          const int e = base + i;
+          const index_t pk = sk[e ^ stride];
+          const bool keep_min = ((e & size) == 0) == ((e & stride) == 0);
+          if (keep_min ? pk < k[i] : pk > k[i]) {
+            k[i] = pk;
+            v[i] = sv[e ^ stride];
+          }
+        }
+      } else {
+        const int lanes = stride / ITEMS;
+#pragma unroll
+        for (int i = 0; i < ITEMS; ++i) {
+          const int e = base + i;
+          const index_t pk = __shfl_xor_sync(full_mask, k[i], lanes);
+          const T pv = __shfl_xor_sync(full_mask, v[i], lanes);
+          const bool keep_min = ((e & size) == 0) == ((e & stride) == 0);
+          if (keep_min ? pk < k[i] : pk > k[i]) {
+            k[i] = pk;
+            v[i] = pv;
+          }
+        }
+      }
+    }
+#pragma unroll
+    for (int s = ITEMS / 2; s > 0; s >>= 1) {
+      if (s < size) {
+#pragma unroll
+        for (int i = 0; i < ITEMS; ++i) {
+          if ((i & s) == 0) {
+            const int j = i | s;
+            const bool up = ((base + i) & size) == 0;
+            if ((k[i] > k[j]) == up && k[i] != k[j]) {
+              const index_t tk = k[i];
+              k[i] = k[j];
+              k[j] = tk;
+              const T tv = v[i];
+              v[i] = v[j];
+              v[j] = tv;
+            }
+          }
+        }
+      }
     }
   }
 }
 
-// Numeric pass, shared tables.
-template <bool Warp, typename T>
-__global__ void numeric_shared_kernel(const int* __restrict__ rows, std::int64_t n, int table,
-                                      const offset_t* __restrict__ a_off, const index_t* __restrict__ a_col,
+// Numeric pass, shared tables of ITEMS * group-size slots.
+template <bool Warp, int ITEMS, typename T>
+__global__ void __launch_bounds__(Warp ? 256 : 1024) numeric_shared_kernel(const int* __restrict__ rows, std::int64_t n,
+                                      const int* __restrict__ pos, const offset_t* __restrict__ a_off, const index_t* __restrict__ a_col,
                                       const T* __restrict__ a_val, const offset_t* __restrict__ b_off,
                                       const index_t* __restrict__ b_col, const T* __restrict__ b_val,
                                       const offset_t* __restrict__ c_off, index_t* __restrict__ c_col,
                                       T* __restrict__ c_val) {
   extern __shared__ __align__(16) unsigned char smem[];
   using grp = group<Warp>;
+  constexpr int K = Warp ? warp_numeric_batch : ranged_numeric_batch;
   const int g = grp::size();
+  const int table = ITEMS * g;
   const int groups = Warp ? static_cast<int>(blockDim.x >> 5) : 1;
   const int gi = Warp ? static_cast<int>(threadIdx.x >> 5) : 0;
   const std::int64_t r = static_cast<std::int64_t>(blockIdx.x) * groups + gi;
@@ -356,37 +536,43 @@ __global__ void numeric_shared_kernel(const int* __restrict__ rows, std::int64_t
   t.clear(rank, g);
   grp::sync();
   const std::int64_t row = rows[r];
-  for_each_product_chunk<Warp, true, T>(row, a_off, a_col, a_val, b_off, b_col, b_val, st,
-                                        [&](bool valid, index_t col, T p, long long remaining) {
-                                          int slot = -1;
-                                          if (valid) {
-                                            bool inserted = false;
-                                            slot = t.insert(col, inserted);
-                                          }
-                                          commit_chunk<Warp, T>(slot, p, t.vals, st.scratch, remaining);
-                                        });
-  grp::sync();
-  // Bitonic sort of the whole table by key; empty keys go last.
-  for (int k = 2; k <= table; k <<= 1) {
-    for (int j = k >> 1; j > 0; j >>= 1) {
-      for (int i = rank; i < table; i += g) {
-        const int ixj = i ^ j;
-        if (ixj > i) {
-          const index_t ki = t.keys[i];
-          const index_t kx = t.keys[ixj];
-          const bool up = (i & k) == 0;
-          if ((ki > kx) == up && ki != kx) {
-            t.keys[i] = kx;
-            t.keys[ixj] = ki;
-            const T vi = t.vals[i];
-            t.vals[i] = t.vals[ixj];
-            t.vals[ixj] = vi;
-          }
-        }
-      }
-      grp::sync();
-    }
+  const auto visit = [&](const stage<T>& wst) {
+    return [&t, wst](const auto& valid, const auto& col, const auto& p) {
+      accumulate_round<K, T>(t, valid, col, p, wst.scratch);
+    };
+  };
+  if constexpr (Warp) {
+    for_each_product_chunk<true, true, K, T>(row, a_off, a_col, a_val, b_off, b_col, b_val, st, whole_rows{}, visit(st));
+  } else if (pos != nullptr) {
+    const int warp = static_cast<int>(threadIdx.x >> 5);
+    const stage<T> wst = st.warp_slice(warp);
+    for_each_product_chunk<true, true, K, T>(row, a_off, a_col, a_val, b_off, b_col, b_val, wst,
+                                             warp_column_range(pos, warp, static_cast<int>(blockDim.x >> 5)),
+                                             visit(wst));
+  } else {
+    for_each_product_chunk<false, true, K, T>(row, a_off, a_col, a_val, b_off, b_col, b_val, st, whole_rows{},
+                                              [&](const auto& valid, const auto& col, const auto& p) {
+                                                accumulate_block_round<K, T>(t, valid, col, p, st.scratch);
+                                              });
   }
+  grp::sync();
+  // Sort the whole table by key (empty keys last) in registers, then write
+  // the first nnz entries out through shared memory (coalesced).
+  index_t keys[ITEMS];
+  T vals[ITEMS];
+#pragma unroll
+  for (int i = 0; i < ITEMS; ++i) {  // any slot order will do: read conflict-free
+    keys[i] = t.keys[i * g + rank];
+    vals[i] = t.vals[i * g + rank];
+  }
+  group_bitonic_sort<Warp, ITEMS, T>(keys, vals, t.keys, t.vals);
+  grp::sync();
+#pragma unroll
+  for (int i = 0; i < ITEMS; ++i) {
+    t.keys[rank * ITEMS + i] = keys[i];
+    t.vals[rank * ITEMS + i] = vals[i];
+  }
+  grp::sync();
   const offset_t out = c_off[row];
   const std::int64_t nnz = c_off[row + 1] - out;
   for (std::int64_t i = rank; i < nnz; i += g) {
@@ -399,7 +585,8 @@ __global__ void numeric_shared_kernel(const int* __restrict__ rows, std::int64_t
 // per block (values zero between rows).
 template <typename T>
 __global__ void numeric_dense_kernel(const int* __restrict__ rows, std::int64_t n, std::int64_t b_cols,
-                                     unsigned* __restrict__ bitmaps, T* __restrict__ dense_vals,
+                                     const int* __restrict__ pos, unsigned* __restrict__ bitmaps,
+                                     T* __restrict__ dense_vals,
                                      const offset_t* __restrict__ a_off, const index_t* __restrict__ a_col,
                                      const T* __restrict__ a_val, const offset_t* __restrict__ b_off,
                                      const index_t* __restrict__ b_col, const T* __restrict__ b_val,
@@ -416,17 +603,24 @@ __global__ void numeric_dense_kernel(const int* __restrict__ rows, std::int64_t 
   st.scratch = reinterpret_cast<T*>(smem + 16 * g + sizeof(T) * g);
   dense_table<T> t{bitmaps + static_cast<std::size_t>(blockIdx.x) * words,
                    dense_vals + static_cast<std::size_t>(blockIdx.x) * b_cols};
+  const int warp = static_cast<int>(threadIdx.x >> 5);
+  const stage<T> wst = st.warp_slice(warp);
   for (std::int64_t r = blockIdx.x; r < n; r += gridDim.x) {
     const std::int64_t row = rows[r];
-    for_each_product_chunk<false, true, T>(row, a_off, a_col, a_val, b_off, b_col, b_val, st,
-                                           [&](bool valid, index_t col, T p, long long remaining) {
-                                             int slot = -1;
-                                             if (valid) {
-                                               bool inserted = false;
-                                               slot = t.insert(col, inserted);
-                                             }
-                                             commit_chunk<false, T>(slot, p, t.vals, st.scratch, remaining);
-                                           });
+    if (pos != nullptr) {
+      for_each_product_chunk<true, true, ranged_numeric_batch, T>(
+          row, a_off, a_col, a_val, b_off, b_col, b_val, wst,
+          warp_column_range(pos, warp, static_cast<int>(blockDim.x >> 5)),
+          [&](const auto& valid, const auto& col, const auto& p) {
+            accumulate_round<ranged_numeric_batch, T>(t, valid, col, p, wst.scratch);
+          });
+    } else {
+      for_each_product_chunk<false, true, ranged_numeric_batch, T>(
+          row, a_off, a_col, a_val, b_off, b_col, b_val, st, whole_rows{},
+          [&](const auto& valid, const auto& col, const auto& p) {
+            accumulate_block_round<ranged_numeric_batch, T>(t, valid, col, p, st.scratch);
+          });
+    }
     __syncthreads();
     // Read the row out in column order.
     offset_t out = c_off[row];
@@ -594,6 +788,83 @@ __global__ void scatter_kernel(std::int64_t rows, const unsigned char* __restric
     if (bin == planner::bin_none) continue;
     const unsigned long long pos = atomicAdd(cursors + bin, 1ull);
     perm[starts.start[bin] + static_cast<long long>(pos)] = static_cast<int>(i);
+  }
+}
+
+// Column ranges of the ranged numeric kernels: split_buckets equal-width
+// buckets of B's columns are counted, and range r starts at the bucket that
+// holds the (r / column_ranges)-th entry of B in column order, so every range
+// carries about the same share of B's entries (a proxy for the products).
+constexpr int split_buckets = 4096;
+
+__host__ __device__ inline std::int64_t bucket_first_column(std::int64_t bucket, std::int64_t b_cols) {
+  return (bucket * b_cols + split_buckets - 1) / split_buckets;
+}
+
+__global__ void column_histogram_kernel(std::int64_t nnz, const index_t* __restrict__ b_col, std::int64_t b_cols,
+                                        ull* __restrict__ hist) {
+  __shared__ unsigned h[split_buckets];
+  for (int i = threadIdx.x; i < split_buckets; i += blockDim.x) h[i] = 0;
+  __syncthreads();
+  for (std::int64_t e = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < nnz;
+       e += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    atomicAdd(&h[static_cast<std::int64_t>(b_col[e]) * split_buckets / b_cols], 1u);
+  }
+  __syncthreads();
+  for (int i = threadIdx.x; i < split_buckets; i += blockDim.x) {
+    if (h[i] != 0) atomicAdd(hist + i, static_cast<ull>(h[i]));
+  }
+}
+
+// One block of split_buckets / 4 threads: splits[0 .. column_ranges].
+__global__ void choose_splits_kernel(const ull* __restrict__ hist, std::int64_t b_cols, index_t* __restrict__ splits) {
+  constexpr int per = 4;
+  const int first = static_cast<int>(threadIdx.x) * per;
+  long long mine = 0;
+  for (int i = 0; i < per; ++i) mine += static_cast<long long>(hist[first + i]);
+  long long total = 0;
+  long long before = block_inclusive_scan(mine, total) - mine;
+  if (threadIdx.x == 0) {
+    splits[0] = 0;
+    splits[column_ranges] = static_cast<index_t>(b_cols);
+  }
+  for (int i = 0; i < per; ++i) {
+    const long long after = before + static_cast<long long>(hist[first + i]);
+    for (int r = 1; r < column_ranges; ++r) {
+      const long long target = total * r / column_ranges;  // the entry range r starts at
+      if (total > 0 ? (before <= target && target < after) : false) {
+        splits[r] = static_cast<index_t>(bucket_first_column(first + i, b_cols));
+      }
+    }
+    before = after;
+  }
+  if (total == 0 && threadIdx.x == 0) {  // no entries: any split will do
+    for (int r = 1; r < column_ranges; ++r) splits[r] = static_cast<index_t>(b_cols * r / column_ranges);
+  }
+}
+
+// pos[k * (column_ranges + 1) + r]: where range r starts within row k of B.
+__global__ void range_positions_kernel(std::int64_t b_rows, const offset_t* __restrict__ b_off,
+                                       const index_t* __restrict__ b_col, const index_t* __restrict__ splits,
+                                       int* __restrict__ pos) {
+  const std::int64_t items = b_rows * (column_ranges + 1);
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < items;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const std::int64_t k = i / (column_ranges + 1);
+    const int r = static_cast<int>(i - k * (column_ranges + 1));
+    const index_t split = splits[r];
+    offset_t lo = b_off[k];
+    offset_t hi = b_off[k + 1];
+    const offset_t start = lo;
+    while (lo < hi) {  // first entry with column >= split
+      const offset_t mid = lo + (hi - lo) / 2;
+      if (b_col[mid] < split) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    pos[i] = static_cast<int>(lo - start);
   }
 }
 

@@ -129,7 +129,9 @@ SPGEMM_HOST_DEVICE inline int symbolic_bin(std::int64_t a_row_length, std::int64
   return table_bin_of(distinct, lim.symbolic_max_table);
 }
 
-// Numeric pass: the row's nnz is exact; the table keeps its load at most 0.8.
+// Numeric pass: the row's nnz is exact; the table keeps its load at most 0.8
+// (measured on the H100: load 1/2 made the graphs 10-90% slower -- larger
+// tables, fewer blocks per SM, longer sorts -- than the probes it saves).
 SPGEMM_HOST_DEVICE inline int numeric_bin(std::int64_t a_row_length, std::int64_t nnz, const limits& lim) {
   if (nnz == 0) return bin_none;
   if (a_row_length == 1) return bin_copy;
@@ -186,8 +188,11 @@ inline limits limits_for(std::size_t max_shared, std::size_t value_bytes) {
 }
 
 // Dense rows (global accumulator): blocks in flight, bounded by the
-// workspace budget (bytes) and by two blocks per SM.
-inline constexpr int dense_block_threads = 1024;
+// workspace budget (bytes) and by dense_blocks_per_sm per SM. Small blocks,
+// many rows at once: a block's warps commit one after another (ordered sums),
+// so rows in flight, not threads per row, hide the global memory latency.
+inline constexpr int dense_block_threads = 256;
+inline constexpr int dense_blocks_per_sm = 8;
 inline std::size_t dense_bytes_per_block(std::int64_t b_cols, std::size_t value_bytes) {
   const std::size_t words = static_cast<std::size_t>((b_cols + 31) / 32);
   return words * 4 + static_cast<std::size_t>(b_cols) * value_bytes;
@@ -196,7 +201,7 @@ inline std::int64_t dense_blocks(std::int64_t dense_rows, std::int64_t b_cols, s
                                  std::size_t budget_bytes, int sm_count) {
   if (dense_rows <= 0) return 0;
   std::int64_t d = dense_rows;
-  const std::int64_t per_sm = 2 * static_cast<std::int64_t>(sm_count > 0 ? sm_count : 1);
+  const std::int64_t per_sm = dense_blocks_per_sm * static_cast<std::int64_t>(sm_count > 0 ? sm_count : 1);
   if (d > per_sm) d = per_sm;
   const std::size_t per_block = dense_bytes_per_block(b_cols, value_bytes);
   const std::int64_t by_budget = per_block > 0 ? static_cast<std::int64_t>(budget_bytes / per_block) : d;
@@ -210,6 +215,7 @@ inline constexpr std::size_t dense_budget_per_nnz = 4;
 struct job_stats {
   std::int64_t rows = 0;
   std::int64_t nnz_a = 0;
+  std::int64_t b_rows = 0;
   std::int64_t b_cols = 0;
   std::int64_t products = 0;
   std::int64_t max_row_products = 0;
@@ -221,6 +227,18 @@ struct job_stats {
   double mean_row_products() const { return rows > 0 ? static_cast<double>(products) / static_cast<double>(rows) : 0; }
   double mean_row_length() const { return rows > 0 ? static_cast<double>(nnz_a) / static_cast<double>(rows) : 0; }
 };
+
+// Rows of the block tables and dense rows: the warps of a block either take
+// disjoint column ranges of the row (no barrier between them; each warp reads
+// every entry of A's row and the range starts of its row of B), or enumerate
+// the row together and commit one after another. Ranges pay where rows of B
+// are long: measured on the H100, they made soc-Epinions1 (78 products per
+// entry of A) 22% faster, email-Enron (140) 15% and rmat:16:16 (416) 22%, and
+// web-NotreDame (43) 37% slower; wiki-Vote and ca-CondMat (44, 22) unchanged.
+inline constexpr double column_ranges_min_products_per_entry = 64;
+inline bool use_column_ranges(const job_stats& s) {
+  return s.nnz_a > 0 && static_cast<double>(s.products) >= column_ranges_min_products_per_entry * s.nnz_a;
+}
 
 // The method automatic runs, and why (for memory_estimate::method and docs).
 struct choice {
@@ -236,6 +254,27 @@ struct choice {
 // with short rows, and lost 2-5x to cuSPARSE where it splits.
 inline constexpr std::int64_t rmerge_max_row_length = 128;
 
+// ESC for the jobs RMerge would split, unless the product is very large or
+// it is large with light rows. ESC's time is close to 0.3 ms + 0.15-0.2 ns
+// per product (two sorts of each); the hash method's is set by its heaviest
+// rows. Measured on the H100 (docs/planner.md, ms, ESC vs hash): wiki-Vote
+// 0.86 vs 1.8, ca-CondMat 0.83 vs 1.4, rajat01 1.07 vs 1.8, mbeacxc 0.94 vs
+// 1.4 (all under 2e7 products), soc-Epinions1 6.8 vs 8.4 (526 products per
+// row), email-Enron 7.2 vs 10.0 (1,400), rmat:16:16 49 vs 59 (6,100;
+// 4e8 products); the hash method won on web-NotreDame 6.4 vs 13.7 (6.4e7
+// products, 198 per row), rmat:17:16 143 vs 164 and rmat:18:16 372 vs 444
+// (1.1e9 and 2.9e9 products). ESC's workspace is up to 36 bytes per product
+// of a slice (see esc.hpp), far above the hash method's on products that
+// compress much.
+inline constexpr std::int64_t esc_max_products = 500'000'000;
+inline constexpr std::int64_t esc_small_products = 20'000'000;
+inline constexpr double esc_min_mean_row_products = 400;
+
+inline bool prefers_esc(const job_stats& s) {
+  return s.products <= esc_max_products &&
+         (s.products <= esc_small_products || s.mean_row_products() >= esc_min_mean_row_products);
+}
+
 inline choice choose_method(const job_stats& s) {
   choice c;
   if (s.rows == 0 || s.products == 0) {
@@ -244,6 +283,9 @@ inline choice choose_method(const job_stats& s) {
   } else if (s.max_row_length <= rmerge_max_row_length) {
     c.algo = algorithm::rmerge;
     c.reason = "rows of A fit one merge pass";
+  } else if (prefers_esc(s)) {
+    c.algo = algorithm::esc;
+    c.reason = "long rows of A, moderate product: expand, sort, compress";
   } else {
     c.algo = algorithm::hash;
     c.hybrid = true;

@@ -1,7 +1,8 @@
-// Every GPU method by name (hash, auto, rmerge) and the GPU transpose against the CPU reference
+// Every GPU method by name (hash, auto, rmerge, esc) and the GPU transpose against the CPU reference
 // (spgemm::cpu_multiply): identical structure, values within 1e-12 (double)
 // or 1e-5 (float) of |A||B| per entry, bit-identical across runs, and the
 // job within its memory estimate. Skips where no CUDA device is visible.
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
@@ -9,6 +10,7 @@
 #include <random>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -222,19 +224,176 @@ TEST_P(GpuMethod, SharedMatrices) {
   }
 }
 
-TEST(GpuTranspose, EdgeCasesGeneratorsAndSharedMatrices) {
+// A rows x lengths.size() matrix whose column c has lengths[c] entries in
+// distinct random rows (at most `rows`): rows of A^T of chosen lengths.
+template <typename T>
+csr_matrix<T> with_column_lengths(std::int64_t rows, const std::vector<std::int64_t>& lengths, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<std::vector<std::pair<index_t, T>>> by_row(static_cast<std::size_t>(rows));
+  std::vector<index_t> all(static_cast<std::size_t>(rows));
+  for (std::int64_t r = 0; r < rows; ++r) all[static_cast<std::size_t>(r)] = static_cast<index_t>(r);
+  for (std::size_t c = 0; c < lengths.size(); ++c) {
+    const std::size_t n = static_cast<std::size_t>(std::min<std::int64_t>(lengths[c], rows));
+    for (std::size_t i = 0; i < n; ++i) {  // partial Fisher-Yates: n distinct rows
+      std::swap(all[i], all[i + rng() % (all.size() - i)]);
+      const double v = 0.1 + static_cast<double>(rng() % 1000) / 1000.0;
+      by_row[static_cast<std::size_t>(all[i])].emplace_back(static_cast<index_t>(c), static_cast<T>(rng() & 1 ? v : -v));
+    }
+  }
+  csr_matrix<T> m;
+  m.rows = rows;
+  m.cols = static_cast<std::int64_t>(lengths.size());
+  m.row_offsets.assign(1, 0);
+  for (auto& row : by_row) {
+    std::sort(row.begin(), row.end());
+    for (const auto& [c, v] : row) {
+      m.col_indices.push_back(c);
+      m.values.push_back(v);
+    }
+    m.row_offsets.push_back(static_cast<offset_t>(m.col_indices.size()));
+  }
+  return m;
+}
+
+TEST(GpuTranspose, EdgeCasesAndGenerators) {
   if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU tests skipped";
   expect_transpose(testing::random_csr<float>(37, 50, 12, 11));
   expect_transpose(testing::with_lengths<double>(200, 150, {0, 5, 0, 0, 17, 1}, 21));
   expect_transpose(testing::empty_csr<double>(0, 4));
   expect_transpose(testing::empty_csr<float>(6, 0));
+  expect_transpose(testing::empty_csr<double>(5, 7));
   expect_transpose(testing::random_csr<double>(300, 1000, 30, 64));
-  for (const char* spec : {"poisson3d7:20", "elasticity3d:6", "rmat:12:16", "rmat:14:8"}) {
+  expect_transpose(testing::random_csr<double>(1, 1, 1, 3));
+  // One dense row (a column vector of A^T) and one dense column (a dense row of A^T, 20000 entries).
+  expect_transpose(testing::with_lengths<double>(1, 30000, {30000}, 4));
+  expect_transpose(with_column_lengths<double>(20000, {20000}, 5));
+  // Empty columns between full ones, more columns than rows and the reverse.
+  expect_transpose(testing::with_lengths<float>(3000, 9000, {0, 2, 0, 40}, 6));
+  expect_transpose(testing::with_lengths<double>(9000, 40, {0, 3, 40}, 7));
+  for (const char* spec : {"poisson3d7:20", "poisson3d27:12", "poisson2d5:64", "elasticity3d:6", "rmat:12:16",
+                           "rmat:14:8", "rmat:16:16"}) {
     SCOPED_TRACE(spec);
     expect_transpose(testing::with_random_values(generate(spec), 5));
     expect_transpose(convert_values<float>(testing::with_random_values(generate(spec), 6)));
   }
-  // The shared matrices: in GpuMethod.SharedMatrices (hash_f64).
+}
+
+// Rows of A^T at and around every boundary of the method: the lists of rows
+// of 2..8, 9..32, 33..128 entries, chunks of 512 (a row of one chunk sorted
+// in place, longer ones merged), and rows of more than 8192 entries (the keys
+// a merge block stages at once).
+TEST(GpuTranspose, RowsAcrossEveryLengthBoundary) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU tests skipped";
+  const std::vector<std::int64_t> lengths = {0,   1,   2,   3,    7,    8,    9,    31,   32,   33,   127,
+                                             128, 129, 255, 256,  257,  511,  512,  513,  1023, 1024, 1025,
+                                             4096, 8191, 8192, 8193, 12000, 24999, 25000, 0, 5, 600};
+  for (const std::uint64_t seed : {31u, 32u}) {
+    SCOPED_TRACE(seed);
+    expect_transpose(with_column_lengths<double>(25000, lengths, seed));
+    expect_transpose(with_column_lengths<float>(25000, lengths, seed + 10));
+  }
+  // Every row of A^T of one length, many rows: full warp tasks of each list.
+  for (const std::int64_t length : {2, 8, 9, 32, 33, 128, 129, 512, 513, 2000}) {
+    SCOPED_TRACE(length);
+    expect_transpose(with_column_lengths<double>(4000, std::vector<std::int64_t>(300, length), 40 + length));
+  }
+}
+
+// Millions of entries: many scan tiles and scatter blocks, rows of A^T in
+// every list, and dense rows of 98 chunks (merged in 7 staged batches).
+TEST(GpuTranspose, LargeInputs) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU tests skipped";
+  expect_transpose(testing::with_random_values(generate("poisson3d27:45"), 12));
+  expect_transpose(convert_values<float>(testing::with_random_values(generate("poisson3d7:70"), 13)));
+  // Two dense columns (98 chunks each), 6-chunk rows, one-chunk rows and every short list.
+  std::vector<std::int64_t> lengths;
+  for (const auto& [count, length] : std::vector<std::pair<int, std::int64_t>>{
+           {2, 50000}, {300, 3000}, {2000, 300}, {20000, 40}, {50000, 12}, {50000, 5}, {1000, 1}}) {
+    lengths.insert(lengths.end(), static_cast<std::size_t>(count), length);
+  }
+  expect_transpose(with_column_lengths<double>(50000, lengths, 14));
+}
+
+// The pool hands back memory full of another matrix (nothing may rely on
+// zeroed output arrays), and repeated transposes are bit-identical.
+TEST(GpuTranspose, DirtyMemoryAndRepeatable) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU tests skipped";
+  backend& g = gpu();
+  for (const char* spec : {"rmat:14:16", "poisson3d27:10"}) {
+    SCOPED_TRACE(spec);
+    const auto a = testing::with_random_values(generate(spec), 8);
+    const auto sa = g.store(a);
+    const auto ref = cpu_transpose(a);
+    for (int run = 0; run < 3; ++run) {
+      {
+        auto junk = testing::with_lengths<double>(4000, 4000, {1200}, 90 + run);  // 58 MB
+        for (auto& v : junk.values) v = -1.0e300;
+        (void)g.store(junk);  // stored, then freed
+      }
+      const auto t = std::get<csr_matrix<double>>(g.fetch(*g.transpose(*sa)));
+      ASSERT_EQ(t.row_offsets, ref.row_offsets);
+      ASSERT_EQ(t.col_indices, ref.col_indices);
+      ASSERT_EQ(t.values.size(), ref.values.size());
+      EXPECT_EQ(std::memcmp(t.values.data(), ref.values.data(), t.values.size() * sizeof(double)), 0);
+    }
+  }
+}
+
+TEST(GpuTranspose, SharedMatrices) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU tests skipped";
+  for (const std::string& file : testing::shared_matrix_files()) {
+    SCOPED_TRACE(file);
+    const auto a = testing::with_random_values(read_matrix_market(file), 42);
+    expect_transpose(a);
+    expect_transpose(convert_values<float>(a));
+  }
+}
+
+// ESC within a small slice budget (SPGEMM_ESC_SLICE_PRODUCTS, read per job):
+// many slices, and rows of more products than the budget, which ESC cuts into
+// column bands and chunks with carried partial sums. ESC adds every entry's
+// products in A's order, so its values equal the CPU reference bit for bit.
+// The workspace estimate does not grow with the products.
+TEST(GpuEsc, SliceBudgetLongRowsAndExactValues) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU tests skipped";
+  auto exact = [](const auto& a, const auto& b) {
+    const auto c = product_on_gpu(a, b, algorithm::esc);
+    const auto ref = cpu_multiply(a, b);
+    ASSERT_EQ(c.row_offsets, ref.row_offsets);
+    ASSERT_EQ(c.col_indices, ref.col_indices);
+    EXPECT_EQ(c.values, ref.values);
+  };
+  // Rows of 0 .. 40 entries and long rows (2500 and 900 entries) times rows
+  // of B of up to 20 entries: about 25000 and 9000 products per long row;
+  // budget 64: bands of 32 columns, chunks of 32 products; 50000: slices of
+  // several rows, no long row.
+  const auto a = testing::with_lengths<double>(40, 3000, {3, 0, 40, 1, 2500, 7, 0, 12, 900, 5}, 71);
+  const auto b = testing::random_csr<double>(3000, 600, 20, 72);
+  for (const char* budget : {"64", "1000", "50000"}) {
+    SCOPED_TRACE(budget);
+    setenv("SPGEMM_ESC_SLICE_PRODUCTS", budget, 1);
+    exact(a, b);
+    exact(convert_values<float>(a), convert_values<float>(b));
+    exact(testing::empty_csr<double>(7, 3000), b);
+  }
+  setenv("SPGEMM_ESC_SLICE_PRODUCTS", "1000", 1);
+  for (const char* spec : {"poisson3d7:20", "rmat:12:16"}) {
+    SCOPED_TRACE(spec);
+    const auto m = testing::with_random_values(generate(spec), 9);
+    exact(m, m);
+  }
+  // Ten times the products, the same workspace (the slice part is fixed).
+  backend& g = gpu();
+  multiply_options options;
+  options.algo = algorithm::esc;
+  const auto sa = g.store(testing::with_lengths<double>(150, 3000, {3, 0, 40, 2500}, 73));
+  const auto narrow = g.store(testing::with_lengths<double>(3000, 5000, {2}, 74));
+  const auto wide = g.store(testing::with_lengths<double>(3000, 5000, {20}, 75));
+  const memory_estimate few = g.estimate_multiply(*sa, *narrow, options);
+  const memory_estimate many = g.estimate_multiply(*sa, *wide, options);
+  EXPECT_EQ(many.products, 10 * few.products);
+  EXPECT_EQ(many.workspace_bytes, few.workspace_bytes) << many.method;
+  unsetenv("SPGEMM_ESC_SLICE_PRODUCTS");
 }
 
 std::string param_name(const ::testing::TestParamInfo<method_param>& info) {
@@ -242,7 +401,8 @@ std::string param_name(const ::testing::TestParamInfo<method_param>& info) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Methods, GpuMethod,
-                         ::testing::Combine(::testing::Values(std::string("hash"), std::string("auto"), std::string("rmerge")),
+                         ::testing::Combine(::testing::Values(std::string("hash"), std::string("auto"), std::string("rmerge"),
+                                                              std::string("esc")),
                                             ::testing::Bool()),
                          param_name);
 

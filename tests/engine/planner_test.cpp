@@ -58,7 +58,7 @@ TEST(Planner, TableConfigsFitSharedMemory) {
 TEST(Planner, DenseBlocksStayInBudget) {
   EXPECT_EQ(dense_blocks(0, 1000, 8, 1 << 30, 132), 0);
   EXPECT_EQ(dense_blocks(5, 1000, 8, 1 << 30, 132), 5);
-  EXPECT_EQ(dense_blocks(5000, 1000, 8, std::size_t{1} << 30, 132), 264);
+  EXPECT_EQ(dense_blocks(5000, 1000, 8, std::size_t{1} << 30, 132), dense_blocks_per_sm * 132);
   const std::size_t per = dense_bytes_per_block(262144, 8);
   EXPECT_EQ(dense_blocks(5000, 262144, 8, 10 * per, 132), 10);
   EXPECT_EQ(dense_blocks(5000, 262144, 8, per / 2, 132), 1);  // at least one
@@ -77,20 +77,33 @@ job_stats stats(std::int64_t rows, std::int64_t nnz, std::int64_t max_len, std::
   return s;
 }
 
-TEST(Planner, ChoosesRmergeForStencilsAndHashForGraphs) {
+TEST(Planner, ChoosesRmergeForStencilsEscForHeavyRowsAndHashForTheRest) {
   // poisson3d27:64: rows of 8..27, 729 products at most.
   EXPECT_EQ(choose_method(stats(262144, 6859000, 27, 179000000, 729)).algo, algorithm::rmerge);
   // poisson3d7:100.
   EXPECT_EQ(choose_method(stats(1000000, 6940000, 7, 48200000, 49)).algo, algorithm::rmerge);
-  // rmat:16:16: skewed, long rows.
-  EXPECT_EQ(choose_method(stats(65536, 960000, 9000, 401000000, 2000000)).algo, algorithm::hash);
-  // email-Enron: short mean, long tail.
-  EXPECT_EQ(choose_method(stats(36692, 367662, 1383, 51500000, 600000)).algo, algorithm::hash);
+  // rmat:16:16: skewed, long rows, 6,100 products per row.
+  EXPECT_EQ(choose_method(stats(65536, 960000, 9000, 401000000, 2000000)).algo, algorithm::esc);
+  // email-Enron: short mean length, long tail, 1,400 products per row.
+  EXPECT_EQ(choose_method(stats(36692, 367662, 1383, 51500000, 600000)).algo, algorithm::esc);
+  // web-NotreDame: 200 products per row.
+  EXPECT_EQ(choose_method(stats(325729, 1497134, 3445, 64500000, 500000)).algo, algorithm::hash);
+  // wiki-Vote: long rows, a small product.
+  EXPECT_EQ(choose_method(stats(8297, 103689, 893, 4540000, 90000)).algo, algorithm::esc);
+  // rmat:17:16 and rmat:18:16: very large products.
+  EXPECT_EQ(choose_method(stats(131072, 1940000, 20000, 1090000000, 5000000)).algo, algorithm::hash);
+  EXPECT_EQ(choose_method(stats(262144, 3941447, 40000, 2930000000, 9000000)).algo, algorithm::hash);
   EXPECT_EQ(choose_method(job_stats{}).algo, algorithm::hash);
-  // The graphs run the hybrid plan (merge bins for short rows); stencils and empty products do not.
-  EXPECT_TRUE(choose_method(stats(36692, 367662, 1383, 51500000, 600000)).hybrid);
+  // Hash jobs of long rows run the hybrid plan (merge bins for short rows); stencils and empty products do not.
+  EXPECT_TRUE(choose_method(stats(325729, 1497134, 3445, 64500000, 500000)).hybrid);
   EXPECT_FALSE(choose_method(stats(262144, 6859000, 27, 179000000, 729)).hybrid);
   EXPECT_FALSE(choose_method(job_stats{}).hybrid);
+}
+
+TEST(Planner, ColumnRangesWhereRowsOfBAreLong) {
+  EXPECT_TRUE(use_column_ranges(stats(36692, 367662, 1383, 51500000, 600000)));     // email-Enron: 140 per entry
+  EXPECT_FALSE(use_column_ranges(stats(325729, 1497134, 3445, 64500000, 500000)));  // web-NotreDame: 43
+  EXPECT_FALSE(use_column_ranges(job_stats{}));
 }
 
 TEST(Planner, MergeBinsOfTheHybridPlan) {

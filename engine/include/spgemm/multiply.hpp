@@ -19,6 +19,7 @@ enum class algorithm {
   gustavson,  // "gustavson": CPU, row-wise dense accumulator (the test oracle)
   rmerge,     // "rmerge": GPU, iterative row merging by sub-warps (Gremse et al. 2015)
   hash,       // "hash": GPU, per-bin hash accumulators in shared memory, dense rows in global memory
+  esc,        // "esc": GPU, expand-sort-compress on row slices within a fixed workspace (Bell et al. 2012)
 };
 
 std::string_view to_string(algorithm algo);

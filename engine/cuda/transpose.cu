@@ -1,0 +1,177 @@
+// Host dispatch of the GPU transpose (see transpose.hpp for the contract and
+// transpose_kernels.cuh for the method): sizes, the workspace, the launches.
+//
+// Stream operations: one memset (column counts, scan state, list counters),
+// then the count, scan, scatter and sort_rows kernels, and merge_chunks where
+// rows(A) > 512 (only then can a row of A^T span several chunks). No host
+// synchronization and no read-back: every size the kernels need stays on the
+// device. Allocations: the three arrays of A^T and one workspace buffer.
+#include <algorithm>
+#include <climits>
+#include <map>
+#include <mutex>
+#include <utility>
+
+#include "cuda/cuda_check.hpp"
+#include "cuda/transpose.hpp"
+#include "cuda/transpose_kernels.cuh"
+#include "spgemm/errors.hpp"
+
+namespace spgemm::cuda {
+namespace {
+
+namespace tk = transpose_kernels;
+
+std::size_t align_up(std::size_t bytes, std::size_t alignment) { return (bytes + alignment - 1) / alignment * alignment; }
+
+// Where each part of the workspace lies (byte offsets) and how much of it
+// the kernels may use.
+struct workspace_layout {
+  std::int64_t scan_tiles = 0;
+  std::size_t state = 0;     // ull per scan tile
+  std::size_t counters = 0;  // tk::counters unsigned
+  std::size_t zeroed = 0;    // counts, scan state and counters: [0, zeroed)
+  std::size_t rows[tk::short_lists] = {};
+  std::size_t chunks = 0;
+  std::int64_t chunk_capacity = 0;  // entries of the chunk list
+  bool merge = false;               // rows of several chunks possible: work arrays present
+  std::size_t work_col = 0;
+  std::size_t work_val = 0;
+  std::size_t total = 0;
+};
+
+workspace_layout layout_of(std::int64_t rows, std::int64_t cols, std::int64_t nnz, std::size_t value_bytes) {
+  workspace_layout w;
+  w.scan_tiles = (cols + tk::scan_tile - 1) / tk::scan_tile;
+  std::size_t at = static_cast<std::size_t>(cols) * sizeof(unsigned);  // counts / cursors at 0
+  w.state = at = align_up(at, 16);
+  at += static_cast<std::size_t>(w.scan_tiles) * sizeof(tk::ull);
+  w.counters = at;
+  at += tk::counters * sizeof(unsigned);
+  w.zeroed = at;
+  for (int l = 0; l < tk::short_lists; ++l) {
+    w.rows[l] = at = align_up(at, 256);
+    at += static_cast<std::size_t>(std::min<std::int64_t>(cols, nnz / tk::list_min[l])) * sizeof(index_t);
+  }
+  // Rows of > 128 entries (at most min(cols, nnz / 129)) and their chunks
+  // beyond the first (at most nnz / 512). A row of A^T has at most rows(A) entries.
+  if (rows > static_cast<std::int64_t>(tk::list_max[tk::short_lists - 1])) {
+    w.chunk_capacity = std::min<std::int64_t>(cols, nnz / tk::list_min[tk::short_lists]) + nnz / tk::chunk;
+  }
+  w.chunks = at = align_up(at, 256);
+  at += static_cast<std::size_t>(w.chunk_capacity) * sizeof(int2);
+  w.merge = rows > tk::chunk && nnz > tk::chunk;
+  if (w.merge) {
+    w.work_col = at = align_up(at, 256);
+    at += static_cast<std::size_t>(nnz) * sizeof(index_t);
+    w.work_val = at = align_up(at, 256);
+    at += static_cast<std::size_t>(nnz) * value_bytes;
+  }
+  w.total = at;
+  return w;
+}
+
+unsigned blocks_for(std::int64_t items, std::int64_t per_block) {
+  return static_cast<unsigned>(std::max<std::int64_t>((items + per_block - 1) / per_block, 1));
+}
+
+// Blocks of `kernel` (block_threads threads) resident on the current device at once.
+std::int64_t resident_blocks(const void* kernel) {
+  static std::mutex mutex;
+  static std::map<std::pair<int, const void*>, std::int64_t> cache;
+  int device = 0;
+  SPGEMM_CUDA_CHECK(cudaGetDevice(&device));
+  std::lock_guard<std::mutex> lock(mutex);
+  const auto key = std::make_pair(device, kernel);
+  const auto found = cache.find(key);
+  if (found != cache.end()) return found->second;
+  int sms = 0;
+  int per_sm = 0;
+  SPGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  SPGEMM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, tk::block_threads, 0));
+  const std::int64_t blocks = std::max<std::int64_t>(std::int64_t{sms} * per_sm, 1);
+  cache.emplace(key, blocks);
+  return blocks;
+}
+
+unsigned persistent_blocks(const void* kernel, std::int64_t useful) {
+  return static_cast<unsigned>(std::clamp<std::int64_t>(useful, 1, resident_blocks(kernel)));
+}
+
+}  // namespace
+
+memory_estimate estimate_transpose(const matrix_info& a) {
+  memory_estimate e;
+  e.output_bytes = csr_bytes(a.cols, a.nnz, size_of(a.type));
+  e.workspace_bytes = a.nnz > 0 ? layout_of(a.rows, a.cols, a.nnz, size_of(a.type)).total : 0;
+  e.exact = true;
+  e.method = "transpose";
+  return e;
+}
+
+template <typename T>
+device_csr<T> transpose(const csr_view<T>& a, device_allocator& allocator, cudaStream_t stream,
+                        job_meter* meter, const cancel_token& cancel) {
+  if (a.nnz > INT32_MAX || a.rows > INT32_MAX) {
+    throw_bad_input("transpose of more than 2^31 - 1 entries or rows is not supported on the GPU");
+  }
+  device_csr<T> t;
+  t.rows = a.cols;
+  t.cols = a.rows;
+  t.nnz = a.nnz;
+  t.row_offsets = device_buffer<offset_t>(allocator, static_cast<std::size_t>(a.cols) + 1, stream, meter);
+  t.col_indices = device_buffer<index_t>(allocator, static_cast<std::size_t>(a.nnz), stream, meter);
+  t.values = device_buffer<T>(allocator, static_cast<std::size_t>(a.nnz), stream, meter);
+  if (a.nnz == 0) {
+    SPGEMM_CUDA_CHECK(cudaMemsetAsync(t.row_offsets.data(), 0, t.row_offsets.bytes(), stream));
+    return t;
+  }
+
+  const workspace_layout w = layout_of(a.rows, a.cols, a.nnz, sizeof(T));
+  device_buffer<unsigned char> work(allocator, w.total, stream, meter);
+  unsigned char* base = work.data();
+  auto* counts = reinterpret_cast<unsigned*>(base);
+  tk::lists_view lists;
+  lists.counters = reinterpret_cast<unsigned*>(base + w.counters);
+  for (int l = 0; l < tk::short_lists; ++l) lists.rows[l] = reinterpret_cast<index_t*>(base + w.rows[l]);
+  lists.chunks = reinterpret_cast<int2*>(base + w.chunks);
+  auto* work_col = w.merge ? reinterpret_cast<index_t*>(base + w.work_col) : nullptr;
+  auto* work_val = w.merge ? reinterpret_cast<T*>(base + w.work_val) : nullptr;
+  offset_t* t_off = t.row_offsets.data();
+  index_t* t_col = t.col_indices.data();
+  T* t_val = t.values.data();
+  const unsigned entry_blocks = blocks_for(a.nnz, tk::entry_tile);
+
+  SPGEMM_CUDA_CHECK(cudaMemsetAsync(base, 0, w.zeroed, stream));
+  tk::count_kernel<<<entry_blocks, tk::block_threads, 0, stream>>>(a.col_indices, a.nnz, counts);
+  SPGEMM_CUDA_CHECK_LAUNCH();
+  tk::scan_kernel<<<static_cast<unsigned>(w.scan_tiles), tk::block_threads, 0, stream>>>(
+      counts, a.cols, t_off, reinterpret_cast<tk::ull*>(base + w.state), lists);
+  SPGEMM_CUDA_CHECK_LAUNCH();
+  cancel.throw_if_cancelled();
+  tk::scatter_kernel<T><<<entry_blocks, tk::block_threads, 0, stream>>>(a.row_offsets, a.rows, a.col_indices,
+                                                                        a.values, a.nnz, counts, t_col, t_val);
+  SPGEMM_CUDA_CHECK_LAUNCH();
+  cancel.throw_if_cancelled();
+  // At most min(cols, nnz / 2) rows to sort plus nnz / 512 further chunks; a
+  // warp task sorts at least one of them.
+  const std::int64_t tasks = std::min<std::int64_t>(a.cols, a.nnz / 2) + a.nnz / tk::chunk;
+  const auto* sort_rows = reinterpret_cast<const void*>(&tk::sort_rows_kernel<T>);
+  tk::sort_rows_kernel<T><<<persistent_blocks(sort_rows, blocks_for(tasks, tk::warps_per_block)), tk::block_threads,
+                            0, stream>>>(t_off, t_col, t_val, lists, work_col, work_val);
+  SPGEMM_CUDA_CHECK_LAUNCH();
+  if (w.merge) {
+    const auto* merge = reinterpret_cast<const void*>(&tk::merge_chunks_kernel<T>);
+    tk::merge_chunks_kernel<T><<<persistent_blocks(merge, w.chunk_capacity), tk::block_threads, 0, stream>>>(
+        t_off, lists, work_col, work_val, t_col, t_val);
+    SPGEMM_CUDA_CHECK_LAUNCH();
+  }
+  return t;  // the workspace is freed in stream order, after the kernels
+}
+
+template device_csr<float> transpose(const csr_view<float>&, device_allocator&, cudaStream_t, job_meter*,
+                                     const cancel_token&);
+template device_csr<double> transpose(const csr_view<double>&, device_allocator&, cudaStream_t, job_meter*,
+                                      const cancel_token&);
+
+}  // namespace spgemm::cuda
