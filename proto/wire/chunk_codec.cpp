@@ -1,7 +1,11 @@
 #include "wire/chunk_codec.hpp"
 
+#include <sys/mman.h>
+
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <limits>
 
 namespace spgemm::wire {
@@ -130,48 +134,156 @@ grpc::Status chunk_assembler::check_header(const v1::MatrixHeader& h) {
   return grpc::Status::OK;
 }
 
+namespace {
+
+// Reserves room for n elements and asks for transparent huge pages over it
+// (Linux; a no-op elsewhere or where THP is off). A large matrix is written
+// into fresh memory once: with 4 KiB pages that is a page fault per 4 KiB,
+// which costs more than the copy itself.
+template <typename T>
+void reserve_huge(std::vector<T>& v, std::size_t n) {
+  v.reserve(n);
+#ifdef MADV_HUGEPAGE
+  constexpr std::uintptr_t huge = std::uintptr_t{2} << 20;
+  const auto begin = reinterpret_cast<std::uintptr_t>(v.data());
+  const std::uintptr_t first = (begin + huge - 1) & ~(huge - 1);
+  const std::uintptr_t last = (begin + v.capacity() * sizeof(T)) & ~(huge - 1);
+  if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
+#endif
+}
+
+// Reads elements of T from raw little-endian bytes: lets vector::insert
+// construct the new elements straight from the wire bytes (resize + memcpy
+// would write every byte twice).
+template <typename T>
+class raw_reader {
+ public:
+  using iterator_category = std::random_access_iterator_tag;
+  using value_type = T;
+  using difference_type = std::ptrdiff_t;
+  using pointer = const T*;
+  using reference = T;
+
+  explicit raw_reader(const char* p) : p_(p) {}
+  T operator*() const {
+    T v;
+    std::memcpy(&v, p_, sizeof(T));
+    return v;
+  }
+  T operator[](difference_type i) const { return *(*this + i); }
+  raw_reader& operator++() { p_ += sizeof(T); return *this; }
+  raw_reader operator++(int) { raw_reader r = *this; ++*this; return r; }
+  raw_reader& operator--() { p_ -= sizeof(T); return *this; }
+  raw_reader operator--(int) { raw_reader r = *this; --*this; return r; }
+  raw_reader& operator+=(difference_type n) { p_ += n * static_cast<difference_type>(sizeof(T)); return *this; }
+  raw_reader& operator-=(difference_type n) { return *this += -n; }
+  friend raw_reader operator+(raw_reader r, difference_type n) { return r += n; }
+  friend raw_reader operator+(difference_type n, raw_reader r) { return r += n; }
+  friend raw_reader operator-(raw_reader r, difference_type n) { return r -= n; }
+  friend difference_type operator-(raw_reader a, raw_reader b) {
+    return (a.p_ - b.p_) / static_cast<difference_type>(sizeof(T));
+  }
+  friend bool operator==(raw_reader a, raw_reader b) { return a.p_ == b.p_; }
+  friend bool operator!=(raw_reader a, raw_reader b) { return a.p_ != b.p_; }
+  friend bool operator<(raw_reader a, raw_reader b) { return a.p_ < b.p_; }
+  friend bool operator>(raw_reader a, raw_reader b) { return a.p_ > b.p_; }
+  friend bool operator<=(raw_reader a, raw_reader b) { return a.p_ <= b.p_; }
+  friend bool operator>=(raw_reader a, raw_reader b) { return a.p_ >= b.p_; }
+
+ private:
+  const char* p_;
+};
+
+// Appends n elements of T held as raw little-endian bytes at `src`.
+template <typename T>
+void append_raw(std::vector<T>& dst, const char* src, std::size_t n) {
+  dst.insert(dst.end(), raw_reader<T>(src), raw_reader<T>(src + n * sizeof(T)));
+}
+
+}  // namespace
+
 chunk_assembler::chunk_assembler(const v1::MatrixHeader& h)
     : header_(h), value_size_(value_size(h.value_type())) {
-  row_offsets_.reserve(static_cast<std::size_t>(h.rows()) + 1);
+  reserve_huge(row_offsets_, static_cast<std::size_t>(h.rows()) + 1);
   row_offsets_.push_back(0);
-  col_indices_.reserve(static_cast<std::size_t>(h.nnz()));
+  reserve_huge(col_indices_, static_cast<std::size_t>(h.nnz()));
   if (h.value_type() == v1::FLOAT32) {
-    values_f32_.reserve(static_cast<std::size_t>(h.nnz()));
+    reserve_huge(values_f32_, static_cast<std::size_t>(h.nnz()));
   } else {
-    values_f64_.reserve(static_cast<std::size_t>(h.nnz()));
+    reserve_huge(values_f64_, static_cast<std::size_t>(h.nnz()));
   }
 }
 
 namespace {
 
-// Appends n elements of T held as raw little-endian bytes at `src`.
+std::size_t total_size(const std::vector<std::string_view>& pieces) {
+  std::size_t n = 0;
+  for (std::string_view p : pieces) n += p.size();
+  return n;
+}
+
+// Appends the elements of T whose raw bytes are `pieces` (their total size a
+// multiple of sizeof(T)); an element split between two pieces is joined.
 template <typename T>
-void append_raw(std::vector<T>& dst, const char* src, std::size_t n) {
-  if (n == 0) return;
-  const std::size_t old = dst.size();
-  dst.resize(old + n);
-  std::memcpy(dst.data() + old, src, n * sizeof(T));
+void append_pieces(std::vector<T>& dst, const std::vector<std::string_view>& pieces) {
+  char carry[sizeof(T)];
+  std::size_t have = 0;
+  for (std::string_view piece : pieces) {
+    const char* p = piece.data();
+    std::size_t n = piece.size();
+    if (have > 0) {
+      const std::size_t take = std::min(sizeof(T) - have, n);
+      std::memcpy(carry + have, p, take);
+      have += take;
+      p += take;
+      n -= take;
+      if (have < sizeof(T)) continue;
+      append_raw(dst, carry, 1);
+      have = 0;
+    }
+    const std::size_t whole = n / sizeof(T);
+    append_raw(dst, p, whole);
+    have = n - whole * sizeof(T);
+    std::memcpy(carry, p + whole * sizeof(T), have);
+  }
 }
 
 }  // namespace
 
 grpc::Status chunk_assembler::add(const v1::MatrixChunk& c) {
-  auto where = [&] { return "chunk at row " + str(c.row_begin()) + ": "; };
-  if (c.row_begin() != rows_received_) {
+  chunk_pieces pieces;
+  pieces.row_begin = c.row_begin();
+  pieces.row_count = c.row_count();
+  pieces.row_offsets.emplace_back(c.row_offsets());
+  pieces.col_indices.emplace_back(c.col_indices());
+  pieces.values.emplace_back(c.values());
+  return add(pieces);
+}
+
+grpc::Status chunk_assembler::add(const chunk_pieces& c) {
+  auto where = [&] { return "chunk at row " + str(c.row_begin) + ": "; };
+  if (c.row_begin != rows_received_) {
     return invalid(where() + "out of order or a chunk is missing: expected row_begin=" + str(rows_received_) +
                    " (chunks must cover the rows in order, without gaps or overlaps)");
   }
-  if (c.row_count() <= 0) return invalid(where() + "row_count must be positive (got " + str(c.row_count()) + ")");
-  if (c.row_count() > header_.rows() - rows_received_) {
-    return invalid(where() + "row_count=" + str(c.row_count()) + " runs past the header's rows=" +
+  if (c.row_count <= 0) return invalid(where() + "row_count must be positive (got " + str(c.row_count) + ")");
+  if (c.row_count > header_.rows() - rows_received_) {
+    return invalid(where() + "row_count=" + str(c.row_count) + " runs past the header's rows=" +
                    str(header_.rows()));
   }
-  const std::size_t n_offsets = static_cast<std::size_t>(c.row_count()) + 1;
-  if (c.row_offsets().size() != n_offsets * sizeof(int64_t)) {
-    return invalid(where() + "row_offsets holds " + std::to_string(c.row_offsets().size()) +
+  const std::size_t n_offsets = static_cast<std::size_t>(c.row_count) + 1;
+  const std::size_t offset_bytes = total_size(c.row_offsets);
+  if (offset_bytes != n_offsets * sizeof(int64_t)) {
+    return invalid(where() + "row_offsets holds " + std::to_string(offset_bytes) +
                    " bytes; expected (row_count + 1) x 8 = " + std::to_string(n_offsets * sizeof(int64_t)));
   }
-  const auto* raw = reinterpret_cast<const unsigned char*>(c.row_offsets().data());
+  // The offsets in one piece (they are a small part of a chunk).
+  const char* raw = c.row_offsets.empty() ? nullptr : c.row_offsets.front().data();
+  if (c.row_offsets.size() > 1) {
+    offsets_scratch_.clear();
+    for (std::string_view p : c.row_offsets) offsets_scratch_.append(p);
+    raw = offsets_scratch_.data();
+  }
   int64_t first = 0, last = 0;
   std::memcpy(&first, raw, sizeof(int64_t));
   std::memcpy(&last, raw + (n_offsets - 1) * sizeof(int64_t), sizeof(int64_t));
@@ -180,12 +292,14 @@ grpc::Status chunk_assembler::add(const v1::MatrixChunk& c) {
     return invalid(where() + "its " + str(last) + " nonzeros run past the header's nnz=" + str(header_.nnz()) +
                    " (" + str(nnz_received_) + " already received)");
   }
-  if (c.col_indices().size() != static_cast<std::size_t>(last) * sizeof(int32_t)) {
-    return invalid(where() + "col_indices holds " + std::to_string(c.col_indices().size()) +
-                   " bytes; the offsets say " + str(last) + " nonzeros x 4 bytes");
+  const std::size_t col_bytes = total_size(c.col_indices);
+  if (col_bytes != static_cast<std::size_t>(last) * sizeof(int32_t)) {
+    return invalid(where() + "col_indices holds " + std::to_string(col_bytes) + " bytes; the offsets say " +
+                   str(last) + " nonzeros x 4 bytes");
   }
-  if (c.values().size() != static_cast<std::size_t>(last) * value_size_) {
-    return invalid(where() + "values holds " + std::to_string(c.values().size()) + " bytes; the offsets say " +
+  const std::size_t value_bytes = total_size(c.values);
+  if (value_bytes != static_cast<std::size_t>(last) * value_size_) {
+    return invalid(where() + "values holds " + std::to_string(value_bytes) + " bytes; the offsets say " +
                    str(last) + " nonzeros x " + std::to_string(value_size_) + " bytes");
   }
   // Rebase onto what arrived before and check the offsets never decrease, in
@@ -212,15 +326,15 @@ grpc::Status chunk_assembler::add(const v1::MatrixChunk& c) {
       if (v < p) break;
       p = v;
     }
-    return invalid(where() + "row_offsets decrease at row " + str(c.row_begin() + static_cast<int64_t>(i) - 1));
+    return invalid(where() + "row_offsets decrease at row " + str(c.row_begin + static_cast<int64_t>(i) - 1));
   }
-  append_raw(col_indices_, c.col_indices().data(), static_cast<std::size_t>(last));
+  append_pieces(col_indices_, c.col_indices);
   if (value_size_ == sizeof(float)) {
-    append_raw(values_f32_, c.values().data(), static_cast<std::size_t>(last));
+    append_pieces(values_f32_, c.values);
   } else {
-    append_raw(values_f64_, c.values().data(), static_cast<std::size_t>(last));
+    append_pieces(values_f64_, c.values);
   }
-  rows_received_ += c.row_count();
+  rows_received_ += c.row_count;
   nnz_received_ += last;
   return grpc::Status::OK;
 }

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -47,6 +48,15 @@ void fill_chunk(const csr_view& m, int64_t row_begin, int64_t row_end, spgemm::v
 
 spgemm::v1::MatrixHeader header_of(const csr_view& m, const std::string& name = "");
 
+// A chunk whose arrays may lie in several pieces of memory, as they arrive in
+// a received gRPC message (chunk_frame.hpp); the pieces of an array are its
+// bytes in order, split anywhere.
+struct chunk_pieces {
+  int64_t row_begin = 0;
+  int64_t row_count = 0;
+  std::vector<std::string_view> row_offsets, col_indices, values;
+};
+
 // Assembles a matrix from a header and its chunks, checking order, sizes and
 // offsets; grpc::Status INVALID_ARGUMENT with an actionable message on any
 // problem. It does not check columns (range, order): that is the CSR
@@ -61,6 +71,7 @@ class chunk_assembler {
   explicit chunk_assembler(const spgemm::v1::MatrixHeader& h);
 
   grpc::Status add(const spgemm::v1::MatrixChunk& c);
+  grpc::Status add(const chunk_pieces& c);
   // OK once every row and every nonzero arrived.
   grpc::Status finish() const;
 
@@ -84,6 +95,7 @@ class chunk_assembler {
   std::vector<int32_t> col_indices_;
   std::vector<float> values_f32_;
   std::vector<double> values_f64_;
+  std::string offsets_scratch_;  // row offsets that arrived in several pieces
 };
 
 }  // namespace spgemm::wire

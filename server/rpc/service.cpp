@@ -6,11 +6,13 @@
 #include <optional>
 
 #include "ops/log.hpp"
+#include "rpc/row_blocks.hpp"
 #include "rpc/status_map.hpp"
 #include "spgemm/errors.hpp"
 #include "spgemm/multiply.hpp"
 #include "spgemm/validate.hpp"
 #include "wire/chunk_codec.hpp"
+#include "wire/chunk_frame.hpp"
 
 namespace spgemmd {
 
@@ -57,6 +59,14 @@ void to_proto(const entry_info& e, v1::MatrixInfo* out) {
   set_time(out->mutable_created(), e.created);
   set_time(out->mutable_last_used(), e.last_used);
   out->set_ttl_seconds(e.ttl_seconds);
+}
+
+// Parses a message received as raw bytes.
+template <typename M>
+grpc::Status parse(const grpc::ByteBuffer& raw, M* out) {
+  grpc::ByteBuffer copy(raw);  // shares the slices; Deserialize consumes its buffer
+  if (grpc::SerializationTraits<M>::Deserialize(&copy, out).ok()) return grpc::Status::OK;
+  return {grpc::StatusCode::INVALID_ARGUMENT, "the message does not parse as " + out->GetTypeName()};
 }
 
 grpc::Status not_found(const std::string& handle) {
@@ -113,23 +123,10 @@ int64_t clamp_chunk(int64_t requested, int64_t fallback) {
   return std::clamp(c, min_chunk_bytes, max_chunk_bytes);
 }
 
-// Where streamed rows come from: a matrix stored on a backend (fetched in
-// row blocks as the stream goes) or a host copy.
-struct row_source {
-  std::shared_ptr<spgemm::backend> backend;
-  std::shared_ptr<spgemm::stored_matrix> stored;
-  std::shared_ptr<const spgemm::any_csr> host;
-  spgemm::matrix_info info;
-
-  spgemm::any_csr fetch(int64_t begin, int64_t end) const {
-    if (stored) return backend->fetch(*stored, begin, end);
-    return spgemm::row_block(*host, begin, end);
-  }
-};
-
 // Streams a result (header, chunks, stats) or a kept handle (kept, stats),
-// or a stored matrix (header, chunks) for Download.
-class result_writer final : public grpc::ServerWriteReactor<v1::ResultPart> {
+// or a stored matrix (header, chunks) for Download. The last message goes
+// with the status (StartWriteAndFinish): one completion less per call.
+class result_writer final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
  public:
   result_writer(service_state& s, grpc::CallbackServerContext* ctx, std::string kind, int64_t chunk_bytes)
       : s_(s), ctx_(ctx), kind_(std::move(kind)),
@@ -151,9 +148,20 @@ class result_writer final : public grpc::ServerWriteReactor<v1::ResultPart> {
     }
   }
 
-  void start_download(row_source src, pin held) {
+  // Streams the matrix `held` (stored on `backend`, or the host copy `host`).
+  void start_download(pin held, std::shared_ptr<spgemm::backend> backend, std::shared_ptr<spgemm::stored_matrix> stored,
+                      std::shared_ptr<const spgemm::any_csr> host) {
     held_ = std::move(held);
-    src_ = std::move(src);
+    try {
+      if (stored) {
+        rows_.emplace(std::move(backend), std::move(stored), block_bytes());
+      } else {
+        rows_.emplace(std::move(host));
+      }
+    } catch (...) {
+      finish(to_grpc_status(std::current_exception()));
+      return;
+    }
     send_stats_ = false;
     state_ = state::header;
     write_next();
@@ -195,7 +203,13 @@ class result_writer final : public grpc::ServerWriteReactor<v1::ResultPart> {
   }
 
  private:
-  enum class state { idle, kept, header, chunks, stats, finished };
+  enum class state { idle, kept, header, chunks, stats };
+
+  // Rows fetched from a backend at a time: few device-to-host copies and
+  // syncs, at least two chunks.
+  std::size_t block_bytes() const {
+    return static_cast<std::size_t>(std::max<int64_t>(fetch_block_bytes, 2 * chunk_bytes_));
+  }
 
   void on_job_done(job& j, grpc::Status status) {
     started_job_ = true;
@@ -218,9 +232,7 @@ class result_writer final : public grpc::ServerWriteReactor<v1::ResultPart> {
         j.res.release();
         state_ = state::kept;
       } else {
-        src_.backend = s_.cache.backends()[j.device];
-        src_.stored = std::move(j.result);
-        src_.info = src_.stored->info();
+        rows_.emplace(s_.cache.backends()[j.device], std::move(j.result), block_bytes());
         result_res_ = std::move(j.res);
         state_ = state::header;
       }
@@ -231,89 +243,84 @@ class result_writer final : public grpc::ServerWriteReactor<v1::ResultPart> {
     write_next();
   }
 
-  void write(v1::ResultPart* msg) {
-    bytes_out_ += static_cast<int64_t>(msg->ByteSizeLong());
-    StartWrite(msg);
+  // Whether a chunk is still to be sent.
+  bool chunks_left() const { return plan_index_ < plan_.size() || (rows_ && rows_->more()); }
+
+  // Sends out_; the status goes with it when nothing follows.
+  void send(bool last) {
+    bytes_out_ += static_cast<int64_t>(out_.Length());
+    if (last) {
+      finish(grpc::Status::OK, /*with_last_message=*/true);
+    } else {
+      StartWrite(&out_);
+    }
+  }
+
+  void send(const v1::ResultPart& part, bool last) {
+    bool own = false;
+    out_.Clear();  // the serializer wants an empty buffer
+    grpc::SerializationTraits<v1::ResultPart>::Serialize(part, &out_, &own);
+    send(last);
   }
 
   void write_next() {
     try {
-      msg_.Clear();
+      v1::ResultPart part;
       switch (state_) {
         case state::kept:
-          to_proto(kept_, msg_.mutable_kept());
+          to_proto(kept_, part.mutable_kept());
           state_ = state::stats;
-          write(&msg_);
+          send(part, false);
           return;
         case state::header: {
           streamed_ = true;
           stream_started_ = steady::now();
-          v1::MatrixHeader* h = msg_.mutable_header();
-          h->set_rows(src_.info.rows);
-          h->set_cols(src_.info.cols);
-          h->set_nnz(src_.info.nnz);
-          h->set_value_type(to_proto(src_.info.type));
+          const spgemm::matrix_info& info = rows_->info();
+          v1::MatrixHeader* h = part.mutable_header();
+          h->set_rows(info.rows);
+          h->set_cols(info.cols);
+          h->set_nnz(info.nnz);
+          h->set_value_type(to_proto(info.type));
           h->set_index_type(v1::INT32);
           h->set_name(keep_name_);
           state_ = state::chunks;
-          write(&msg_);
+          send(part, !chunks_left() && !send_stats_);
           return;
         }
         case state::chunks:
-          if (plan_index_ < plan_.size()) {
-            const auto [b, e] = plan_[plan_index_++];
-            wire::fill_chunk(block_view_, b, e, msg_.mutable_chunk());
-            msg_.mutable_chunk()->set_row_begin(block_begin_ + b);
-            write(&msg_);
-            return;
-          }
-          if (next_row_ < src_.info.rows) {
-            if (src_.host) {
-              // A host copy: chunks are cut straight from it, no block copy.
-              block_view_ = view_of(*src_.host);
-              block_begin_ = 0;
-              next_row_ = src_.info.rows;
-            } else {
-              // Large row blocks (fetch_block_bytes, at least two chunks):
-              // few device-to-host copies and syncs; a slow reader holds at
-              // most one fetched block on the host.
-              const double row_bytes = static_cast<double>(src_.info.bytes()) /
-                                       static_cast<double>(std::max<int64_t>(1, src_.info.rows));
-              const double want = std::max(static_cast<double>(fetch_block_bytes), 2.0 * static_cast<double>(chunk_bytes_));
-              const auto rows = static_cast<int64_t>(std::max(1.0, want / row_bytes));
-              const int64_t end = std::min(src_.info.rows, next_row_ + rows);
-              block_.reset();  // before the next fetch: one block on the host at a time
-              block_ = src_.fetch(next_row_, end);
-              block_view_ = view_of(*block_);
-              block_begin_ = next_row_;
-              next_row_ = end;
+          if (plan_index_ == plan_.size()) {
+            if (!rows_->more()) {
+              // Every row sent: free the result now (the last block goes once
+              // gRPC has sent it), then the stats.
+              rows_.reset();
+              result_res_.release();
+              held_.reset();
+              state_ = state::stats;
+              write_next();
+              return;
             }
+            row_blocks::block b = rows_->next();
+            block_ = std::move(b.rows);
+            block_view_ = view_of(*block_);
+            block_first_row_ = b.first_row;
             plan_ = wire::plan_row_blocks(block_view_, static_cast<std::size_t>(chunk_bytes_));
             plan_index_ = 0;
-            write_next();
-            return;
           }
-          // Every row sent: free the result now, then the stats.
-          block_.reset();
-          src_ = {};
-          result_res_.release();
-          held_.reset();
-          state_ = send_stats_ ? state::stats : state::finished;
-          write_next();
+          {
+            const auto [b, e] = plan_[plan_index_++];
+            // The arrays are referenced, not copied: gRPC holds the block until they are sent.
+            out_ = wire::encode_chunk(block_view_, b, e, block_first_row_ + b, block_);
+            send(!chunks_left() && !send_stats_);
+          }
           return;
-        case state::stats: {
+        case state::stats:
           stats_.set_total_ms(seconds_since(created_) * 1e3);
           stats_.set_bytes_out(keep_ ? 0 : bytes_out_);
           if (stats_.compute_ms() > 0 && stats_.flops() > 0) {
             stats_.set_gflops(stats_.flops() / (stats_.compute_ms() * 1e6));
           }
-          *msg_.mutable_stats() = stats_;
-          state_ = state::finished;
-          write(&msg_);
-          return;
-        }
-        case state::finished:
-          finish(grpc::Status::OK);
+          *part.mutable_stats() = stats_;
+          send(part, true);
           return;
         case state::idle:
           return;
@@ -323,15 +330,21 @@ class result_writer final : public grpc::ServerWriteReactor<v1::ResultPart> {
     }
   }
 
-  void finish(grpc::Status status) {
+  // Ends the call with `status`; out_ goes with it where `with_last_message`.
+  void finish(grpc::Status status, bool with_last_message = false) {
     final_code_ = status.error_code();
     final_message_ = status.error_message();
+    state_ = state::idle;
     block_.reset();
-    src_ = {};
+    rows_.reset();
     result_res_.release();
     held_.reset();
     std::atomic_store(&job_, std::shared_ptr<job>());
-    Finish(std::move(status));
+    if (with_last_message) {
+      StartWriteAndFinish(&out_, grpc::WriteOptions(), std::move(status));
+    } else {
+      Finish(std::move(status));
+    }
   }
 
   service_state& s_;
@@ -350,18 +363,17 @@ class result_writer final : public grpc::ServerWriteReactor<v1::ResultPart> {
   double queue_s_ = 0, compute_s_ = 0;
   state state_ = state::idle;
   entry_info kept_;
-  row_source src_;
+  std::optional<row_blocks> rows_;
   reservation result_res_;
   pin held_;
-  std::optional<spgemm::any_csr> block_;
-  wire::csr_view block_view_;  // of block_, or of the whole host copy
-  int64_t block_begin_ = 0;
-  int64_t next_row_ = 0;
+  std::shared_ptr<const spgemm::any_csr> block_;  // the rows being sent
+  wire::csr_view block_view_;
+  int64_t block_first_row_ = 0;
   std::vector<std::pair<int64_t, int64_t>> plan_;
   std::size_t plan_index_ = 0;
   int64_t bytes_out_ = 0;
   v1::JobStats stats_;
-  v1::ResultPart msg_;
+  grpc::ByteBuffer out_;  // the message being written
   grpc::StatusCode final_code_ = grpc::StatusCode::OK;
   std::string final_message_;
 };
@@ -381,15 +393,18 @@ spgemm::csr_matrix<T> assemble(wire::chunk_assembler& a) {
   return m;
 }
 
-class upload_reactor final : public grpc::ServerReadReactor<v1::UploadPart> {
+// Reads an upload: chunks are decoded from the received bytes straight into
+// the assembler (chunk_frame.hpp); the header, or a chunk in an unusual
+// encoding, through the generated class.
+class upload_reactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
  public:
-  upload_reactor(service_state& s, grpc::CallbackServerContext* ctx, v1::MatrixInfo* response)
+  upload_reactor(service_state& s, grpc::CallbackServerContext* ctx, grpc::ByteBuffer* response)
       : s_(s), ctx_(ctx), response_(response) {
     if (s_.shutting_down) {
       finish(unavailable());
       return;
     }
-    StartRead(&part_);
+    StartRead(&in_);
   }
 
   void OnReadDone(bool ok) override {
@@ -397,25 +412,14 @@ class upload_reactor final : public grpc::ServerReadReactor<v1::UploadPart> {
       complete();
       return;
     }
-    bytes_in_ += static_cast<int64_t>(part_.ByteSizeLong());
-    grpc::Status status;
-    if (part_.has_header()) {
-      status = on_header(part_.header());
-    } else if (part_.has_chunk()) {
-      if (!assembler_) {
-        status = {grpc::StatusCode::INVALID_ARGUMENT,
-                  "the first UploadPart must be the MatrixHeader; a chunk came before it"};
-      } else {
-        status = assembler_->add(part_.chunk());
-      }
-    } else {
-      status = {grpc::StatusCode::INVALID_ARGUMENT, "an UploadPart holds neither a header nor a chunk"};
-    }
+    bytes_in_ += static_cast<int64_t>(in_.Length());
+    grpc::Status status = on_part();
+    slices_.clear();
     if (!status.ok()) {
       finish(std::move(status));
       return;
     }
-    StartRead(&part_);
+    StartRead(&in_);
   }
 
   void OnDone() override {
@@ -424,12 +428,24 @@ class upload_reactor final : public grpc::ServerReadReactor<v1::UploadPart> {
     s_.metrics.observe("spgemmd_phase_seconds", labels({{"kind", "upload"}, {"phase", "stream"}}),
                        seconds_since(created_));
     log_event(code_ == grpc::StatusCode::OK ? "info" : "warn", "upload",
-              {{"code", code_name(code_)}, {"handle", response_->handle()}, {"bytes_in", bytes_in_},
-               {"total_ms", seconds_since(created_) * 1e3}, {"message", message_}});
+              {{"code", code_name(code_)}, {"handle", handle_}, {"bytes_in", bytes_in_},
+               {"total_ms", seconds_since(created_) * 1e3}, {"receive_ms", receive_ms_},
+               {"validate_ms", validate_ms_}, {"store_ms", store_ms_}, {"message", message_}});
     delete this;
   }
 
  private:
+  grpc::Status on_part() {
+    const grpc::Status chunk_first = {grpc::StatusCode::INVALID_ARGUMENT,
+                                      "the first UploadPart must be the MatrixHeader; a chunk came before it"};
+    if (wire::decode_chunk(in_, &slices_, &pieces_)) return assembler_ ? assembler_->add(pieces_) : chunk_first;
+    v1::UploadPart part;
+    if (grpc::Status st = parse(in_, &part); !st.ok()) return st;
+    if (part.has_header()) return on_header(part.header());
+    if (part.has_chunk()) return assembler_ ? assembler_->add(part.chunk()) : chunk_first;
+    return {grpc::StatusCode::INVALID_ARGUMENT, "an UploadPart holds neither a header nor a chunk"};
+  }
+
   grpc::Status on_header(const v1::MatrixHeader& h) {
     if (assembler_) {
       return {grpc::StatusCode::INVALID_ARGUMENT, "a second MatrixHeader arrived; send the header exactly once, first"};
@@ -462,6 +478,8 @@ class upload_reactor final : public grpc::ServerReadReactor<v1::UploadPart> {
       return;
     }
     try {
+      const steady::time_point received = steady::now();
+      receive_ms_ = seconds_since(created_) * 1e3;
       const v1::MatrixHeader h = assembler_->header();
       spgemm::any_csr m;
       if (h.value_type() == v1::FLOAT32) {
@@ -472,12 +490,20 @@ class upload_reactor final : public grpc::ServerReadReactor<v1::UploadPart> {
       assembler_.reset();
       const std::string problem =
           std::visit([](const auto& c) { return spgemm::find_csr_problem(c); }, m);
+      const steady::time_point validated = steady::now();
+      validate_ms_ = std::chrono::duration<double, std::milli>(validated - received).count();
       if (!problem.empty()) {
         finish({grpc::StatusCode::INVALID_ARGUMENT, "the uploaded matrix is not valid CSR: " + problem});
         return;
       }
       entry_info e = s_.cache.insert_host(tenant_of(ctx_), std::move(m), h.name(), h.ttl_seconds());
-      to_proto(e, response_);
+      store_ms_ = seconds_since(validated) * 1e3;
+      v1::MatrixInfo info;
+      to_proto(e, &info);
+      handle_ = info.handle();
+      bool own = false;
+      response_->Clear();
+      grpc::SerializationTraits<v1::MatrixInfo>::Serialize(info, response_, &own);
       finish(grpc::Status::OK);
     } catch (...) {
       finish(to_grpc_status(std::current_exception()));
@@ -493,25 +519,40 @@ class upload_reactor final : public grpc::ServerReadReactor<v1::UploadPart> {
 
   service_state& s_;
   grpc::CallbackServerContext* ctx_;
-  v1::MatrixInfo* response_;
-  v1::UploadPart part_;
+  grpc::ByteBuffer* response_;  // a MatrixInfo
+  grpc::ByteBuffer in_;
+  std::vector<grpc::Slice> slices_;  // of in_, while its chunk is added
+  wire::chunk_pieces pieces_;
+  std::string handle_;
   std::optional<wire::chunk_assembler> assembler_;
   int64_t bytes_in_ = 0;
   steady::time_point created_ = steady::now();
+  double receive_ms_ = 0, validate_ms_ = 0, store_ms_ = 0;  // phases of a complete upload (log)
   grpc::StatusCode code_ = grpc::StatusCode::OK;
   std::string message_;
 };
 
-job_step multiply_step(int left, int right, spgemm::multiply_options options, bool left_is_temp = false,
-                       bool right_is_temp = false) {
-  // Operands: inputs (resident) or the job's intermediates.
+// Multiplies two operands: inputs (resident) or the job's intermediates. The
+// estimate of a product of two inputs is memoized in `memo`.
+job_step multiply_step(estimate_memo& memo, int left, int right, spgemm::multiply_options options,
+                       bool left_is_temp = false, bool right_is_temp = false) {
   auto operand = [](job& j, int index, bool temp) -> const spgemm::stored_matrix& {
     return temp ? *j.temps[static_cast<std::size_t>(index)] : *j.resident[static_cast<std::size_t>(index)];
   };
   job_step step;
   step.what = "multiply";
-  step.estimate = [=](job& j, spgemm::backend& b) {
-    return b.estimate_multiply(operand(j, left, left_is_temp), operand(j, right, right_is_temp), options);
+  step.estimate = [=, &memo](job& j, spgemm::backend& b) {
+    auto estimate = [&] {
+      return b.estimate_multiply(operand(j, left, left_is_temp), operand(j, right, right_is_temp), options);
+    };
+    if (left_is_temp || right_is_temp) return estimate();
+    const cache_entry& a = *j.inputs[static_cast<std::size_t>(left)];
+    const std::string key =
+        estimate_memo::key(a.tenant, a.handle, j.inputs[static_cast<std::size_t>(right)]->handle, j.device, options);
+    if (auto known = memo.find(key)) return *known;
+    spgemm::memory_estimate e = estimate();
+    memo.put(key, e);
+    return e;
   };
   step.run = [=](job& j, spgemm::backend& b) {
     auto c = b.multiply(operand(j, left, left_is_temp), operand(j, right, right_is_temp), options, j.cancel);
@@ -562,14 +603,14 @@ struct product_job {
 using job_builder = std::function<grpc::Status(const std::string& tenant, product_job& out)>;
 
 // The shared course of Multiply, Galerkin and Transpose: refuse while shutting
-// down, check the request and build its job, then run it and stream or keep
+// down or when the request did not parse (`parsed`), check it and build its job, then run it and stream or keep
 // the result as `output` asks.
-grpc::ServerWriteReactor<v1::ResultPart>* run_product(service_state& s, grpc::CallbackServerContext* ctx,
-                                                      const char* kind, const v1::ProductOutput& output,
-                                                      const job_builder& build) {
+grpc::ServerWriteReactor<grpc::ByteBuffer>* run_product(service_state& s, grpc::CallbackServerContext* ctx,
+                                                        const char* kind, const grpc::Status& parsed,
+                                                        const v1::ProductOutput& output, const job_builder& build) {
   auto* w = new result_writer(s, ctx, kind, output.chunk_bytes());
-  if (s.shutting_down) {
-    w->fail(unavailable());
+  if (s.shutting_down || !parsed.ok()) {
+    w->fail(s.shutting_down ? unavailable() : parsed);
     return w;
   }
   product_job p;
@@ -650,14 +691,17 @@ void register_metrics(service_state& state) {
   });
 }
 
-grpc::ServerReadReactor<v1::UploadPart>* spgemm_service::Upload(grpc::CallbackServerContext* ctx,
-                                                               v1::MatrixInfo* response) {
+grpc::ServerReadReactor<grpc::ByteBuffer>* spgemm_service::Upload(grpc::CallbackServerContext* ctx,
+                                                                 grpc::ByteBuffer* response) {
   return new upload_reactor(state_, ctx, response);
 }
 
-grpc::ServerWriteReactor<v1::ResultPart>* spgemm_service::Multiply(grpc::CallbackServerContext* ctx,
-                                                                   const v1::MultiplyRequest* request) {
-  return run_product(state_, ctx, "multiply", request->output(), [&](const std::string& tenant, product_job& out) {
+grpc::ServerWriteReactor<grpc::ByteBuffer>* spgemm_service::Multiply(grpc::CallbackServerContext* ctx,
+                                                                     const grpc::ByteBuffer* raw) {
+  v1::MultiplyRequest parsed_request;
+  const grpc::Status parsed = parse(*raw, &parsed_request);
+  const v1::MultiplyRequest* request = &parsed_request;
+  return run_product(state_, ctx, "multiply", parsed, request->output(), [&](const std::string& tenant, product_job& out) {
     pin a, b;
     spgemm::multiply_options options;
     grpc::Status st = product_operands(state_, tenant, "a", request->a(), &a, "b", request->b(), &b,
@@ -671,15 +715,18 @@ grpc::ServerWriteReactor<v1::ResultPart>* spgemm_service::Multiply(grpc::Callbac
     j.priority = request->options().priority();
     j.inputs.push_back(std::move(a));
     j.inputs.push_back(std::move(b));
-    j.steps.push_back(multiply_step(0, 1, options));
+    j.steps.push_back(multiply_step(state_.estimates, 0, 1, options));
     out.algorithm = spgemm::to_string(options.algo);
     return grpc::Status::OK;
   });
 }
 
-grpc::ServerWriteReactor<v1::ResultPart>* spgemm_service::Galerkin(grpc::CallbackServerContext* ctx,
-                                                                   const v1::GalerkinRequest* request) {
-  return run_product(state_, ctx, "galerkin", request->output(), [&](const std::string& tenant, product_job& out) {
+grpc::ServerWriteReactor<grpc::ByteBuffer>* spgemm_service::Galerkin(grpc::CallbackServerContext* ctx,
+                                                                     const grpc::ByteBuffer* raw) {
+  v1::GalerkinRequest parsed_request;
+  const grpc::Status parsed = parse(*raw, &parsed_request);
+  const v1::GalerkinRequest* request = &parsed_request;
+  return run_product(state_, ctx, "galerkin", parsed, request->output(), [&](const std::string& tenant, product_job& out) {
     pin p, a;
     spgemm::multiply_options options;
     grpc::Status st = product_operands(state_, tenant, "p", request->p(), &p, "a", request->a(), &a,
@@ -704,20 +751,23 @@ grpc::ServerWriteReactor<v1::ResultPart>* spgemm_service::Galerkin(grpc::Callbac
     // temps[0] = P^T; temps[1] = A P (or A P^T); then the product.
     j.steps.push_back(transpose_step(0));
     if (ptap) {
-      j.steps.push_back(multiply_step(1, 0, options));               // A * P
-      j.steps.push_back(multiply_step(0, 1, options, true, true));   // P^T * (A P)
+      j.steps.push_back(multiply_step(state_.estimates, 1, 0, options));               // A * P
+      j.steps.push_back(multiply_step(state_.estimates, 0, 1, options, true, true));   // P^T * (A P)
     } else {
-      j.steps.push_back(multiply_step(1, 0, options, false, true));  // A * P^T
-      j.steps.push_back(multiply_step(0, 1, options, false, true));  // P * (A P^T)
+      j.steps.push_back(multiply_step(state_.estimates, 1, 0, options, false, true));  // A * P^T
+      j.steps.push_back(multiply_step(state_.estimates, 0, 1, options, false, true));  // P * (A P^T)
     }
     out.algorithm = spgemm::to_string(options.algo);
     return grpc::Status::OK;
   });
 }
 
-grpc::ServerWriteReactor<v1::ResultPart>* spgemm_service::Transpose(grpc::CallbackServerContext* ctx,
-                                                                    const v1::TransposeRequest* request) {
-  return run_product(state_, ctx, "transpose", request->output(), [&](const std::string& tenant, product_job& out) {
+grpc::ServerWriteReactor<grpc::ByteBuffer>* spgemm_service::Transpose(grpc::CallbackServerContext* ctx,
+                                                                     const grpc::ByteBuffer* raw) {
+  v1::TransposeRequest parsed_request;
+  const grpc::Status parsed = parse(*raw, &parsed_request);
+  const v1::TransposeRequest* request = &parsed_request;
+  return run_product(state_, ctx, "transpose", parsed, request->output(), [&](const std::string& tenant, product_job& out) {
     pin a;
     if (grpc::Status st = lookup(state_, tenant, "a", request->a(), &a); !st.ok()) return st;
     out.j->inputs.push_back(std::move(a));
@@ -727,24 +777,26 @@ grpc::ServerWriteReactor<v1::ResultPart>* spgemm_service::Transpose(grpc::Callba
   });
 }
 
-grpc::ServerWriteReactor<v1::ResultPart>* spgemm_service::Download(grpc::CallbackServerContext* ctx,
-                                                                   const v1::DownloadRequest* request) {
-  auto* w = new result_writer(state_, ctx, "download", request->chunk_bytes());
-  if (state_.shutting_down) {
-    w->fail(unavailable());
+grpc::ServerWriteReactor<grpc::ByteBuffer>* spgemm_service::Download(grpc::CallbackServerContext* ctx,
+                                                                     const grpc::ByteBuffer* raw) {
+  v1::DownloadRequest request;
+  const grpc::Status parsed = parse(*raw, &request);
+  auto* w = new result_writer(state_, ctx, "download", request.chunk_bytes());
+  if (state_.shutting_down || !parsed.ok()) {
+    w->fail(state_.shutting_down ? unavailable() : parsed);
     return w;
   }
   pin e;
-  if (grpc::Status st = lookup(state_, tenant_of(ctx), "handle", request->handle(), &e); !st.ok()) {
+  if (grpc::Status st = lookup(state_, tenant_of(ctx), "handle", request.handle(), &e); !st.ok()) {
     w->fail(st);
     return w;
   }
-  row_source src;
   int device = -1;
-  state_.cache.locate(*e, &device, &src.stored, &src.host);
-  if (device >= 0) src.backend = state_.cache.backends()[device];
-  src.info = e->info;
-  w->start_download(std::move(src), std::move(e));
+  std::shared_ptr<spgemm::stored_matrix> stored;
+  std::shared_ptr<const spgemm::any_csr> host;
+  state_.cache.locate(*e, &device, &stored, &host);
+  w->start_download(std::move(e), device >= 0 ? state_.cache.backends()[device] : nullptr, std::move(stored),
+                    std::move(host));
   return w;
 }
 

@@ -11,6 +11,7 @@
 #include "cache/matrix_cache.hpp"
 #include "ops/config.hpp"
 #include "ops/metrics.hpp"
+#include "scheduler/estimate_memo.hpp"
 #include "scheduler/scheduler.hpp"
 #include "spgemm/v1/spgemm.grpc.pb.h"
 
@@ -24,6 +25,7 @@ struct service_state {
   std::string version;
   steady::time_point started = steady::now();
   std::atomic<bool> shutting_down{false};
+  estimate_memo estimates{4096};  // of products of stored matrices
 
   service_state(matrix_cache& c, scheduler& s, metrics_registry& m, const config& cf, std::string v)
       : cache(c), sched(s), metrics(m), cfg(cf), version(std::move(v)) {}
@@ -32,20 +34,30 @@ struct service_state {
 // Declares the service's metrics and installs the scrape-time gauges.
 void register_metrics(service_state& state);
 
-class spgemm_service final : public spgemm::v1::Spgemm::CallbackService {
+// The streaming methods are raw (byte buffers): their chunks are encoded and
+// decoded by hand (proto/wire/chunk_frame.hpp), their other messages with the
+// generated classes. The unary methods take the generated classes.
+using spgemm_service_base = spgemm::v1::Spgemm::WithRawCallbackMethod_Upload<
+    spgemm::v1::Spgemm::WithRawCallbackMethod_Multiply<spgemm::v1::Spgemm::WithRawCallbackMethod_Galerkin<
+        spgemm::v1::Spgemm::WithRawCallbackMethod_Transpose<spgemm::v1::Spgemm::WithRawCallbackMethod_Download<
+            spgemm::v1::Spgemm::WithCallbackMethod_Delete<spgemm::v1::Spgemm::WithCallbackMethod_List<
+                spgemm::v1::Spgemm::WithCallbackMethod_Describe<
+                    spgemm::v1::Spgemm::WithCallbackMethod_Status<spgemm::v1::Spgemm::Service>>>>>>>>>;
+
+class spgemm_service final : public spgemm_service_base {
  public:
   explicit spgemm_service(service_state& state) : state_(state) {}
 
-  grpc::ServerReadReactor<spgemm::v1::UploadPart>* Upload(grpc::CallbackServerContext* ctx,
-                                                         spgemm::v1::MatrixInfo* response) override;
-  grpc::ServerWriteReactor<spgemm::v1::ResultPart>* Multiply(grpc::CallbackServerContext* ctx,
-                                                             const spgemm::v1::MultiplyRequest* request) override;
-  grpc::ServerWriteReactor<spgemm::v1::ResultPart>* Galerkin(grpc::CallbackServerContext* ctx,
-                                                             const spgemm::v1::GalerkinRequest* request) override;
-  grpc::ServerWriteReactor<spgemm::v1::ResultPart>* Transpose(grpc::CallbackServerContext* ctx,
-                                                              const spgemm::v1::TransposeRequest* request) override;
-  grpc::ServerWriteReactor<spgemm::v1::ResultPart>* Download(grpc::CallbackServerContext* ctx,
-                                                             const spgemm::v1::DownloadRequest* request) override;
+  grpc::ServerReadReactor<grpc::ByteBuffer>* Upload(grpc::CallbackServerContext* ctx,
+                                                    grpc::ByteBuffer* response) override;
+  grpc::ServerWriteReactor<grpc::ByteBuffer>* Multiply(grpc::CallbackServerContext* ctx,
+                                                       const grpc::ByteBuffer* request) override;
+  grpc::ServerWriteReactor<grpc::ByteBuffer>* Galerkin(grpc::CallbackServerContext* ctx,
+                                                       const grpc::ByteBuffer* request) override;
+  grpc::ServerWriteReactor<grpc::ByteBuffer>* Transpose(grpc::CallbackServerContext* ctx,
+                                                        const grpc::ByteBuffer* request) override;
+  grpc::ServerWriteReactor<grpc::ByteBuffer>* Download(grpc::CallbackServerContext* ctx,
+                                                       const grpc::ByteBuffer* request) override;
   grpc::ServerUnaryReactor* Delete(grpc::CallbackServerContext* ctx, const spgemm::v1::DeleteRequest* request,
                                    spgemm::v1::DeleteResponse* response) override;
   grpc::ServerUnaryReactor* List(grpc::CallbackServerContext* ctx, const spgemm::v1::ListRequest* request,

@@ -11,6 +11,7 @@
 
 #include "spgemm/v1/spgemm.grpc.pb.h"
 #include "wire/chunk_codec.hpp"
+#include "wire/chunk_frame.hpp"
 
 namespace spgemm::client {
 
@@ -50,10 +51,25 @@ Error::Error(grpc::StatusCode code, std::string message)
 
 namespace detail {
 
+// The streaming methods, called with raw byte buffers so that chunks are
+// encoded and decoded by hand (wire/chunk_frame.hpp); what the generated stub
+// does for its methods, with grpc::ByteBuffer in place of the messages.
+struct raw_methods {
+  using method = grpc::internal::RpcMethod;
+  explicit raw_methods(const std::shared_ptr<grpc::Channel>& c)
+      : upload("/spgemm.v1.Spgemm/Upload", method::CLIENT_STREAMING, c),
+        multiply("/spgemm.v1.Spgemm/Multiply", method::SERVER_STREAMING, c),
+        galerkin("/spgemm.v1.Spgemm/Galerkin", method::SERVER_STREAMING, c),
+        transpose("/spgemm.v1.Spgemm/Transpose", method::SERVER_STREAMING, c),
+        download("/spgemm.v1.Spgemm/Download", method::SERVER_STREAMING, c) {}
+  method upload, multiply, galerkin, transpose, download;
+};
+
 struct channel {
   connection_options options;
   std::shared_ptr<grpc::Channel> grpc_channel;
   std::unique_ptr<v1::Spgemm::Stub> stub;
+  std::unique_ptr<raw_methods> raw;
 
   // A context with the call's deadline and credentials metadata.
   std::unique_ptr<grpc::ClientContext> context() const {
@@ -95,49 +111,62 @@ struct stream_outcome {
   v1::JobStats stats;
 };
 
-stream_outcome consume(grpc::ClientContext& ctx, grpc::ClientReader<v1::ResultPart>& reader,
+stream_outcome consume(grpc::ClientContext& ctx, grpc::ClientReader<grpc::ByteBuffer>& reader,
                        const progress_callback& on_progress) {
   stream_outcome out;
   std::unique_ptr<spgemm::wire::chunk_assembler> assembler;
   progress p;
+  grpc::ByteBuffer message;
+  std::vector<grpc::Slice> slices;
+  spgemm::wire::chunk_pieces pieces;
   v1::ResultPart part;
   grpc::Status local_error;
-  while (reader.Read(&part)) {
-    switch (part.part_case()) {
-      case v1::ResultPart::kHeader: {
-        local_error = spgemm::wire::chunk_assembler::check_header(part.header());
-        if (local_error.ok() && assembler) {
-          local_error = grpc::Status(grpc::StatusCode::INTERNAL, "server sent a second header");
-        }
-        if (local_error.ok()) {
-          assembler = std::make_unique<spgemm::wire::chunk_assembler>(part.header());
-          p.total_rows = part.header().rows();
-        }
-        break;
-      }
-      case v1::ResultPart::kChunk: {
-        if (!assembler) {
-          local_error = grpc::Status(grpc::StatusCode::INTERNAL, "server sent a chunk before the header");
+  auto add_chunk = [&](const auto& chunk, std::size_t bytes) {
+    if (!assembler) {
+      local_error = grpc::Status(grpc::StatusCode::INTERNAL, "server sent a chunk before the header");
+      return;
+    }
+    p.bytes += static_cast<std::int64_t>(bytes);
+    local_error = assembler->add(chunk);
+    if (local_error.ok()) {
+      p.rows = assembler->rows_received();
+      if (on_progress) on_progress(p);
+    }
+  };
+  while (reader.Read(&message)) {
+    const std::size_t bytes = message.Length();
+    if (spgemm::wire::decode_chunk(message, &slices, &pieces)) {
+      add_chunk(pieces, bytes);
+    } else if (!grpc::SerializationTraits<v1::ResultPart>::Deserialize(&message, &part).ok()) {
+      local_error = grpc::Status(grpc::StatusCode::INTERNAL, "server sent a message that does not parse");
+    } else {
+      switch (part.part_case()) {
+        case v1::ResultPart::kHeader: {
+          local_error = spgemm::wire::chunk_assembler::check_header(part.header());
+          if (local_error.ok() && assembler) {
+            local_error = grpc::Status(grpc::StatusCode::INTERNAL, "server sent a second header");
+          }
+          if (local_error.ok()) {
+            assembler = std::make_unique<spgemm::wire::chunk_assembler>(part.header());
+            p.total_rows = part.header().rows();
+          }
           break;
         }
-        p.bytes += static_cast<std::int64_t>(part.chunk().ByteSizeLong());
-        local_error = assembler->add(part.chunk());
-        if (local_error.ok()) {
-          p.rows = assembler->rows_received();
-          if (on_progress) on_progress(p);
-        }
-        break;
+        case v1::ResultPart::kChunk:
+          add_chunk(part.chunk(), bytes);
+          break;
+        case v1::ResultPart::kKept:
+          out.have_kept = true;
+          out.kept = std::move(*part.mutable_kept());
+          break;
+        case v1::ResultPart::kStats:
+          out.stats = std::move(*part.mutable_stats());
+          break;
+        default:
+          break;
       }
-      case v1::ResultPart::kKept:
-        out.have_kept = true;
-        out.kept = std::move(*part.mutable_kept());
-        break;
-      case v1::ResultPart::kStats:
-        out.stats = std::move(*part.mutable_stats());
-        break;
-      default:
-        break;
     }
+    slices.clear();
     if (!local_error.ok()) {
       ctx.TryCancel();
       break;
@@ -285,6 +314,7 @@ Client::Client(connection_options options) : channel_(std::make_shared<detail::c
   if (options.tls && !options.tls_target_name.empty()) args.SetSslTargetNameOverride(options.tls_target_name);
   channel_->grpc_channel = grpc::CreateCustomChannel(options.address, creds, args);
   channel_->stub = v1::Spgemm::NewStub(channel_->grpc_channel);
+  channel_->raw = std::make_unique<detail::raw_methods>(channel_->grpc_channel);
   channel_->options = std::move(options);
 }
 
@@ -306,20 +336,26 @@ RemoteMatrix Client::upload(const matrix_ref& m, const upload_options& options) 
   spgemm::wire::csr_view view{m.rows, m.cols, m.nnz, m.row_offsets, m.col_indices, m.values, m.value_type};
   auto ctx = channel_->context();
   v1::MatrixInfo info;
-  auto writer = channel_->stub->Upload(ctx.get(), &info);
+  std::unique_ptr<grpc::ClientWriter<grpc::ByteBuffer>> writer(
+      grpc::internal::ClientWriterFactory<grpc::ByteBuffer>::Create(channel_->grpc_channel.get(),
+                                                                     channel_->raw->upload, ctx.get(), &info));
   v1::UploadPart part;
   *part.mutable_header() = spgemm::wire::header_of(view, options.name);
   part.mutable_header()->set_ttl_seconds(options.ttl_seconds);
-  bool ok = writer->Write(part);
+  grpc::ByteBuffer message;
+  bool own = false;
+  grpc::SerializationTraits<v1::UploadPart>::Serialize(part, &message, &own);
+  bool ok = writer->Write(message);
   progress p;
   p.total_rows = m.rows;
   if (ok) {
     const std::size_t chunk_bytes = options.chunk_bytes ? options.chunk_bytes : spgemm::wire::default_chunk_bytes;
     for (const auto& [begin, end] : spgemm::wire::plan_row_blocks(view, chunk_bytes)) {
-      part.Clear();
-      spgemm::wire::fill_chunk(view, begin, end, part.mutable_chunk());
-      p.bytes += static_cast<std::int64_t>(part.chunk().ByteSizeLong());
-      if (!writer->Write(part)) {
+      // Copied once, into the buffer gRPC sends (the caller's arrays may go
+      // as soon as this call returns).
+      message = spgemm::wire::encode_chunk(view, begin, end, begin);
+      p.bytes += static_cast<std::int64_t>(message.Length());
+      if (!writer->Write(message)) {
         ok = false;
         break;
       }
@@ -351,17 +387,13 @@ kept_result take_kept(const std::shared_ptr<detail::channel>& channel, stream_ou
   return {RemoteMatrix(channel, std::move(o.kept)), std::move(o.stats)};
 }
 
-// A server-streaming method of the stub that answers with ResultParts.
+// Calls the server-streaming `method` with `req` and reads the whole reply stream.
 template <typename Request>
-using result_stream_method = std::unique_ptr<grpc::ClientReader<v1::ResultPart>> (v1::Spgemm::Stub::*)(
-    grpc::ClientContext*, const Request&);
-
-// Calls `method` with `req` and reads the whole reply stream.
-template <typename Request>
-stream_outcome call_stream(const detail::channel& channel, result_stream_method<Request> method, const Request& req,
-                           const progress_callback& on_progress) {
+stream_outcome call_stream(const detail::channel& channel, const grpc::internal::RpcMethod& method,
+                           const Request& req, const progress_callback& on_progress) {
   auto ctx = channel.context();
-  auto reader = ((*channel.stub).*method)(ctx.get(), req);
+  std::unique_ptr<grpc::ClientReader<grpc::ByteBuffer>> reader(grpc::internal::ClientReaderFactory<grpc::ByteBuffer>::Create(
+      channel.grpc_channel.get(), method, ctx.get(), req));
   return consume(*ctx, *reader, on_progress);
 }
 
@@ -397,34 +429,34 @@ v1::TransposeRequest transpose_request(const std::string& a, const product_optio
 }  // namespace
 
 local_result Client::multiply(const std::string& a, const std::string& b, const product_options& options) {
-  return take_local(call_stream(*channel_, &v1::Spgemm::Stub::Multiply, multiply_request(a, b, options, false),
+  return take_local(call_stream(*channel_, channel_->raw->multiply, multiply_request(a, b, options, false),
                                 options.on_progress));
 }
 
 kept_result Client::multiply_kept(const std::string& a, const std::string& b, const product_options& options) {
-  return take_kept(channel_, call_stream(*channel_, &v1::Spgemm::Stub::Multiply,
+  return take_kept(channel_, call_stream(*channel_, channel_->raw->multiply,
                                          multiply_request(a, b, options, true), options.on_progress));
 }
 
 local_result Client::galerkin(const std::string& p, const std::string& a, v1::GalerkinForm form,
                               const product_options& options) {
-  return take_local(call_stream(*channel_, &v1::Spgemm::Stub::Galerkin,
+  return take_local(call_stream(*channel_, channel_->raw->galerkin,
                                 galerkin_request(p, a, form, options, false), options.on_progress));
 }
 
 kept_result Client::galerkin_kept(const std::string& p, const std::string& a, v1::GalerkinForm form,
                                   const product_options& options) {
-  return take_kept(channel_, call_stream(*channel_, &v1::Spgemm::Stub::Galerkin,
+  return take_kept(channel_, call_stream(*channel_, channel_->raw->galerkin,
                                          galerkin_request(p, a, form, options, true), options.on_progress));
 }
 
 local_result Client::transpose(const std::string& a, const product_options& options) {
-  return take_local(call_stream(*channel_, &v1::Spgemm::Stub::Transpose, transpose_request(a, options, false),
+  return take_local(call_stream(*channel_, channel_->raw->transpose, transpose_request(a, options, false),
                                 options.on_progress));
 }
 
 kept_result Client::transpose_kept(const std::string& a, const product_options& options) {
-  return take_kept(channel_, call_stream(*channel_, &v1::Spgemm::Stub::Transpose,
+  return take_kept(channel_, call_stream(*channel_, channel_->raw->transpose,
                                          transpose_request(a, options, true), options.on_progress));
 }
 
@@ -433,7 +465,7 @@ local_result Client::download(const std::string& handle, const progress_callback
   v1::DownloadRequest req;
   req.set_handle(handle);
   req.set_chunk_bytes(chunk_bytes);
-  return take_local(call_stream(*channel_, &v1::Spgemm::Stub::Download, req, on_progress));
+  return take_local(call_stream(*channel_, channel_->raw->download, req, on_progress));
 }
 
 std::vector<v1::MatrixInfo> Client::list() {

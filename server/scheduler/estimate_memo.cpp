@@ -1,0 +1,44 @@
+#include "scheduler/estimate_memo.hpp"
+
+namespace spgemmd {
+
+std::string estimate_memo::key(const std::string& tenant, const std::string& a, const std::string& b, int device,
+                               const spgemm::multiply_options& options) {
+  // Every option that can change the estimate is in the key: a new field of
+  // multiply_options must be added here (the size check is a reminder).
+  static_assert(sizeof(spgemm::multiply_options) == 20, "multiply_options changed: extend estimate_memo::key");
+  std::string k = tenant;
+  for (const std::string* part : {&a, &b}) {
+    k += '\0';
+    k += *part;
+  }
+  k += '\0' + std::to_string(device) + '/' + std::string(spgemm::to_string(options.algo)) + '/' +
+       (options.output_type ? std::string(spgemm::to_string(*options.output_type)) : "-") + '/' +
+       std::to_string(options.rmerge.subwarp) + '/' + std::to_string(options.rmerge.rows_per_thread);
+  return k;
+}
+
+std::optional<spgemm::memory_estimate> estimate_memo::find(const std::string& key) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = index_.find(key);
+  if (it == index_.end()) return std::nullopt;
+  lru_.splice(lru_.begin(), lru_, it->second);
+  return it->second->second;
+}
+
+void estimate_memo::put(const std::string& key, const spgemm::memory_estimate& e) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (auto it = index_.find(key); it != index_.end()) {
+    it->second->second = e;
+    lru_.splice(lru_.begin(), lru_, it->second);
+    return;
+  }
+  lru_.emplace_front(key, e);
+  index_[key] = lru_.begin();
+  if (lru_.size() > capacity_) {
+    index_.erase(lru_.back().first);
+    lru_.pop_back();
+  }
+}
+
+}  // namespace spgemmd

@@ -1,0 +1,43 @@
+// Estimates of products already sized, by what they were sized for.
+//
+// A stored matrix never changes and a handle is never reused, and the engine
+// sizes a product deterministically (its multiply must stay within what
+// estimate_multiply said, without being told). So the product of the same two
+// stored matrices on the same device with the same options has the estimate
+// it had before, and a repeated product skips the sizing pass: on a GPU,
+// kernels over both operands and a synchronisation, a good part of a small
+// product's round trip. Bounded; the least recently used entry goes first.
+#pragma once
+
+#include <cstddef>
+#include <list>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+
+#include "spgemm/multiply.hpp"
+
+namespace spgemmd {
+
+class estimate_memo {
+ public:
+  explicit estimate_memo(std::size_t capacity) : capacity_(capacity) {}
+
+  // The key of A * B on `device`, for the stored matrices (tenant, a) and (tenant, b).
+  static std::string key(const std::string& tenant, const std::string& a, const std::string& b, int device,
+                         const spgemm::multiply_options& options);
+
+  std::optional<spgemm::memory_estimate> find(const std::string& key);
+  void put(const std::string& key, const spgemm::memory_estimate& e);
+
+ private:
+  using entry = std::pair<std::string, spgemm::memory_estimate>;
+  std::size_t capacity_;
+  std::mutex mutex_;
+  std::list<entry> lru_;  // most recently used first
+  std::unordered_map<std::string, std::list<entry>::iterator> index_;
+};
+
+}  // namespace spgemmd

@@ -1,0 +1,52 @@
+// The memo of product estimates: keys tell products apart, the least
+// recently used entry goes first.
+#include <gtest/gtest.h>
+
+#include "scheduler/estimate_memo.hpp"
+
+using spgemmd::estimate_memo;
+
+namespace {
+
+spgemm::memory_estimate estimate(std::size_t bytes) {
+  spgemm::memory_estimate e;
+  e.output_bytes = bytes;
+  e.method = "m" + std::to_string(bytes);
+  return e;
+}
+
+}  // namespace
+
+TEST(estimate_memo, keys_tell_products_apart) {
+  spgemm::multiply_options o;
+  const std::string k = estimate_memo::key("t", "a", "b", 0, o);
+  EXPECT_EQ(k, estimate_memo::key("t", "a", "b", 0, o));
+  EXPECT_NE(k, estimate_memo::key("t", "b", "a", 0, o));
+  EXPECT_NE(k, estimate_memo::key("u", "a", "b", 0, o));
+  EXPECT_NE(k, estimate_memo::key("t", "a", "b", 1, o));
+  EXPECT_NE(estimate_memo::key("t", "ab", "c", 0, o), estimate_memo::key("t", "a", "bc", 0, o));
+  spgemm::multiply_options other = o;
+  other.algo = spgemm::algorithm::gustavson;
+  EXPECT_NE(k, estimate_memo::key("t", "a", "b", 0, other));
+  other = o;
+  other.output_type = spgemm::value_type::f32;
+  EXPECT_NE(k, estimate_memo::key("t", "a", "b", 0, other));
+  other = o;
+  other.rmerge.subwarp = 8;
+  EXPECT_NE(k, estimate_memo::key("t", "a", "b", 0, other));
+}
+
+TEST(estimate_memo, keeps_the_most_recently_used) {
+  estimate_memo memo(2);
+  EXPECT_FALSE(memo.find("x"));
+  memo.put("x", estimate(1));
+  memo.put("y", estimate(2));
+  ASSERT_TRUE(memo.find("x"));  // x is now the most recently used
+  memo.put("z", estimate(3));   // y goes
+  EXPECT_FALSE(memo.find("y"));
+  ASSERT_TRUE(memo.find("x"));
+  EXPECT_EQ(memo.find("x")->output_bytes, 1u);
+  EXPECT_EQ(memo.find("z")->method, "m3");
+  memo.put("z", estimate(4));
+  EXPECT_EQ(memo.find("z")->output_bytes, 4u);
+}
