@@ -304,8 +304,8 @@ __device__ __forceinline__ void for_each_product_chunk(std::int64_t row, const o
 }
 
 // Products per thread per round (for_each_product_chunk's K), several loads
-// in flight per thread: rows of one warp take two; the warps of a block,
-// each on its column ranges, take four.
+// in flight per thread: rows of one warp take two; rows of a block take four
+// (on column ranges, or four times fewer turns of the ordered commit).
 constexpr int symbolic_batch = 2;
 constexpr int warp_numeric_batch = 2;
 constexpr int ranged_numeric_batch = 4;
