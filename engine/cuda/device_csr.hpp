@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <variant>
 
+#include "cuda/cuda_check.hpp"
 #include "cuda/device_buffer.hpp"
 #include "spgemm/csr.hpp"
 
@@ -69,6 +70,19 @@ using any_device_csr = std::variant<device_csr<float>, device_csr<double>>;
 inline std::size_t csr_bytes(std::int64_t rows, std::int64_t nnz, std::size_t value_bytes) {
   return static_cast<std::size_t>(rows + 1) * sizeof(offset_t) +
          static_cast<std::size_t>(nnz) * (sizeof(index_t) + value_bytes);
+}
+
+// A rows x cols product before its entries are known: offsets allocated
+// and zeroed (an empty row stays empty), columns and values not yet.
+template <typename T>
+device_csr<T> with_zero_offsets(std::int64_t rows, std::int64_t cols, device_allocator& allocator,
+                                cudaStream_t stream, job_meter* meter) {
+  device_csr<T> c;
+  c.rows = rows;
+  c.cols = cols;
+  c.row_offsets = device_buffer<offset_t>(allocator, static_cast<std::size_t>(rows) + 1, stream, meter);
+  SPGEMM_CUDA_CHECK(cudaMemsetAsync(c.row_offsets.data(), 0, c.row_offsets.bytes(), stream));
+  return c;
 }
 
 // Copies a host matrix to the device (large arrays through cached pinned

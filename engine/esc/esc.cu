@@ -64,6 +64,7 @@
 #include <vector>
 
 #include "cuda/cuda_check.hpp"
+#include "cuda/read_back.hpp"
 #include "esc/esc.hpp"
 #include "esc/esc_kernels.cuh"
 #include "hash/hash.hpp"
@@ -76,6 +77,7 @@ using cuda::device_allocator;
 using cuda::device_buffer;
 using cuda::device_csr;
 using cuda::job_meter;
+using cuda::read_back;
 
 constexpr std::int64_t max_slice_products = std::int64_t{1} << 30;  // run numbers are int
 
@@ -181,14 +183,6 @@ workspace_plan plan_workspace(const plan_input& in) {
 template <typename T>
 workspace_plan plan_for(const plan_input& in) {
   return with_key_type(in.rows, in.b_cols, [&](auto key) { return plan_workspace<decltype(key), T>(in); });
-}
-
-template <typename V>
-V read_back(const V* device_value, cudaStream_t stream) {
-  V v{};
-  SPGEMM_CUDA_CHECK(cudaMemcpyAsync(&v, device_value, sizeof(V), cudaMemcpyDeviceToHost, stream));
-  SPGEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
-  return v;
 }
 
 // A slice of rows: kernels::slice_view, and whether it is one long row.
@@ -466,11 +460,7 @@ template <typename T>
 device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, device_allocator& allocator,
                        cudaStream_t stream, const cancel_token& cancel, job_meter* meter) {
   const std::int64_t m = a.rows;
-  device_csr<T> c;
-  c.rows = m;
-  c.cols = b.cols;
-  c.row_offsets = device_buffer<offset_t>(allocator, static_cast<std::size_t>(m) + 1, stream, meter);
-  SPGEMM_CUDA_CHECK(cudaMemsetAsync(c.row_offsets.data(), 0, c.row_offsets.bytes(), stream));
+  device_csr<T> c = cuda::with_zero_offsets<T>(m, b.cols, allocator, stream, meter);
   auto finish_empty = [&] {
     c.col_indices = device_buffer<index_t>(allocator, 0, stream, meter);
     c.values = device_buffer<T>(allocator, 0, stream, meter);

@@ -23,6 +23,7 @@
 #include <string>
 
 #include "cuda/cuda_check.hpp"
+#include "cuda/read_back.hpp"
 #include "hash/hash.hpp"
 #include "hash/hash_kernels.cuh"
 #include "rmerge/mul_limited.hpp"
@@ -280,11 +281,7 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
   planner::limits lim = planner::limits_for(f.max_shared, sizeof(T));
   if (hybrid) lim.merge_max_bound = merge_max_bound();
   const std::int64_t m = a.rows;
-  device_csr<T> c;
-  c.rows = m;
-  c.cols = b.cols;
-  c.row_offsets = device_buffer<offset_t>(allocator, static_cast<std::size_t>(m) + 1, stream, meter);
-  SPGEMM_CUDA_CHECK(cudaMemsetAsync(c.row_offsets.data(), 0, c.row_offsets.bytes(), stream));
+  device_csr<T> c = cuda::with_zero_offsets<T>(m, b.cols, allocator, stream, meter);
 
   device_buffer<ull> counters(allocator, kernels::counter_count, stream, meter);
   device_buffer<ull> cursors(allocator, planner::max_bins, stream, meter);
@@ -344,9 +341,7 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
     device_buffer<unsigned char> temp(allocator, bytes, stream, meter);
     SPGEMM_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp.data(), bytes, c.row_offsets.data(), m + 1, stream));
   }
-  SPGEMM_CUDA_CHECK(cudaMemcpyAsync(&c.nnz, c.row_offsets.data() + m, sizeof(offset_t), cudaMemcpyDeviceToHost,
-                                    stream));
-  SPGEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
+  c.nnz = cuda::read_back(c.row_offsets.data() + m, stream);
   cancel.throw_if_cancelled();
   c.col_indices = device_buffer<index_t>(allocator, static_cast<std::size_t>(c.nnz), stream, meter);
   c.values = device_buffer<T>(allocator, static_cast<std::size_t>(c.nnz), stream, meter);

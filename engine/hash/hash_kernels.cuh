@@ -380,13 +380,10 @@ __global__ void symbolic_dense_kernel(const int* __restrict__ rows, std::int64_t
   }
 }
 
-// Finds (or inserts) the slot of every valid product of one round of a
-// warp, then commits the products in product order: round k before round
-// k + 1 (for_each_product_chunk's layout), lanes in order (warp_commit).
-template <int K, typename T, typename Table>
-__device__ __forceinline__ void accumulate_round(Table& t, const bool (&valid)[K], const index_t (&col)[K],
-                                                 const T (&p)[K], T* scratch) {
-  int slot[K];
+// The slot of every valid column of one round (inserted where new); -1
+// for the invalid ones.
+template <int K, typename Table>
+__device__ __forceinline__ void find_slots(Table& t, const bool (&valid)[K], const index_t (&col)[K], int (&slot)[K]) {
 #pragma unroll
   for (int k = 0; k < K; ++k) {
     slot[k] = -1;
@@ -395,6 +392,16 @@ __device__ __forceinline__ void accumulate_round(Table& t, const bool (&valid)[K
       slot[k] = t.insert(col[k], inserted);
     }
   }
+}
+
+// Finds (or inserts) the slot of every valid product of one round of a
+// warp, then commits the products in product order: round k before round
+// k + 1 (for_each_product_chunk's layout), lanes in order (warp_commit).
+template <int K, typename T, typename Table>
+__device__ __forceinline__ void accumulate_round(Table& t, const bool (&valid)[K], const index_t (&col)[K],
+                                                 const T (&p)[K], T* scratch) {
+  int slot[K];
+  find_slots(t, valid, col, slot);
 #pragma unroll
   for (int k = 0; k < K; ++k) warp_commit(slot[k], p[k], t.vals, scratch);
 }
@@ -408,14 +415,7 @@ __device__ __forceinline__ void accumulate_block_round(Table& t, const bool (&va
                                                        const T (&p)[K], T* scratch) {
   const int warp = static_cast<int>(threadIdx.x >> 5);
   int slot[K];
-#pragma unroll
-  for (int k = 0; k < K; ++k) {
-    slot[k] = -1;
-    if (valid[k]) {
-      bool inserted = false;
-      slot[k] = t.insert(col[k], inserted);
-    }
-  }
+  find_slots(t, valid, col, slot);
   // Warps past the last product of the round have nothing to commit; the
   // first lane of a warp holds its first product.
   const int active = __syncthreads_count(valid[0] && (threadIdx.x & 31) == 0);

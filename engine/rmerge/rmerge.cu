@@ -24,6 +24,7 @@
 #include <limits>
 
 #include "cuda/cuda_check.hpp"
+#include "cuda/read_back.hpp"
 #include "rmerge/mul_limited.hpp"
 #include "rmerge/rmerge.hpp"
 
@@ -34,6 +35,7 @@ using cuda::device_allocator;
 using cuda::device_buffer;
 using cuda::device_csr;
 using cuda::job_meter;
+using cuda::read_back;
 
 constexpr int helper_threads = 256;
 using ull = unsigned long long;
@@ -136,14 +138,6 @@ void scan_in_place(offset_t* data, std::int64_t items, device_allocator& allocat
   std::size_t bytes = scan_temp_bytes(items);
   device_buffer<unsigned char> temp(allocator, bytes, stream, meter);
   SPGEMM_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp.data(), bytes, data, items, stream));
-}
-
-template <typename V>
-V read_back(const V* device_value, cudaStream_t stream) {
-  V host{};
-  SPGEMM_CUDA_CHECK(cudaMemcpyAsync(&host, device_value, sizeof(V), cudaMemcpyDeviceToHost, stream));
-  SPGEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
-  return host;
 }
 
 // One MulLimited product C = G * B (both passes).

@@ -20,46 +20,15 @@
 #include "spgemm/generate.hpp"
 #include "spgemm/io.hpp"
 #include "spgemm/reference.hpp"
+#include "gpu_test_support.hpp"
 #include "test_matrices.hpp"
 
 namespace spgemm {
 namespace {
 
-backend& gpu() {
-  static const std::shared_ptr<backend> instance = make_cuda_backend(0);
-  return *instance;
-}
-
-template <typename T>
-csr_matrix<T> product_on_gpu(const csr_matrix<T>& a, const csr_matrix<T>& b, algorithm algo) {
-  backend& g = gpu();
-  const auto sa = g.store(a);
-  const auto sb = g.store(b);
-  multiply_options options;
-  options.algo = algo;
-  const memory_estimate estimate = g.estimate_multiply(*sa, *sb, options);
-  const std::size_t before = g.memory().in_use_bytes;
-  g.reset_peak();
-  const auto sc = g.multiply(*sa, *sb, options);
-  const std::size_t peak = g.memory().peak_bytes;
-  EXPECT_LE(peak - before, estimate.total()) << "the product allocated more than its estimate (" << estimate.method
-                                             << ")";
-  EXPECT_EQ(sc->info().rows, a.rows);
-  EXPECT_EQ(sc->info().cols, b.cols);
-  return std::get<csr_matrix<T>>(g.fetch(*sc));
-}
-
-template <typename T>
-void expect_product(const csr_matrix<T>& a, const csr_matrix<T>& b, algorithm algo) {
-  const csr_matrix<T> c = product_on_gpu(a, b, algo);
-  const csr_matrix<T> ref = cpu_multiply(a, b);
-  ASSERT_EQ(c.rows, ref.rows);
-  ASSERT_EQ(c.cols, ref.cols);
-  ASSERT_EQ(c.row_offsets, ref.row_offsets);
-  ASSERT_EQ(c.col_indices, ref.col_indices);
-  ASSERT_EQ(c.values.size(), ref.values.size());
-  EXPECT_LE(scaled_max_error(c, ref, a, b), (std::is_same_v<T, float> ? 1e-5 : 1e-12));
-}
+using testing::expect_product;
+using testing::gpu;
+using testing::gpu_multiply;
 
 // The GPU transpose equals the CPU transpose exactly (structure and values),
 // within its (exact) memory estimate.
@@ -87,7 +56,7 @@ using method_param = std::tuple<std::string, bool>;
 class GpuMethod : public ::testing::TestWithParam<method_param> {
  protected:
   void SetUp() override {
-    if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU tests skipped";
+    SPGEMM_REQUIRE_GPU();
   }
   algorithm algo() const { return parse_algorithm(std::get<0>(GetParam())); }
   bool f64() const { return std::get<1>(GetParam()); }
@@ -122,7 +91,7 @@ TEST_P(GpuMethod, OneByOne) {
     a.row_offsets = {0, 1};
     a.col_indices = {0};
     a.values = {T(0.75)};
-    const csr_matrix<T> c = product_on_gpu(a, a, algo());
+    const csr_matrix<T> c = gpu_multiply(a, a, algo());
     ASSERT_EQ(c.values.size(), 1u);
     EXPECT_EQ(c.values[0], T(0.75) * T(0.75));
   });
@@ -202,9 +171,9 @@ TEST_P(GpuMethod, Deterministic) {
     using T = decltype(tag);
     for (const char* spec : {"rmat:12:16", "poisson3d27:8"}) {
       const auto a = convert_values<T>(testing::with_random_values(generate(spec), 3));
-      const auto first = product_on_gpu(a, a, algo());
+      const auto first = gpu_multiply(a, a, algo());
       for (int run = 0; run < 3; ++run) {
-        const auto again = product_on_gpu(a, a, algo());
+        const auto again = gpu_multiply(a, a, algo());
         ASSERT_EQ(first.row_offsets, again.row_offsets);
         ASSERT_EQ(first.col_indices, again.col_indices);
         ASSERT_EQ(first.values.size(), again.values.size());
@@ -256,7 +225,7 @@ csr_matrix<T> with_column_lengths(std::int64_t rows, const std::vector<std::int6
 }
 
 TEST(GpuTranspose, EdgeCasesAndGenerators) {
-  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU tests skipped";
+  SPGEMM_REQUIRE_GPU();
   expect_transpose(testing::random_csr<float>(37, 50, 12, 11));
   expect_transpose(testing::with_lengths<double>(200, 150, {0, 5, 0, 0, 17, 1}, 21));
   expect_transpose(testing::empty_csr<double>(0, 4));
@@ -283,7 +252,7 @@ TEST(GpuTranspose, EdgeCasesAndGenerators) {
 // in place, longer ones merged), and rows of more than 8192 entries (the keys
 // a merge block stages at once).
 TEST(GpuTranspose, RowsAcrossEveryLengthBoundary) {
-  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU tests skipped";
+  SPGEMM_REQUIRE_GPU();
   const std::vector<std::int64_t> lengths = {0,   1,   2,   3,    7,    8,    9,    31,   32,   33,   127,
                                              128, 129, 255, 256,  257,  511,  512,  513,  1023, 1024, 1025,
                                              4096, 8191, 8192, 8193, 12000, 24999, 25000, 0, 5, 600};
@@ -302,7 +271,7 @@ TEST(GpuTranspose, RowsAcrossEveryLengthBoundary) {
 // Millions of entries: many scan tiles and scatter blocks, rows of A^T in
 // every list, and dense rows of 98 chunks (merged in 7 staged batches).
 TEST(GpuTranspose, LargeInputs) {
-  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU tests skipped";
+  SPGEMM_REQUIRE_GPU();
   expect_transpose(testing::with_random_values(generate("poisson3d27:45"), 12));
   expect_transpose(convert_values<float>(testing::with_random_values(generate("poisson3d7:70"), 13)));
   // Two dense columns (98 chunks each), 6-chunk rows, one-chunk rows and every short list.
@@ -317,7 +286,7 @@ TEST(GpuTranspose, LargeInputs) {
 // The pool hands back memory full of another matrix (nothing may rely on
 // zeroed output arrays), and repeated transposes are bit-identical.
 TEST(GpuTranspose, DirtyMemoryAndRepeatable) {
-  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU tests skipped";
+  SPGEMM_REQUIRE_GPU();
   backend& g = gpu();
   for (const char* spec : {"rmat:14:16", "poisson3d27:10"}) {
     SCOPED_TRACE(spec);
@@ -340,7 +309,7 @@ TEST(GpuTranspose, DirtyMemoryAndRepeatable) {
 }
 
 TEST(GpuTranspose, SharedMatrices) {
-  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU tests skipped";
+  SPGEMM_REQUIRE_GPU();
   for (const std::string& file : testing::shared_matrix_files()) {
     SCOPED_TRACE(file);
     const auto a = testing::with_random_values(read_matrix_market(file), 42);
@@ -355,9 +324,9 @@ TEST(GpuTranspose, SharedMatrices) {
 // products in A's order, so its values equal the CPU reference bit for bit.
 // The workspace estimate does not grow with the products.
 TEST(GpuEsc, SliceBudgetLongRowsAndExactValues) {
-  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU tests skipped";
+  SPGEMM_REQUIRE_GPU();
   auto exact = [](const auto& a, const auto& b) {
-    const auto c = product_on_gpu(a, b, algorithm::esc);
+    const auto c = gpu_multiply(a, b, algorithm::esc);
     const auto ref = cpu_multiply(a, b);
     ASSERT_EQ(c.row_offsets, ref.row_offsets);
     ASSERT_EQ(c.col_indices, ref.col_indices);

@@ -17,61 +17,21 @@
 #include "spgemm/generate.hpp"
 #include "spgemm/io.hpp"
 #include "spgemm/reference.hpp"
+#include "gpu_test_support.hpp"
 #include "test_matrices.hpp"
 
 namespace spgemm {
 namespace {
-
-#define SPGEMM_REQUIRE_GPU()                                                     \
-  do {                                                                           \
-    if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU tests skipped"; \
-  } while (false)
-
-backend& gpu() {
-  static const std::shared_ptr<backend> instance = make_cuda_backend(0);
-  return *instance;
-}
-
-template <typename T>
-double tolerance() {
-  return std::is_same_v<T, float> ? 1e-5 : 1e-12;
-}
 
 template <typename T>
 csr_matrix<T> to(const csr_matrix<double>& m) {
   return convert_values<T>(m);
 }
 
-// C = A * B on the GPU; also checks that the job stayed within its estimate.
-template <typename T>
-csr_matrix<T> gpu_multiply(const csr_matrix<T>& a, const csr_matrix<T>& b, const multiply_options& options = {}) {
-  backend& g = gpu();
-  const auto sa = g.store(a);
-  const auto sb = g.store(b);
-  const memory_estimate estimate = g.estimate_multiply(*sa, *sb, options);
-  const std::size_t before = g.memory().in_use_bytes;
-  g.reset_peak();
-  const auto sc = g.multiply(*sa, *sb, options);
-  const std::size_t peak = g.memory().peak_bytes;
-  EXPECT_LE(peak - before, estimate.total()) << "the product allocated more than its estimate";
-  EXPECT_FALSE(estimate.exact);
-  const matrix_info info = sc->info();
-  EXPECT_EQ(info.rows, a.rows);
-  EXPECT_EQ(info.cols, b.cols);
-  return std::get<csr_matrix<T>>(g.fetch(*sc));
-}
-
-template <typename T>
-void expect_product(const csr_matrix<T>& a, const csr_matrix<T>& b, const multiply_options& options = {}) {
-  const csr_matrix<T> c = gpu_multiply(a, b, options);
-  const csr_matrix<T> ref = cpu_multiply(a, b);
-  ASSERT_EQ(c.rows, ref.rows);
-  ASSERT_EQ(c.cols, ref.cols);
-  ASSERT_EQ(c.row_offsets, ref.row_offsets);
-  ASSERT_EQ(c.col_indices, ref.col_indices);
-  ASSERT_EQ(c.values.size(), ref.values.size());
-  EXPECT_LE(scaled_max_error(c, ref, a, b), tolerance<T>());
-}
+using testing::expect_product;
+using testing::gpu;
+using testing::gpu_multiply;
+using testing::tolerance;
 
 template <typename T>
 class GpuRmerge : public ::testing::Test {
