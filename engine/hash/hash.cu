@@ -1,17 +1,20 @@
-// Hash SpGEMM host dispatch (see hash.hpp for the contract and
-// hash_kernels.cuh for the method).
+// Hash SpGEMM host dispatch (see hash.hpp for the contract, hash_kernels.cuh
+// for the tables and segment_kernels.cuh for the segment rows).
 //
 // Phases: (1) statistics and symbolic bins per row (one kernel; counters read
-// back), rows grouped by bin; (2) symbolic kernels per bin write the nnz of
-// each row into C's offsets; (3) exclusive scan, nnz read back, C allocated
-// exactly; (4) numeric bins from the exact nnz (histogram read back), rows
-// regrouped; column ranges of B where planner::use_column_ranges and a block
-// or dense bin is non-empty; (5) numeric kernels per bin (copy, shared
-// tables, dense).
+// back), rows grouped by bin; (2) symbolic kernels write the nnz of each row
+// into C's offsets: every warp table bin in one launch, a launch per block
+// table bin, the segment rows per (row, segment) item, the global dense rows;
+// (3) exclusive scan, nnz read back, C allocated exactly; (4) numeric bins
+// from the exact nnz (histogram read back; segment and merge rows keep their
+// bin), rows regrouped; column ranges of B where planner::use_column_ranges
+// and a block or dense bin is non-empty; (5) numeric kernels (copy, warp
+// tables in one launch, block tables, segment items, dense rows).
 // Workspace: rows bytes (bins) + 4 rows bytes (rows grouped by bin) + 256
 // bytes of counters + the column ranges (32 KB + 132 bytes per row of B) +
-// the largest of: CUB scan storage, the symbolic dense bitmaps, the numeric
-// dense accumulators (bounded by planner::dense_blocks).
+// the segment rows' tables (segment_bytes) + the largest of: CUB scan
+// storage, the symbolic dense bitmaps, the numeric dense accumulators
+// (bounded by planner::dense_blocks).
 #include <cub/device/device_scan.cuh>
 
 #include <algorithm>
@@ -26,6 +29,7 @@
 #include "cuda/read_back.hpp"
 #include "hash/hash.hpp"
 #include "hash/hash_kernels.cuh"
+#include "hash/segment_kernels.cuh"
 #include "rmerge/mul_limited.hpp"
 
 namespace spgemm::hash {
@@ -65,13 +69,24 @@ device_facts facts() {
 
 constexpr int helper_threads = 256;
 
-// Output bound of the hybrid plan's merge bins: planner default, or
-// SPGEMM_HYBRID_MERGE_MAX (benchmark sweeps; 0 turns the merge bins off).
-std::int64_t merge_max_bound() {
-  const char* v = std::getenv("SPGEMM_HYBRID_MERGE_MAX");  // read per job: tests and sweeps change it
-  if (v == nullptr || *v == '\0') return planner::default_merge_max_bound;
+// A tuning setting from the environment (benchmark sweeps), else `fallback`;
+// read per job: tests and sweeps change it.
+std::int64_t setting(const char* name, std::int64_t fallback) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return fallback;
   const long long x = std::atoll(v);
   return static_cast<std::int64_t>(x < 0 ? 0 : x);
+}
+
+// The job's limits: the device's tables, segment rows where their table of
+// segment starts fits, and in the hybrid plan the merge bins' output bound
+// (SPGEMM_HYBRID_MERGE_MAX; 0: off).
+planner::limits job_limits(const device_facts& f, std::size_t value_bytes, const cuda::structure_view& a,
+                           const cuda::structure_view& b, bool hybrid) {
+  planner::limits lim = planner::limits_for(f.max_shared, value_bytes);
+  lim.segment_rows = lim.segment_rows && planner::segment_table_fits(b.rows, b.cols, a.nnz, b.nnz);
+  if (hybrid) lim.merge_max_bound = setting("SPGEMM_HYBRID_MERGE_MAX", planner::default_merge_max_bound);
+  return lim;
 }
 
 rmerge::pass_config merge_pass(int bin) {
@@ -101,6 +116,17 @@ std::size_t column_range_bytes(std::int64_t b_rows) {
          sizeof(int) * static_cast<std::size_t>(b_rows) * (kernels::column_ranges + 1);
 }
 
+// Segment rows: the segment starts of every row of B; per row, its id and a
+// count then offset per segment; the item counter.
+std::size_t segment_bytes(const planner::job_stats& s) {
+  const std::int64_t rows = s.symbolic_bins[planner::segment_bin];
+  if (rows == 0) return 0;
+  const auto segments = static_cast<std::size_t>(planner::segments_of(s.b_cols));
+  return sizeof(int) * (static_cast<std::size_t>(s.b_rows) * (segments + 1) +
+                        static_cast<std::size_t>(rows) * (segments + 1)) +
+         sizeof(ull);
+}
+
 struct workspace_plan {
   std::size_t fixed = 0;
   std::int64_t symbolic_dense_blocks = 0;
@@ -114,7 +140,8 @@ workspace_plan plan_workspace(const planner::job_stats& s, std::int64_t nnz_c, s
                               const planner::limits& lim, const device_facts& f) {
   workspace_plan w;
   w.fixed = sizeof(ull) * kernels::counter_count + sizeof(ull) * planner::max_bins +
-            static_cast<std::size_t>(s.rows) * (1 + sizeof(int)) + column_range_bytes(s.b_rows);
+            static_cast<std::size_t>(s.rows) * (1 + sizeof(int)) + column_range_bytes(s.b_rows) +
+            segment_bytes(s);
   const std::size_t budget = planner::dense_budget_per_nnz * static_cast<std::size_t>(std::max<std::int64_t>(nnz_c, 0));
   const std::int64_t sym_dense_rows = s.symbolic_bins[planner::dense_bin(lim.symbolic_max_table)];
   w.symbolic_dense_blocks = planner::dense_blocks(sym_dense_rows, s.b_cols, 0, budget, f.sm_count);
@@ -198,56 +225,136 @@ void compute_column_ranges(const cuda::structure_view& b, device_allocator& allo
   const std::int64_t items = b.rows * (kernels::column_ranges + 1);
   if (items > 0) {
     kernels::range_positions_kernel<<<helper_blocks(items), helper_threads, 0, stream>>>(
-        b.rows, b.row_offsets, b.col_indices, splits.data(), pos);
+        b.rows, b.row_offsets, b.col_indices, kernels::column_ranges + 1, kernels::split_table{splits.data()}, pos);
     SPGEMM_CUDA_CHECK_LAUNCH();
   }
 }
 
-// The numeric kernel of one table bin: ITEMS = slots per thread of the group
-// (table / 32 for a warp, table / block threads for a block), a template
-// parameter because the sort keeps them in registers.
-template <bool Warp, int ITEMS, typename T>
-void launch_numeric_items(const planner::table_config& cfg, unsigned grid, cudaStream_t stream, const int* rows,
-                          std::int64_t n, const int* pos, const cuda::csr_view<T>& a, const cuda::csr_view<T>& b,
-                          device_csr<T>& c) {
-  const auto kernel = kernels::numeric_shared_kernel<Warp, ITEMS, T>;
+// The segment rows' work, from the symbolic pass to the numeric pass: where
+// every segment starts in every row of B, the rows (in the order of their
+// items), and per item (row, segment) its nnz, then its offset within the row.
+struct segment_work {
+  std::int64_t n = 0;
+  int segments = 0;
+  device_buffer<int> pos;
+  device_buffer<int> rows;
+  device_buffer<int> starts;
+};
+
+// Symbolic pass of the segment rows (rows: the bin's rows, n of them): nnz of
+// every item and of every row (into row_nnz).
+segment_work count_segments(const cuda::structure_view& a, const cuda::structure_view& b, const int* rows,
+                            std::int64_t n, offset_t* row_nnz, device_allocator& allocator, cudaStream_t stream,
+                            job_meter* meter) {
+  segment_work work;
+  work.n = n;
+  if (n == 0) return work;
+  work.segments = static_cast<int>(planner::segments_of(b.cols));
+  const int stride = work.segments + 1;
+  work.pos = device_buffer<int>(allocator, static_cast<std::size_t>(b.rows) * stride, stream, meter);
+  work.rows = device_buffer<int>(allocator, static_cast<std::size_t>(n), stream, meter);
+  work.starts = device_buffer<int>(allocator, static_cast<std::size_t>(n) * work.segments, stream, meter);
+  SPGEMM_CUDA_CHECK(cudaMemcpyAsync(work.rows.data(), rows, work.rows.bytes(), cudaMemcpyDeviceToDevice, stream));
+  if (b.rows > 0) {
+    kernels::range_positions_kernel<<<helper_blocks(b.rows * stride), helper_threads, 0, stream>>>(
+        b.rows, b.row_offsets, b.col_indices, stride, kernels::split_segments{}, work.pos.data());
+    SPGEMM_CUDA_CHECK_LAUNCH();
+  }
+  const std::int64_t items = n * work.segments;
+  const int threads = planner::segment_block_threads;
+  kernels::symbolic_segment_kernel<<<static_cast<unsigned>(std::min<std::int64_t>(items, 1 << 20)), threads,
+                                     static_cast<std::size_t>(threads) * 16, stream>>>(
+      work.rows.data(), n, work.segments, work.pos.data(), a.row_offsets, a.col_indices, b.row_offsets,
+      b.col_indices, work.starts.data());
+  SPGEMM_CUDA_CHECK_LAUNCH();
+  kernels::segment_offsets_kernel<<<helper_blocks(n), helper_threads, 0, stream>>>(
+      work.rows.data(), n, work.segments, work.starts.data(), row_nnz);
+  SPGEMM_CUDA_CHECK_LAUNCH();
+  return work;
+}
+
+// Numeric pass of the segment rows: persistent blocks, as many as fit the
+// GPU, taking items from a counter. SPGEMM_SEGMENT_ENTRY_PASSES overrides
+// planner::segment_entry_passes (benchmark sweeps).
+template <typename T>
+void fill_segments(const segment_work& work, const cuda::csr_view<T>& a, const cuda::csr_view<T>& b,
+                   device_csr<T>& c, int sm_count, device_allocator& allocator, cudaStream_t stream,
+                   job_meter* meter) {
+  if (work.n == 0) return;
+  const auto kernel = kernels::numeric_segment_kernel<T>;
+  const std::size_t shared = planner::segment_shared_bytes(sizeof(T));
+  set_shared(kernel, shared);
+  const int threads = planner::segment_block_threads;
+  int per_sm = 0;
+  SPGEMM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, shared));
+  const std::int64_t items = work.n * work.segments;
+  const auto blocks =
+      static_cast<unsigned>(std::min<std::int64_t>(items, std::max(per_sm, 1) * std::int64_t{sm_count}));
+  const auto entry_passes = static_cast<int>(setting("SPGEMM_SEGMENT_ENTRY_PASSES", planner::segment_entry_passes));
+  device_buffer<ull> next_item(allocator, 1, stream, meter);
+  SPGEMM_CUDA_CHECK(cudaMemsetAsync(next_item.data(), 0, next_item.bytes(), stream));
+  kernel<<<blocks, threads, shared, stream>>>(work.rows.data(), work.n, work.segments, work.pos.data(),
+                                              work.starts.data(), next_item.data(), entry_passes, a.row_offsets,
+                                              a.col_indices, a.values, b.row_offsets, b.col_indices, b.values,
+                                              c.row_offsets.data(), c.col_indices.data(), c.values.data());
+  SPGEMM_CUDA_CHECK_LAUNCH();
+}
+
+// The rows of the warp table bins (first_table_bin up to the bin of
+// planner::warp_max_table): one run of perm, how many, and the largest table
+// among them.
+struct warp_table_rows {
+  const int* rows = nullptr;
+  std::int64_t n = 0;
+  int max_table = 0;
+};
+
+warp_table_rows warp_rows_of(const std::int64_t* hist, const kernels::bin_starts& starts, const int* perm,
+                             int max_table) {
+  warp_table_rows w;
+  w.rows = perm + starts.start[planner::first_table_bin];
+  const int last = planner::table_bin_of(planner::warp_max_table, max_table);
+  for (int bin = planner::first_table_bin; bin <= last; ++bin) {
+    if (hist[bin] == 0) continue;
+    w.n += hist[bin];
+    w.max_table = planner::table_of_bin(bin);
+  }
+  return w;
+}
+
+unsigned warp_row_blocks(std::int64_t n, const planner::table_config& cfg) {
+  return static_cast<unsigned>((n + cfg.rows_per_block - 1) / cfg.rows_per_block);
+}
+
+// The numeric kernel of one block table bin: ITEMS = slots per thread, a
+// template parameter because the sort keeps them in registers.
+template <int ITEMS, typename T>
+void launch_block_table(const planner::table_config& cfg, const int* rows, std::int64_t n, const int* pos,
+                        const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, device_csr<T>& c, cudaStream_t stream) {
+  const auto kernel = kernels::numeric_block_table_kernel<ITEMS, T>;
   set_shared(kernel, cfg.shared_bytes);
-  kernel<<<grid, cfg.block_threads, cfg.shared_bytes, stream>>>(rows, n, pos, a.row_offsets, a.col_indices, a.values,
-                                                                b.row_offsets, b.col_indices, b.values,
-                                                                c.row_offsets.data(), c.col_indices.data(),
-                                                                c.values.data());
+  kernel<<<static_cast<unsigned>(n), cfg.block_threads, cfg.shared_bytes, stream>>>(
+      rows, pos, a.row_offsets, a.col_indices, a.values, b.row_offsets, b.col_indices, b.values, c.row_offsets.data(),
+      c.col_indices.data(), c.values.data());
   SPGEMM_CUDA_CHECK_LAUNCH();
 }
 
 template <typename T>
-void launch_numeric_shared(const planner::table_config& cfg, unsigned grid, cudaStream_t stream, const int* rows,
-                           std::int64_t n, const int* pos, const cuda::csr_view<T>& a, const cuda::csr_view<T>& b,
-                           device_csr<T>& c) {
-  const int items = cfg.table / (cfg.warp_per_row ? 32 : cfg.block_threads);
-  if (cfg.warp_per_row) {
-    switch (items) {
-      case 1: return launch_numeric_items<true, 1, T>(cfg, grid, stream, rows, n, pos, a, b, c);
-      case 2: return launch_numeric_items<true, 2, T>(cfg, grid, stream, rows, n, pos, a, b, c);
-      case 4: return launch_numeric_items<true, 4, T>(cfg, grid, stream, rows, n, pos, a, b, c);
-      case 8: return launch_numeric_items<true, 8, T>(cfg, grid, stream, rows, n, pos, a, b, c);
-      case 16: return launch_numeric_items<true, 16, T>(cfg, grid, stream, rows, n, pos, a, b, c);
-      default: break;
-    }
-  } else {
-    switch (items) {
-      case 8: return launch_numeric_items<false, 8, T>(cfg, grid, stream, rows, n, pos, a, b, c);
-      case 16: return launch_numeric_items<false, 16, T>(cfg, grid, stream, rows, n, pos, a, b, c);
-      default: break;
-    }
+void launch_block_table(const planner::table_config& cfg, const int* rows, std::int64_t n, const int* pos,
+                        const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, device_csr<T>& c, cudaStream_t stream) {
+  const int items = cfg.table / cfg.block_threads;
+  switch (items) {
+    case 8: return launch_block_table<8, T>(cfg, rows, n, pos, a, b, c, stream);
+    case 16: return launch_block_table<16, T>(cfg, rows, n, pos, a, b, c, stream);
+    default: throw std::logic_error("hash: no numeric kernel for " + std::to_string(items) + " slots per thread");
   }
-  throw std::logic_error("hash: no numeric kernel for " + std::to_string(items) + " slots per thread");
 }
 
 }  // namespace
 
 planner::job_stats compute_stats(const cuda::structure_view& a, const cuda::structure_view& b,
                                  std::size_t value_bytes, device_allocator& allocator, cudaStream_t stream) {
-  const planner::limits lim = planner::limits_for(facts().max_shared, value_bytes);
+  const planner::limits lim = job_limits(facts(), value_bytes, a, b, false);
   device_buffer<ull> counters(allocator, kernels::counter_count, stream);
   SPGEMM_CUDA_CHECK(cudaMemsetAsync(counters.data(), 0, counters.bytes(), stream));
   launch_stats(a, b, lim, nullptr, nullptr, counters.data(), stream);
@@ -278,8 +385,7 @@ template <typename T>
 device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, device_allocator& allocator,
                        cudaStream_t stream, const cancel_token& cancel, job_meter* meter, bool hybrid) {
   const device_facts f = facts();
-  planner::limits lim = planner::limits_for(f.max_shared, sizeof(T));
-  if (hybrid) lim.merge_max_bound = merge_max_bound();
+  const planner::limits lim = job_limits(f, sizeof(T), a.structure(), b.structure(), hybrid);
   const std::int64_t m = a.rows;
   device_csr<T> c = cuda::with_zero_offsets<T>(m, b.cols, allocator, stream, meter);
 
@@ -294,25 +400,30 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
   cancel.throw_if_cancelled();
 
   // Symbolic pass.
+  segment_work seg;
   {
     const kernels::bin_starts starts =
         group_rows(m, bins.data(), s.symbolic_bins, cursors.data(), perm.data(), stream);
+    seg = count_segments(a.structure(), b.structure(), perm.data() + starts.start[planner::segment_bin],
+                         s.symbolic_bins[planner::segment_bin], c.row_offsets.data(), allocator, stream, meter);
     const int dense = planner::dense_bin(lim.symbolic_max_table);
-    for (int bin = planner::first_table_bin; bin < dense; ++bin) {
+    const warp_table_rows w = warp_rows_of(s.symbolic_bins, starts, perm.data(), lim.symbolic_max_table);
+    if (w.n > 0) {
+      const planner::table_config cfg = planner::config_for_table(w.max_table, 0);
+      set_shared(kernels::symbolic_shared_kernel<true>, cfg.shared_bytes);
+      kernels::symbolic_shared_kernel<true><<<warp_row_blocks(w.n, cfg), cfg.block_threads, cfg.shared_bytes, stream>>>(
+          w.rows, w.n, bins.data(), w.max_table, a.row_offsets, a.col_indices, b.row_offsets, b.col_indices,
+          c.row_offsets.data());
+      SPGEMM_CUDA_CHECK_LAUNCH();
+    }
+    for (int bin = planner::table_bin_of(2 * planner::warp_max_table, lim.symbolic_max_table); bin < dense; ++bin) {
       const std::int64_t n = s.symbolic_bins[bin];
       if (n == 0) continue;
       const planner::table_config cfg = planner::config_for_table(planner::table_of_bin(bin), 0);
-      const int* rows = perm.data() + starts.start[bin];
-      const unsigned grid = static_cast<unsigned>((n + cfg.rows_per_block - 1) / cfg.rows_per_block);
-      if (cfg.warp_per_row) {
-        set_shared(kernels::symbolic_shared_kernel<true>, cfg.shared_bytes);
-        kernels::symbolic_shared_kernel<true><<<grid, cfg.block_threads, cfg.shared_bytes, stream>>>(
-            rows, n, cfg.table, a.row_offsets, a.col_indices, b.row_offsets, b.col_indices, c.row_offsets.data());
-      } else {
-        set_shared(kernels::symbolic_shared_kernel<false>, cfg.shared_bytes);
-        kernels::symbolic_shared_kernel<false><<<grid, cfg.block_threads, cfg.shared_bytes, stream>>>(
-            rows, n, cfg.table, a.row_offsets, a.col_indices, b.row_offsets, b.col_indices, c.row_offsets.data());
-      }
+      set_shared(kernels::symbolic_shared_kernel<false>, cfg.shared_bytes);
+      kernels::symbolic_shared_kernel<false><<<static_cast<unsigned>(n), cfg.block_threads, cfg.shared_bytes, stream>>>(
+          perm.data() + starts.start[bin], n, nullptr, cfg.table, a.row_offsets, a.col_indices, b.row_offsets,
+          b.col_indices, c.row_offsets.data());
       SPGEMM_CUDA_CHECK_LAUNCH();
     }
     for (int bin = planner::first_merge_bin; bin < planner::first_merge_bin + planner::merge_bin_count; ++bin) {
@@ -378,6 +489,7 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
                                          c.row_offsets.data(), c.col_indices.data(), c.values.data(), stream,
                                          perm.data() + starts.start[bin]);
   }
+  fill_segments<T>(seg, a, b, c, f.sm_count, allocator, stream, meter);
   const int dense = planner::dense_bin(lim.numeric_max_table);
   const int first_block_bin = planner::table_bin_of(2 * planner::warp_max_table, lim.numeric_max_table);
   device_buffer<int> pos;  // column ranges: block tables and dense rows only
@@ -387,13 +499,20 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
     compute_column_ranges(b.structure(), allocator, stream, meter, pos.data());
     break;
   }
-  for (int bin = planner::first_table_bin; bin < dense; ++bin) {
+  const warp_table_rows w = warp_rows_of(hist, starts, perm.data(), lim.numeric_max_table);
+  if (w.n > 0) {
+    const planner::table_config cfg = planner::config_for_table(w.max_table, sizeof(T));
+    set_shared(kernels::numeric_warp_tables_kernel<T>, cfg.shared_bytes);
+    kernels::numeric_warp_tables_kernel<T><<<warp_row_blocks(w.n, cfg), cfg.block_threads, cfg.shared_bytes, stream>>>(
+        w.rows, w.n, bins.data(), w.max_table, a.row_offsets, a.col_indices, a.values, b.row_offsets, b.col_indices,
+        b.values, c.row_offsets.data(), c.col_indices.data(), c.values.data());
+    SPGEMM_CUDA_CHECK_LAUNCH();
+  }
+  for (int bin = first_block_bin; bin < dense; ++bin) {
     const std::int64_t n = hist[bin];
     if (n == 0) continue;
     const planner::table_config cfg = planner::config_for_table(planner::table_of_bin(bin), sizeof(T));
-    const int* rows = perm.data() + starts.start[bin];
-    const unsigned grid = static_cast<unsigned>((n + cfg.rows_per_block - 1) / cfg.rows_per_block);
-    launch_numeric_shared<T>(cfg, grid, stream, rows, n, pos.data(), a, b, c);
+    launch_block_table<T>(cfg, perm.data() + starts.start[bin], n, pos.data(), a, b, c, stream);
   }
   if (hist[dense] > 0) {
     planner::job_stats exact = s;

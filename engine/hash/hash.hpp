@@ -1,7 +1,8 @@
 // Hash SpGEMM: C = A * B on the GPU with per-bin hash accumulators (the
 // technique of nsparse, spECK and OpSparse), row binning by work (bhSPARSE),
-// and a dense global accumulator for the rows that overflow the largest
-// shared-memory table. Engine-internal API (CUDA host code; the public entry
+// dense shared-memory accumulators per segment of B's columns for the rows of
+// C that are dense in them (segment rows), and a dense global accumulator for
+// the rows that overflow the largest shared-memory table. Engine-internal API (CUDA host code; the public entry
 // point is spgemm::backend with algorithm::hash, or automatic via the planner).
 //
 // Contract:

@@ -32,6 +32,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "planner/planner.hpp"
 #include "spgemm/csr.hpp"
@@ -207,18 +208,21 @@ struct whole_rows {
   }
 };
 
-// ... or the part of row k of B with columns in the fine column ranges
-// [lo, hi) (column_ranges per job, balanced by B's columns; pos holds, per
-// row of B, where each range starts within the row: range_positions_kernel).
-// The warps of a block take disjoint ranges, so no two warps ever add to the
-// same entry of C: each warp commits its products in order, with no barrier.
+// ... or the part of row k of B with columns in the ranges [lo, hi) of a cut
+// of B's columns into stride - 1 ranges (pos holds, per row of B, where each
+// range starts within the row: range_positions_kernel). Two cuts: the fine
+// column ranges of the block tables (column_ranges per job, balanced by B's
+// columns: the warps of a block take disjoint ranges, so no two warps ever add
+// to the same entry of C and each commits its products in order, with no
+// barrier), and the segments of planner::segment_width columns.
 constexpr int column_ranges = 32;
 struct column_range {
   const int* pos;
+  int stride;
   int lo;
   int hi;
   __device__ void operator()(const offset_t* __restrict__ b_off, index_t k, offset_t& begin, long long& len) const {
-    const int* p = pos + static_cast<std::int64_t>(k) * (column_ranges + 1);
+    const int* p = pos + static_cast<std::int64_t>(k) * stride;
     const int first = p[lo];
     begin = b_off[k] + first;
     len = p[hi] - first;
@@ -228,7 +232,7 @@ struct column_range {
 // The column ranges of warp w of a block of `warps` warps.
 __device__ __forceinline__ column_range warp_column_range(const int* pos, int w, int warps) {
   const int per = column_ranges / warps;
-  return column_range{pos, w * per, (w + 1) * per};
+  return column_range{pos, column_ranges + 1, w * per, (w + 1) * per};
 }
 
 // Enumerates the products of row `row` (the part of each row of B that
@@ -236,8 +240,9 @@ __device__ __forceinline__ column_range warp_column_range(const int* pos, int w,
 // threads of the group): in each round, warp w of the group takes the K * 32
 // consecutive products from q0 + w * 32 * K, lane l the products
 // base + k * 32 + l (k = 0 .. K-1; several loads in flight per thread). Calls
-// visit(valid[K], col[K], p[K]) on every thread of the group for
-// each round (uniformly: products past the end get valid = false).
+// visit(valid[K], col[K], p[K], entry[K]) on every thread of the group for
+// each round (uniformly: products past the end get valid = false); entry[k]
+// is the product's entry of A, counted from the row's first.
 template <bool Warp, bool Numeric, int K, typename T, typename Part, typename Visit>
 __device__ __forceinline__ void for_each_product_chunk(std::int64_t row, const offset_t* __restrict__ a_off,
                                                        const index_t* __restrict__ a_col,
@@ -275,12 +280,14 @@ __device__ __forceinline__ void for_each_product_chunk(std::int64_t row, const o
       bool valid[K];
       index_t col[K];
       T p[K];
+      int entry[K];
 #pragma unroll
       for (int k = 0; k < K; ++k) {
         const long long q = q0 + first + k * 32;
         valid[k] = q < total;
         col[k] = 0;
         p[k] = T(0);
+        entry[k] = 0;
         if (valid[k]) {
           int lo = 0;
           int hi = n - 1;
@@ -296,9 +303,10 @@ __device__ __forceinline__ void for_each_product_chunk(std::int64_t row, const o
           const offset_t j = st.b_begin[lo] + (q - before);
           col[k] = b_col[j];
           if constexpr (Numeric) p[k] = st.a_val[lo] * b_val[j];
+          entry[k] = static_cast<int>(e0 - a0) + lo;
         }
       }
-      visit(valid, col, p);
+      visit(valid, col, p, entry);
     }
   }
 }
@@ -325,9 +333,13 @@ __device__ __forceinline__ int insert_all(Table& t, const bool (&valid)[K], cons
   return added;
 }
 
-// Symbolic pass, shared tables: nnz of each row of the bin into row_nnz.
+// Symbolic pass, shared tables: nnz of each row into row_nnz. Warps: the
+// rows of every warp table bin in one launch (the largest bins first), a
+// table of the row's bin each, room for max_table slots; blocks: one bin, a
+// table of max_table slots.
 template <bool Warp>
-__global__ void symbolic_shared_kernel(const int* __restrict__ rows, std::int64_t n, int table,
+__global__ void symbolic_shared_kernel(const int* __restrict__ rows, std::int64_t n,
+                                       const unsigned char* __restrict__ bins, int max_table,
                                        const offset_t* __restrict__ a_off, const index_t* __restrict__ a_col,
                                        const offset_t* __restrict__ b_off, const index_t* __restrict__ b_col,
                                        offset_t* __restrict__ row_nnz) {
@@ -338,17 +350,18 @@ __global__ void symbolic_shared_kernel(const int* __restrict__ rows, std::int64_
   const int gi = Warp ? static_cast<int>(threadIdx.x >> 5) : 0;
   const std::int64_t r = static_cast<std::int64_t>(blockIdx.x) * groups + gi;
   if (r >= n) return;  // warp groups only: a block group has r < n
-  unsigned char* base = smem + static_cast<std::size_t>(gi) * (static_cast<std::size_t>(g) * 16 + 4u * table);
+  const std::int64_t row = rows[Warp ? n - 1 - r : r];
+  const int table = Warp ? planner::table_of_bin(bins[row]) : max_table;
+  unsigned char* base = smem + static_cast<std::size_t>(gi) * (static_cast<std::size_t>(g) * 16 + 4u * max_table);
   stage<float> st{reinterpret_cast<offset_t*>(base), reinterpret_cast<long long*>(base + 8 * g), nullptr, nullptr};
   shared_table<float> t{reinterpret_cast<index_t*>(base + 16 * g), nullptr, static_cast<unsigned>(table - 1)};
   const int rank = grp::rank();
   for (unsigned i = rank; i < static_cast<unsigned>(table); i += g) t.keys[i] = empty_key;
   grp::sync();
-  const std::int64_t row = rows[r];
   long long count = 0;
   for_each_product_chunk<Warp, false, symbolic_batch, float>(row, a_off, a_col, static_cast<const float*>(nullptr),
                                                              b_off, b_col, static_cast<const float*>(nullptr), st, whole_rows{},
-                                                             [&](const auto& valid, const auto& col, const auto&) {
+                                                             [&](const auto& valid, const auto& col, const auto&, const auto&) {
                                                                count += insert_all(t, valid, col);
                                                              });
   count = grp::sum(count);
@@ -372,7 +385,7 @@ __global__ void symbolic_dense_kernel(const int* __restrict__ rows, std::int64_t
     for_each_product_chunk<false, false, symbolic_batch, float>(
         row, a_off, a_col, static_cast<const float*>(nullptr), b_off, b_col, static_cast<const float*>(nullptr), st,
         whole_rows{},
-        [&](const auto& valid, const auto& col, const auto&) { count += insert_all(t, valid, col); });
+        [&](const auto& valid, const auto& col, const auto&, const auto&) { count += insert_all(t, valid, col); });
     count = grp::sum(count);  // synchronizes the block
     if (threadIdx.x == 0) row_nnz[row] = count;
     for (std::int64_t w = threadIdx.x; w < words; w += g) bits[w] = 0;
@@ -497,26 +510,28 @@ __device__ __forceinline__ void group_bitonic_sort(index_t (&k)[ITEMS], T (&v)[I
   }
 }
 
-// Numeric pass, shared tables of ITEMS * group-size slots.
+// Shared memory of one group's numeric table of `table` slots: staging,
+// commit scratch, keys and values.
+template <typename T>
+__host__ __device__ constexpr std::size_t numeric_group_bytes(int group_threads, int table) {
+  return static_cast<std::size_t>(group_threads) * (16 + 2 * sizeof(T)) +
+         static_cast<std::size_t>(table) * (4 + sizeof(T));
+}
+
+// Numeric pass of one row with a shared table of ITEMS * group-size slots at
+// `base` (numeric_group_bytes): products, sort, write-out.
 template <bool Warp, int ITEMS, typename T>
-__global__ void __launch_bounds__(Warp ? 256 : 1024) numeric_shared_kernel(const int* __restrict__ rows, std::int64_t n,
-                                      const int* __restrict__ pos, const offset_t* __restrict__ a_off, const index_t* __restrict__ a_col,
-                                      const T* __restrict__ a_val, const offset_t* __restrict__ b_off,
-                                      const index_t* __restrict__ b_col, const T* __restrict__ b_val,
-                                      const offset_t* __restrict__ c_off, index_t* __restrict__ c_col,
-                                      T* __restrict__ c_val) {
-  extern __shared__ __align__(16) unsigned char smem[];
+__device__ __forceinline__ void numeric_table_row(std::int64_t row, unsigned char* base, const int* __restrict__ pos,
+                                                  const offset_t* __restrict__ a_off,
+                                                  const index_t* __restrict__ a_col, const T* __restrict__ a_val,
+                                                  const offset_t* __restrict__ b_off,
+                                                  const index_t* __restrict__ b_col, const T* __restrict__ b_val,
+                                                  const offset_t* __restrict__ c_off, index_t* __restrict__ c_col,
+                                                  T* __restrict__ c_val) {
   using grp = group<Warp>;
   constexpr int K = Warp ? warp_numeric_batch : ranged_numeric_batch;
   const int g = grp::size();
   const int table = ITEMS * g;
-  const int groups = Warp ? static_cast<int>(blockDim.x >> 5) : 1;
-  const int gi = Warp ? static_cast<int>(threadIdx.x >> 5) : 0;
-  const std::int64_t r = static_cast<std::int64_t>(blockIdx.x) * groups + gi;
-  if (r >= n) return;
-  const std::size_t per_group =
-      static_cast<std::size_t>(g) * (16 + 2 * sizeof(T)) + static_cast<std::size_t>(table) * (4 + sizeof(T));
-  unsigned char* base = smem + static_cast<std::size_t>(gi) * per_group;
   unsigned char* p8 = base;
   stage<T> st;
   st.b_begin = reinterpret_cast<offset_t*>(p8);
@@ -535,9 +550,8 @@ __global__ void __launch_bounds__(Warp ? 256 : 1024) numeric_shared_kernel(const
   const int rank = grp::rank();
   t.clear(rank, g);
   grp::sync();
-  const std::int64_t row = rows[r];
   const auto visit = [&](const stage<T>& wst) {
-    return [&t, wst](const auto& valid, const auto& col, const auto& p) {
+    return [&t, wst](const auto& valid, const auto& col, const auto& p, const auto&) {
       accumulate_round<K, T>(t, valid, col, p, wst.scratch);
     };
   };
@@ -551,7 +565,7 @@ __global__ void __launch_bounds__(Warp ? 256 : 1024) numeric_shared_kernel(const
                                              visit(wst));
   } else {
     for_each_product_chunk<false, true, K, T>(row, a_off, a_col, a_val, b_off, b_col, b_val, st, whole_rows{},
-                                              [&](const auto& valid, const auto& col, const auto& p) {
+                                              [&](const auto& valid, const auto& col, const auto& p, const auto&) {
                                                 accumulate_block_round<K, T>(t, valid, col, p, st.scratch);
                                               });
   }
@@ -579,6 +593,51 @@ __global__ void __launch_bounds__(Warp ? 256 : 1024) numeric_shared_kernel(const
     c_col[out + i] = t.keys[i];
     c_val[out + i] = t.vals[i];
   }
+}
+
+// Numeric pass, the warp tables of every size in one launch (the rows of
+// bins first_table_bin .. last warp bin, grouped by bin; the largest first,
+// so the heaviest rows start first): one warp per row, eight per block, each
+// with room for a table of max_table slots; the row's own table from its bin.
+template <typename T>
+__global__ void __launch_bounds__(256)
+    numeric_warp_tables_kernel(const int* __restrict__ rows, std::int64_t n, const unsigned char* __restrict__ bins,
+                               int max_table, const offset_t* __restrict__ a_off, const index_t* __restrict__ a_col,
+                               const T* __restrict__ a_val, const offset_t* __restrict__ b_off,
+                               const index_t* __restrict__ b_col, const T* __restrict__ b_val,
+                               const offset_t* __restrict__ c_off, index_t* __restrict__ c_col,
+                               T* __restrict__ c_val) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  const int gi = static_cast<int>(threadIdx.x >> 5);
+  const std::int64_t r = static_cast<std::int64_t>(blockIdx.x) * (blockDim.x >> 5) + gi;
+  if (r >= n) return;
+  const std::int64_t row = rows[n - 1 - r];
+  unsigned char* base = smem + static_cast<std::size_t>(gi) * numeric_group_bytes<T>(32, max_table);
+  const auto run = [&](auto items) {
+    numeric_table_row<true, decltype(items)::value, T>(row, base, nullptr, a_off, a_col, a_val, b_off, b_col, b_val,
+                                                       c_off, c_col, c_val);
+  };
+  switch (planner::table_of_bin(bins[row]) / 32) {
+    case 1: return run(std::integral_constant<int, 1>{});
+    case 2: return run(std::integral_constant<int, 2>{});
+    case 4: return run(std::integral_constant<int, 4>{});
+    case 8: return run(std::integral_constant<int, 8>{});
+    default: return run(std::integral_constant<int, 16>{});
+  }
+}
+
+// Numeric pass, block tables of ITEMS * block-size slots: one block per row.
+template <int ITEMS, typename T>
+__global__ void __launch_bounds__(1024)
+    numeric_block_table_kernel(const int* __restrict__ rows, const int* __restrict__ pos,
+                               const offset_t* __restrict__ a_off, const index_t* __restrict__ a_col,
+                               const T* __restrict__ a_val, const offset_t* __restrict__ b_off,
+                               const index_t* __restrict__ b_col, const T* __restrict__ b_val,
+                               const offset_t* __restrict__ c_off, index_t* __restrict__ c_col,
+                               T* __restrict__ c_val) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  numeric_table_row<false, ITEMS, T>(rows[blockIdx.x], smem, pos, a_off, a_col, a_val, b_off, b_col, b_val, c_off,
+                                     c_col, c_val);
 }
 
 // Numeric pass, dense rows: bitmap + dense values of b.cols in global memory
@@ -611,13 +670,13 @@ __global__ void numeric_dense_kernel(const int* __restrict__ rows, std::int64_t 
       for_each_product_chunk<true, true, ranged_numeric_batch, T>(
           row, a_off, a_col, a_val, b_off, b_col, b_val, wst,
           warp_column_range(pos, warp, static_cast<int>(blockDim.x >> 5)),
-          [&](const auto& valid, const auto& col, const auto& p) {
+          [&](const auto& valid, const auto& col, const auto& p, const auto&) {
             accumulate_round<ranged_numeric_batch, T>(t, valid, col, p, wst.scratch);
           });
     } else {
       for_each_product_chunk<false, true, ranged_numeric_batch, T>(
           row, a_off, a_col, a_val, b_off, b_col, b_val, st, whole_rows{},
-          [&](const auto& valid, const auto& col, const auto& p) {
+          [&](const auto& valid, const auto& col, const auto& p, const auto&) {
             accumulate_block_round<ranged_numeric_batch, T>(t, valid, col, p, st.scratch);
           });
     }
@@ -698,6 +757,9 @@ __device__ __forceinline__ ull warp_add(ull v) {
   return v;
 }
 
+// Rows of A longer than this are summed by a whole warp in stats_kernel.
+constexpr std::int64_t stats_long_row = 64;
+
 // Per row: products, symbolic bin (into bins when given), and the nnz of rows
 // that need no symbolic kernel (into row_nnz when given); totals into counters.
 __global__ void stats_kernel(std::int64_t rows, const offset_t* __restrict__ a_off,
@@ -713,15 +775,32 @@ __global__ void stats_kernel(std::int64_t rows, const offset_t* __restrict__ a_o
   const std::int64_t start = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const std::int64_t end = (rows + stride - 1) / stride * stride;  // uniform trip count per warp
   for (std::int64_t i = start; i < end; i += stride) {
-    if (i < rows) {
-      const offset_t a0 = a_off[i];
-      const offset_t a1 = a_off[i + 1];
-      std::int64_t p = 0;
+    const offset_t a0 = i < rows ? a_off[i] : 0;
+    const offset_t a1 = i < rows ? a_off[i + 1] : 0;
+    const std::int64_t len = a1 - a0;
+    // Products of the row: its thread sums a short row, the warp a long one
+    // (hub rows of thousands of entries would hold one thread for long).
+    std::int64_t p = 0;
+    const bool long_row = len > stats_long_row;
+    if (!long_row) {
       for (offset_t e = a0; e < a1; ++e) {
         const index_t k = a_col[e];
         p += b_off[k + 1] - b_off[k];
       }
-      const std::int64_t len = a1 - a0;
+    }
+    for (unsigned longs = __ballot_sync(full_mask, long_row); longs != 0; longs &= longs - 1) {
+      const int owner = __ffs(longs) - 1;
+      const offset_t b0 = __shfl_sync(full_mask, a0, owner);
+      const offset_t b1 = __shfl_sync(full_mask, a1, owner);
+      long long part = 0;
+      for (offset_t e = b0 + (threadIdx.x & 31); e < b1; e += 32) {
+        const index_t k = a_col[e];
+        part += b_off[k + 1] - b_off[k];
+      }
+      part = warp_sum(part);
+      if ((threadIdx.x & 31) == owner) p = part;
+    }
+    if (i < rows) {
       const int bin = planner::symbolic_bin(len, p, b_cols, lim);
       if (bins != nullptr) bins[i] = static_cast<unsigned char>(bin);
       if (row_nnz != nullptr && bin <= planner::bin_copy) row_nnz[i] = p;
@@ -731,7 +810,7 @@ __global__ void stats_kernel(std::int64_t rows, const offset_t* __restrict__ a_o
       bound += static_cast<ull>(capped);
       max_products = static_cast<ull>(p) > max_products ? static_cast<ull>(p) : max_products;
       max_length = static_cast<ull>(len) > max_length ? static_cast<ull>(len) : max_length;
-      dense += planner::numeric_bin(len, capped, lim) == numeric_dense ? 1 : 0;
+      dense += bin != planner::segment_bin && planner::numeric_bin(len, capped, lim) == numeric_dense ? 1 : 0;
     }
   }
   products = warp_add(products);
@@ -762,8 +841,9 @@ __global__ void numeric_bins_kernel(std::int64_t rows, const offset_t* __restric
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < rows;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     const int previous = bins[i];
-    // Merge-bin rows (hybrid plan) stay with the method of their symbolic pass.
-    const int bin = planner::is_merge_bin(previous)
+    // Merge-bin rows (hybrid plan) and segment rows stay with the method of
+    // their symbolic pass.
+    const int bin = planner::keeps_symbolic_bin(previous)
                         ? previous
                         : planner::numeric_bin(a_off[i + 1] - a_off[i], c_off[i + 1] - c_off[i], lim);
     bins[i] = static_cast<unsigned char>(bin);
@@ -843,22 +923,34 @@ __global__ void choose_splits_kernel(const ull* __restrict__ hist, std::int64_t 
   }
 }
 
-// pos[k * (column_ranges + 1) + r]: where range r starts within row k of B.
+// The first column of each range: a table of column_ranges + 1 splits ...
+struct split_table {
+  const index_t* splits;
+  __device__ index_t operator()(int r) const { return splits[r]; }
+};
+// ... or every segment_width columns.
+struct split_segments {
+  __device__ index_t operator()(int r) const { return static_cast<index_t>(r) * planner::segment_width; }
+};
+
+// pos[k * stride + r]: where range r (first column split(r)) starts within
+// row k of B, r = 0 .. stride - 1.
+template <typename Split>
 __global__ void range_positions_kernel(std::int64_t b_rows, const offset_t* __restrict__ b_off,
-                                       const index_t* __restrict__ b_col, const index_t* __restrict__ splits,
+                                       const index_t* __restrict__ b_col, int stride, Split split,
                                        int* __restrict__ pos) {
-  const std::int64_t items = b_rows * (column_ranges + 1);
+  const std::int64_t items = b_rows * stride;
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < items;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    const std::int64_t k = i / (column_ranges + 1);
-    const int r = static_cast<int>(i - k * (column_ranges + 1));
-    const index_t split = splits[r];
+    const std::int64_t k = i / stride;
+    const int r = static_cast<int>(i - k * stride);
+    const index_t first_column = split(r);
     offset_t lo = b_off[k];
     offset_t hi = b_off[k + 1];
     const offset_t start = lo;
     while (lo < hi) {  // first entry with column >= split
       const offset_t mid = lo + (hi - lo) / 2;
-      if (b_col[mid] < split) {
+      if (b_col[mid] < first_column) {
         lo = mid + 1;
       } else {
         hi = mid;

@@ -11,9 +11,11 @@
 //     products (symbolic pass) and by its exact nnz in C (numeric pass); each
 //     bin has its own kernel configuration: nothing to do, a scaled copy of
 //     one row of B, a shared-memory hash table of a power-of-two size handled
-//     by one warp (small tables) or one block (large tables), or a dense
-//     accumulator in global memory for the rows that overflow the largest
-//     shared table: symbolic_bin(), numeric_bin(), table_config().
+//     by one warp (small tables) or one block (large tables), dense
+//     shared-memory accumulators per segment of B's columns (rows dense in
+//     them: segment rows), or a dense accumulator in global memory for the
+//     rows that overflow the largest shared table: symbolic_bin(),
+//     numeric_bin(), table_config().
 #pragma once
 
 #include <cstddef>
@@ -47,6 +49,8 @@ inline constexpr int warp_max_table = 512;  // tables up to this size: one warp 
 struct limits {
   int symbolic_max_table = 32768;
   int numeric_max_table = 16384;
+  // Whether a block holds a segment accumulator (segment_shared_bytes).
+  bool segment_rows = false;
   // Hybrid plan: rows of A of 2 .. 128 entries with at most this output bound
   // go to the merge bins; 0 turns the merge bins off (algorithm::hash).
   std::int64_t merge_max_bound = 0;
@@ -115,6 +119,58 @@ SPGEMM_HOST_DEVICE inline int merge_rows_per_thread(int bin) {
   return k == 0 ? 1 : (k == 1 ? 2 : 4);
 }
 
+// Segment rows: rows of C dense enough in the columns of B (bound >= 1/64 of
+// them, and at least segment_min_bound) are computed per (row, segment of
+// segment_width columns of B) by one block with a dense accumulator in
+// shared memory: a bit per column, a value per column, and an owner per
+// column that orders the additions (segment_kernels.cuh). No hash probes, no
+// sort: a segment's entries come out in column order from its bitmap. A row
+// keeps this bin in the numeric pass (its symbolic pass counted per segment).
+// Ordering the additions: a round of a block's products (1024) first claims
+// its columns (the earliest product of each column wins and adds); the rest
+// follow in passes by entry of A where the round spans at most
+// segment_entry_passes entries, else in further claims.
+inline constexpr int segment_bin = 14;
+inline constexpr int segment_entry_passes = 32;
+inline constexpr int segment_width = 4096;
+inline constexpr int segment_block_threads = 256;
+inline constexpr std::int64_t max_segments = 256;  // B of up to 2^20 columns
+inline constexpr std::int64_t segment_min_bound = 1024;
+inline constexpr std::int64_t segment_density_inverse = 64;
+static_assert(segment_bin > first_table_bin + 11 && segment_bin < first_merge_bin,
+              "the segment bin lies between the dense and the merge bins");
+
+SPGEMM_HOST_DEVICE inline std::int64_t segments_of(std::int64_t b_cols) {
+  return (b_cols + segment_width - 1) / segment_width;
+}
+
+// A narrow B (fewer than 4 segment_min_bound columns) takes rows bound to a
+// quarter of its columns: its bitmap is short.
+SPGEMM_HOST_DEVICE inline bool is_segment_row(std::int64_t bound, std::int64_t b_cols, const limits& lim) {
+  const std::int64_t min_bound = b_cols / 4 < segment_min_bound ? b_cols / 4 : segment_min_bound;
+  return lim.segment_rows && bound >= min_bound && bound > 0 && bound * segment_density_inverse >= b_cols;
+}
+
+// The table of segment starts (segments + 1 ints per row of B) stays small
+// beside the operands: at most segment_table_bytes_per_entry bytes per entry
+// of A and B (else no row is a segment row).
+inline constexpr std::int64_t segment_table_bytes_per_entry = 16;
+inline bool segment_table_fits(std::int64_t b_rows, std::int64_t b_cols, std::int64_t nnz_a, std::int64_t nnz_b) {
+  const std::int64_t segments = segments_of(b_cols);
+  return segments <= max_segments &&
+         b_rows * (segments + 1) * 4 <= segment_table_bytes_per_entry * (nnz_a + nnz_b);
+}
+
+// Dynamic shared memory of the numeric segment kernel: values, claim tags
+// and bits of segment_width columns, plus the staging of A's entries.
+inline std::size_t segment_shared_bytes(std::size_t value_bytes) {
+  return static_cast<std::size_t>(segment_width) * (value_bytes + 4) + segment_width / 8 +
+         static_cast<std::size_t>(segment_block_threads) * (16 + value_bytes);
+}
+
+// Bins whose rows keep the method of their symbolic pass in the numeric pass.
+SPGEMM_HOST_DEVICE inline bool keeps_symbolic_bin(int bin) { return bin == segment_bin || is_merge_bin(bin); }
+
 // Table size of a table bin.
 SPGEMM_HOST_DEVICE inline int table_of_bin(int bin) { return smallest_table << (bin - first_table_bin); }
 
@@ -126,6 +182,7 @@ SPGEMM_HOST_DEVICE inline int symbolic_bin(std::int64_t a_row_length, std::int64
   if (a_row_length == 1) return bin_copy;
   const std::int64_t distinct = products < b_cols ? products : b_cols;
   if (a_row_length <= merge_max_length && distinct <= lim.merge_max_bound) return merge_bin_of_length(a_row_length);
+  if (is_segment_row(distinct, b_cols, lim)) return segment_bin;
   return table_bin_of(distinct, lim.symbolic_max_table);
 }
 
@@ -184,6 +241,7 @@ inline limits limits_for(std::size_t max_shared, std::size_t value_bytes) {
   while (l.numeric_max_table < 32768 &&
          config_for_table(2 * l.numeric_max_table, value_bytes).shared_bytes <= max_shared)
     l.numeric_max_table *= 2;
+  l.segment_rows = segment_shared_bytes(value_bytes) <= max_shared;
   return l;
 }
 
@@ -254,27 +312,14 @@ struct choice {
 // with short rows, and lost 2-5x to cuSPARSE where it splits.
 inline constexpr std::int64_t rmerge_max_row_length = 128;
 
-// ESC for the jobs RMerge would split, unless the product is very large or
-// it is large with light rows. ESC's time is close to 0.3 ms + 0.15-0.2 ns
-// per product (two sorts of each); the hash method's is set by its heaviest
-// rows. Measured on the H100 (docs/planner.md, ms, ESC vs hash): wiki-Vote
-// 0.86 vs 1.8, ca-CondMat 0.83 vs 1.4, rajat01 1.07 vs 1.8, mbeacxc 0.94 vs
-// 1.4 (all under 2e7 products), soc-Epinions1 6.8 vs 8.4 (526 products per
-// row), email-Enron 7.2 vs 10.0 (1,400), rmat:16:16 49 vs 59 (6,100;
-// 4e8 products); the hash method won on web-NotreDame 6.4 vs 13.7 (6.4e7
-// products, 198 per row), rmat:17:16 143 vs 164 and rmat:18:16 372 vs 444
-// (1.1e9 and 2.9e9 products). ESC's workspace is up to 36 bytes per product
-// of a slice (see esc.hpp), far above the hash method's on products that
-// compress much.
-inline constexpr std::int64_t esc_max_products = 500'000'000;
-inline constexpr std::int64_t esc_small_products = 20'000'000;
-inline constexpr double esc_min_mean_row_products = 400;
-
-inline bool prefers_esc(const job_stats& s) {
-  return s.products <= esc_max_products &&
-         (s.products <= esc_small_products || s.mean_row_products() >= esc_min_mean_row_products);
-}
-
+// ESC (expand-sort-compress) is not an automatic choice: since the hash
+// method has segment rows and one launch for its warp tables it is faster on
+// every measured matrix but rajat01 (H100, f64, ms, hash vs ESC):
+// email-Enron 3.9 vs 6.7, soc-Epinions1 4.5 vs 6.7, rmat:16:16 18.0 vs 49.2,
+// web-NotreDame 5.3 vs 13.6, ca-CondMat 0.75 vs 0.83, wiki-Vote 0.83 vs 0.80,
+// rajat01 1.49 vs 1.10; and its workspace (up to 36 bytes per product of a
+// slice) is 30-800 bytes per entry of C on the products that compress much,
+// against the 12 the planner allows itself.
 inline choice choose_method(const job_stats& s) {
   choice c;
   if (s.rows == 0 || s.products == 0) {
@@ -283,13 +328,10 @@ inline choice choose_method(const job_stats& s) {
   } else if (s.max_row_length <= rmerge_max_row_length) {
     c.algo = algorithm::rmerge;
     c.reason = "rows of A fit one merge pass";
-  } else if (prefers_esc(s)) {
-    c.algo = algorithm::esc;
-    c.reason = "long rows of A, moderate product: expand, sort, compress";
   } else {
     c.algo = algorithm::hash;
     c.hybrid = true;
-    c.reason = "long rows of A: hybrid, short rows merged, the rest hashed";
+    c.reason = "long rows of A: hash tables and segment rows per bin";
   }
   return c;
 }

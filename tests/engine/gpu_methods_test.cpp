@@ -154,6 +154,63 @@ TEST_P(GpuMethod, MergeBins) {
   unsetenv("SPGEMM_HYBRID_MERGE_MAX");
 }
 
+// B with the columns `hubs` added to every row: each of them is hit once per
+// entry of A's row (many claims of one column in a round of the segment rows).
+template <typename T>
+csr_matrix<T> with_hub_columns(const csr_matrix<T>& b, const std::vector<index_t>& hubs) {
+  csr_matrix<T> out;
+  out.rows = b.rows;
+  out.cols = b.cols;
+  for (std::int64_t r = 0; r < b.rows; ++r) {
+    std::vector<std::pair<index_t, T>> row;
+    for (offset_t e = b.row_offsets[r]; e < b.row_offsets[r + 1]; ++e) row.emplace_back(b.col_indices[e], b.values[e]);
+    for (const index_t h : hubs) row.emplace_back(h, static_cast<T>(0.5 + 0.001 * static_cast<double>(r % 97)));
+    std::sort(row.begin(), row.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+    row.erase(std::unique(row.begin(), row.end(), [](const auto& x, const auto& y) { return x.first == y.first; }),
+              row.end());
+    for (const auto& [c, v] : row) {
+      out.col_indices.push_back(c);
+      out.values.push_back(v);
+    }
+    out.row_offsets.push_back(static_cast<offset_t>(out.col_indices.size()));
+  }
+  return out;
+}
+
+// Rows dense in the columns of B (the hash method's segment rows, 4096
+// columns of B per segment): many segments and a partial last one, a row of
+// A holding every column, hub columns at the segment boundaries, rows of
+// every other kind beside them.
+TEST_P(GpuMethod, SegmentRows) {
+  both([&](auto tag) {
+    using T = decltype(tag);
+    const auto rmat = convert_values<T>(testing::with_random_values(generate("rmat:14:16"), 9));
+    expect_product(rmat, rmat, algo());
+    // Every round ordered by claims alone, then by passes per entry of A wherever possible.
+    for (const char* entry_passes : {"0", "1000000"}) {
+      SCOPED_TRACE(entry_passes);
+      setenv("SPGEMM_SEGMENT_ENTRY_PASSES", entry_passes, 1);
+      expect_product(rmat, rmat, algo());
+    }
+    unsetenv("SPGEMM_SEGMENT_ENTRY_PASSES");
+    // Long rows of B, hubs at the segment boundaries: rounds of few entries of A.
+    const auto a_long = testing::random_csr<T>(60, 2000, 300, 44);
+    const auto b_long = with_hub_columns(testing::random_csr<T>(2000, 30000, 3000, 45), {0, 4095, 4096, 8191, 8192, 29999});
+    expect_product(a_long, b_long, algo());
+    auto a = testing::random_csr_rows<T>(60, 20000, 41, [](std::int64_t r, std::mt19937_64& rng) {
+      if (r == 0) return std::int64_t{20000};  // every column
+      if (r % 5 == 1) return std::int64_t{1};
+      return std::uniform_int_distribution<std::int64_t>(0, 900)(rng);
+    });
+    const auto b = testing::random_csr<T>(20000, 20000, 16, 42);
+    expect_product(a, b, algo());
+    const auto hubs = with_hub_columns(b, {0, 31, 32, 4095, 4096, 8191, 8192, 16383, 16384, 19999});
+    expect_product(a, hubs, algo());
+    const auto wide = testing::random_csr<T>(20000, 100000, 40, 43);  // 25 segments
+    expect_product(a, wide, algo());
+  });
+}
+
 TEST_P(GpuMethod, Generators) {
   both([&](auto tag) {
     using T = decltype(tag);

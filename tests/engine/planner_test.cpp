@@ -21,6 +21,30 @@ TEST(Planner, SymbolicBins) {
   EXPECT_EQ(table_of_bin(symbolic_bin(3, 1000000, 300, lim)), 512);
 }
 
+TEST(Planner, SegmentRowsAreDenseInTheColumnsOfB) {
+  limits lim;
+  lim.segment_rows = true;
+  EXPECT_EQ(symbolic_bin(40, 1024, 65536, lim), segment_bin);        // bound 1/64 of the columns
+  EXPECT_NE(symbolic_bin(40, 1023, 65536, lim), segment_bin);        // too sparse
+  EXPECT_NE(symbolic_bin(40, 1000, 100000, lim), segment_bin);       // under segment_min_bound
+  EXPECT_EQ(symbolic_bin(40, 250, 1000, lim), segment_bin);          // narrow B: a quarter of its columns
+  EXPECT_NE(symbolic_bin(40, 249, 1000, lim), segment_bin);
+  EXPECT_EQ(symbolic_bin(40, 5000000, 4000, lim), segment_bin);      // bound capped by the columns
+  EXPECT_EQ(symbolic_bin(1, 5000, 4000, lim), bin_copy);             // one entry of A: a copy
+  EXPECT_EQ(segments_of(segment_width), 1);
+  EXPECT_EQ(segments_of(segment_width + 1), 2);
+  // The table of segment starts: segments + 1 ints per row of B, at most 16
+  // bytes per entry of A and B, and at most max_segments segments.
+  EXPECT_TRUE(segment_table_fits(1000, 4 * segment_width, 500, 750));     // 20000 bytes, 20000 allowed
+  EXPECT_FALSE(segment_table_fits(1000, 4 * segment_width, 500, 749));
+  EXPECT_FALSE(segment_table_fits(10, segment_width * (max_segments + 1), 1 << 20, 1 << 20));
+  EXPECT_TRUE(keeps_symbolic_bin(segment_bin));
+  lim.segment_rows = false;  // no room for the accumulator
+  EXPECT_NE(symbolic_bin(40, 1024, 65536, lim), segment_bin);
+  EXPECT_TRUE(limits_for(232448 - 1024, 8).segment_rows);
+  EXPECT_FALSE(limits_for(48 * 1024, 8).segment_rows);
+}
+
 TEST(Planner, NumericBinsKeepLoadAtMostFourFifths) {
   const limits lim;
   EXPECT_EQ(numeric_bin(4, 0, lim), bin_none);
@@ -77,19 +101,19 @@ job_stats stats(std::int64_t rows, std::int64_t nnz, std::int64_t max_len, std::
   return s;
 }
 
-TEST(Planner, ChoosesRmergeForStencilsEscForHeavyRowsAndHashForTheRest) {
+TEST(Planner, ChoosesRmergeForShortRowsAndHashForTheRest) {
   // poisson3d27:64: rows of 8..27, 729 products at most.
   EXPECT_EQ(choose_method(stats(262144, 6859000, 27, 179000000, 729)).algo, algorithm::rmerge);
   // poisson3d7:100.
   EXPECT_EQ(choose_method(stats(1000000, 6940000, 7, 48200000, 49)).algo, algorithm::rmerge);
   // rmat:16:16: skewed, long rows, 6,100 products per row.
-  EXPECT_EQ(choose_method(stats(65536, 960000, 9000, 401000000, 2000000)).algo, algorithm::esc);
+  EXPECT_EQ(choose_method(stats(65536, 960000, 9000, 401000000, 2000000)).algo, algorithm::hash);
   // email-Enron: short mean length, long tail, 1,400 products per row.
-  EXPECT_EQ(choose_method(stats(36692, 367662, 1383, 51500000, 600000)).algo, algorithm::esc);
+  EXPECT_EQ(choose_method(stats(36692, 367662, 1383, 51500000, 600000)).algo, algorithm::hash);
   // web-NotreDame: 200 products per row.
   EXPECT_EQ(choose_method(stats(325729, 1497134, 3445, 64500000, 500000)).algo, algorithm::hash);
   // wiki-Vote: long rows, a small product.
-  EXPECT_EQ(choose_method(stats(8297, 103689, 893, 4540000, 90000)).algo, algorithm::esc);
+  EXPECT_EQ(choose_method(stats(8297, 103689, 893, 4540000, 90000)).algo, algorithm::hash);
   // rmat:17:16 and rmat:18:16: very large products.
   EXPECT_EQ(choose_method(stats(131072, 1940000, 20000, 1090000000, 5000000)).algo, algorithm::hash);
   EXPECT_EQ(choose_method(stats(262144, 3941447, 40000, 2930000000, 9000000)).algo, algorithm::hash);

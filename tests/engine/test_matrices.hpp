@@ -33,8 +33,10 @@ csr_matrix<T> random_csr_rows(std::int64_t rows, std::int64_t cols, std::uint64_
       picked.assign(all.begin(), all.begin() + n);
     } else {
       std::uniform_int_distribution<index_t> column(0, static_cast<index_t>(cols - 1));
-      while (static_cast<std::int64_t>(picked.size()) < n) {
-        picked.push_back(column(rng));
+      while (static_cast<std::int64_t>(picked.size()) < n) {  // draw what is missing, drop repeats
+        for (std::int64_t missing = n - static_cast<std::int64_t>(picked.size()); missing > 0; --missing) {
+          picked.push_back(column(rng));
+        }
         std::sort(picked.begin(), picked.end());
         picked.erase(std::unique(picked.begin(), picked.end()), picked.end());
       }
