@@ -306,11 +306,20 @@ struct choice {
 };
 
 // Per-job rule (docs/planner.md): RMerge where every row of A is merged in
-// one pass (longest row <= W * R = 128: no split levels, no intermediates),
+// one pass (longest row <= W * R = 128: no split levels, no intermediates)
 // the hash method where RMerge would split rows (power-law graphs, R-MAT):
 // measured on the H100, RMerge beat the first hash version on every matrix
 // with short rows, and lost 2-5x to cuSPARSE where it splits.
 inline constexpr std::int64_t rmerge_max_row_length = 128;
+// ... and whose rows are regular: the longest at most this many times the
+// mean. A merge pass sizes its sub-warps by the longest row; on skewed short
+// rows the hash method's one-launch warp tables win (H100, ms, hash vs
+// RMerge): hep-th (longest 50, mean 3.8) 0.25 vs 0.29, p2p-Gnutella31 (78,
+// 2.4) 0.27 vs 0.34; RMerge keeps the stencils, FEM matrices and road
+// networks (cage11 0.54 vs 0.75, delaunay_n16 0.18 vs 0.40, ct2010 (53,
+// 5.0) 0.29 vs 0.42,
+// luxembourg_osm 0.10 vs 0.48).
+inline constexpr double rmerge_max_length_spread = 12;
 
 // ESC (expand-sort-compress) is not an automatic choice: since the hash
 // method has segment rows and one launch for its warp tables it is faster on
@@ -325,9 +334,10 @@ inline choice choose_method(const job_stats& s) {
   if (s.rows == 0 || s.products == 0) {
     c.algo = algorithm::hash;
     c.reason = "empty product";
-  } else if (s.max_row_length <= rmerge_max_row_length) {
+  } else if (s.max_row_length <= rmerge_max_row_length &&
+             static_cast<double>(s.max_row_length) <= rmerge_max_length_spread * s.mean_row_length()) {
     c.algo = algorithm::rmerge;
-    c.reason = "rows of A fit one merge pass";
+    c.reason = "regular rows of A that fit one merge pass";
   } else {
     c.algo = algorithm::hash;
     c.hybrid = true;

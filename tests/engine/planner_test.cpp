@@ -118,6 +118,10 @@ TEST(Planner, ChoosesRmergeForShortRowsAndHashForTheRest) {
   EXPECT_EQ(choose_method(stats(131072, 1940000, 20000, 1090000000, 5000000)).algo, algorithm::hash);
   EXPECT_EQ(choose_method(stats(262144, 3941447, 40000, 2930000000, 9000000)).algo, algorithm::hash);
   EXPECT_EQ(choose_method(job_stats{}).algo, algorithm::hash);
+  // hep-th: short but skewed rows (longest 50, mean 3.8).
+  EXPECT_EQ(choose_method(stats(8361, 31502, 50, 274000, 713)).algo, algorithm::hash);
+  // cage11: regular rows (longest 33, mean 14.3).
+  EXPECT_EQ(choose_method(stats(39082, 559722, 33, 8800000, 1089)).algo, algorithm::rmerge);
   // Hash jobs of long rows run the hybrid plan (merge bins for short rows); stencils and empty products do not.
   EXPECT_TRUE(choose_method(stats(325729, 1497134, 3445, 64500000, 500000)).hybrid);
   EXPECT_FALSE(choose_method(stats(262144, 6859000, 27, 179000000, 729)).hybrid);
