@@ -317,8 +317,7 @@ inline constexpr std::int64_t rmerge_max_row_length = 128;
 // RMerge): hep-th (longest 50, mean 3.8) 0.25 vs 0.29, p2p-Gnutella31 (78,
 // 2.4) 0.27 vs 0.34; RMerge keeps the stencils, FEM matrices and road
 // networks (cage11 0.54 vs 0.75, delaunay_n16 0.18 vs 0.40, ct2010 (53,
-// 5.0) 0.29 vs 0.42,
-// luxembourg_osm 0.10 vs 0.48).
+// 5.0) 0.29 vs 0.42, luxembourg_osm 0.10 vs 0.48).
 inline constexpr double rmerge_max_length_spread = 12;
 
 // ESC (expand-sort-compress) is not an automatic choice: since the hash
