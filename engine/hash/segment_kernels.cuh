@@ -27,7 +27,12 @@
 namespace spgemm::hash::kernels {
 
 constexpr int segment_words = planner::segment_width / 32;
-constexpr int segment_batch = 4;  // products per thread per round
+// Products per thread per round of the numeric pass: rounds of 256 products
+// span few entries of A, so few passes order them. Measured on the H100
+// (hash, ms, 1 / 2 / 4 / 8 per thread): rmat:18:16 145.6 / 153.3 / 170.3 /
+// 309.3, rmat:16:16 16.4 / 16.5 / 18.1 / 31.9, email-Enron 3.51 / 3.67 / 3.92
+// / 5.90, soc-Epinions1 4.12 / 4.03 / 4.43 / 6.24.
+constexpr int segment_batch = 1;
 static_assert(segment_words <= planner::segment_block_threads, "one bitmap word per thread at most");
 
 // The part of row k of B in segment s (pos: segments + 1 starts per row of B).
@@ -118,7 +123,7 @@ struct claim_state {
 };
 
 constexpr unsigned claim_epochs = 1u << 20;  // tags: epoch << 12 | (4095 - position)
-static_assert(planner::segment_block_threads * 4 <= 4096, "positions of a round fit 12 bits");
+static_assert(planner::segment_block_threads * segment_batch <= 4096, "positions of a round fit 12 bits");
 
 __device__ __forceinline__ unsigned claim_tag(unsigned epoch, int position) {
   return epoch << 12 | static_cast<unsigned>(4095 - position);

@@ -126,7 +126,7 @@ SPGEMM_HOST_DEVICE inline int merge_rows_per_thread(int bin) {
 // column that orders the additions (segment_kernels.cuh). No hash probes, no
 // sort: a segment's entries come out in column order from its bitmap. A row
 // keeps this bin in the numeric pass (its symbolic pass counted per segment).
-// Ordering the additions: a round of a block's products (1024) first claims
+// Ordering the additions: a round of a block's products (256) first claims
 // its columns (the earliest product of each column wins and adds); the rest
 // follow in passes by entry of A where the round spans at most
 // segment_entry_passes entries, else in further claims.
