@@ -8,6 +8,8 @@
 #include <iterator>
 #include <limits>
 
+#include "wire/populate.hpp"
+
 namespace spgemm::wire {
 
 namespace v1 = spgemm::v1;
@@ -136,12 +138,16 @@ grpc::Status chunk_assembler::check_header(const v1::MatrixHeader& h) {
 
 namespace {
 
-// Reserves room for n elements and asks for transparent huge pages over it
-// (Linux; a no-op elsewhere or where THP is off). A large matrix is written
-// into fresh memory once: with 4 KiB pages that is a page fault per 4 KiB,
-// which costs more than the copy itself.
+// Empties `v` and makes room for n elements: in its own memory where that is
+// large enough, else in fresh memory with transparent huge pages asked for
+// (Linux; a no-op elsewhere or where THP is off): with 4 KiB pages, writing
+// fresh memory costs a page fault per 4 KiB. Returns the fresh bytes (0 when
+// it kept its memory).
 template <typename T>
-void reserve_huge(std::vector<T>& v, std::size_t n) {
+std::size_t reserve_huge(std::vector<T>& v, std::size_t n) {
+  v.clear();
+  if (v.capacity() >= n) return 0;
+  v = std::vector<T>();  // the old memory goes before the new comes
   v.reserve(n);
 #ifdef MADV_HUGEPAGE
   constexpr std::uintptr_t huge = std::uintptr_t{2} << 20;
@@ -150,6 +156,7 @@ void reserve_huge(std::vector<T>& v, std::size_t n) {
   const std::uintptr_t last = (begin + v.capacity() * sizeof(T)) & ~(huge - 1);
   if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
 #endif
+  return v.capacity() * sizeof(T);
 }
 
 // Reads elements of T from raw little-endian bytes: lets vector::insert
@@ -202,16 +209,32 @@ void append_raw(std::vector<T>& dst, const char* src, std::size_t n) {
 
 }  // namespace
 
-chunk_assembler::chunk_assembler(const v1::MatrixHeader& h)
-    : header_(h), value_size_(value_size(h.value_type())) {
-  reserve_huge(row_offsets_, static_cast<std::size_t>(h.rows()) + 1);
-  row_offsets_.push_back(0);
-  reserve_huge(col_indices_, static_cast<std::size_t>(h.nnz()));
+std::size_t csr_arrays::capacity_bytes() const {
+  return row_offsets.capacity() * sizeof(int64_t) + col_indices.capacity() * sizeof(int32_t) +
+         values_f32.capacity() * sizeof(float) + values_f64.capacity() * sizeof(double);
+}
+
+chunk_assembler::chunk_assembler(const v1::MatrixHeader& h, bool check_columns, csr_arrays reuse)
+    : header_(h), value_size_(value_size(h.value_type())), check_columns_(check_columns), arrays_(std::move(reuse)) {
+  std::vector<std::pair<void*, std::size_t>> fresh;
+  std::size_t fresh_bytes = 0;
+  auto reserve = [&](auto& v, std::size_t n) {
+    if (const std::size_t bytes = reserve_huge(v, n); bytes > 0) {
+      fresh.emplace_back(v.data(), bytes);
+      fresh_bytes += bytes;
+    }
+  };
+  const auto nnz = static_cast<std::size_t>(h.nnz());
+  reserve(arrays_.row_offsets, static_cast<std::size_t>(h.rows()) + 1);
+  reserve(arrays_.col_indices, nnz);
   if (h.value_type() == v1::FLOAT32) {
-    reserve_huge(values_f32_, static_cast<std::size_t>(h.nnz()));
+    reserve(arrays_.values_f32, nnz);
   } else {
-    reserve_huge(values_f64_, static_cast<std::size_t>(h.nnz()));
+    reserve(arrays_.values_f64, nnz);
   }
+  arrays_.row_offsets.push_back(0);
+  constexpr std::size_t populate_from = 32 << 20;  // below, a thread costs about what it saves
+  if (fresh_bytes >= populate_from) populate_ = std::make_unique<background_populate>(std::move(fresh));
 }
 
 namespace {
@@ -304,9 +327,9 @@ grpc::Status chunk_assembler::add(const chunk_pieces& c) {
   }
   // Rebase onto what arrived before and check the offsets never decrease, in
   // one pass (the vector was reserved for every row).
-  const std::size_t old_rows = row_offsets_.size();
-  row_offsets_.resize(old_rows + n_offsets - 1);
-  int64_t* out = row_offsets_.data() + old_rows;
+  const std::size_t old_rows = arrays_.row_offsets.size();
+  arrays_.row_offsets.resize(old_rows + n_offsets - 1);
+  int64_t* out = arrays_.row_offsets.data() + old_rows;
   int64_t prev = 0;
   bool decreasing = false;
   for (std::size_t i = 1; i < n_offsets; ++i) {
@@ -317,7 +340,7 @@ grpc::Status chunk_assembler::add(const chunk_pieces& c) {
     out[i - 1] = nnz_received_ + v;
   }
   if (decreasing) {
-    row_offsets_.resize(old_rows);
+    arrays_.row_offsets.resize(old_rows);
     int64_t p = 0;
     std::size_t i = 1;
     for (; i < n_offsets; ++i) {
@@ -328,18 +351,68 @@ grpc::Status chunk_assembler::add(const chunk_pieces& c) {
     }
     return invalid(where() + "row_offsets decrease at row " + str(c.row_begin + static_cast<int64_t>(i) - 1));
   }
-  append_pieces(col_indices_, c.col_indices);
+  append_pieces(arrays_.col_indices, c.col_indices);
+  if (check_columns_) {
+    if (grpc::Status st = check_chunk_columns(c.row_begin, out - 1, c.row_count); !st.ok()) {
+      arrays_.row_offsets.resize(old_rows);
+      arrays_.col_indices.resize(static_cast<std::size_t>(nnz_received_));
+      return st;
+    }
+  }
   if (value_size_ == sizeof(float)) {
-    append_pieces(values_f32_, c.values);
+    append_pieces(arrays_.values_f32, c.values);
   } else {
-    append_pieces(values_f64_, c.values);
+    append_pieces(arrays_.values_f64, c.values);
   }
   rows_received_ += c.row_count;
   nnz_received_ += last;
   return grpc::Status::OK;
 }
 
-grpc::Status chunk_assembler::finish() const {
+grpc::Status chunk_assembler::check_chunk_columns(int64_t row_begin, const int64_t* offsets, int64_t rows) const {
+  // `offsets` are the matrix's: offsets[0] is where the chunk's entries begin.
+  const int64_t base = offsets[0];
+  const int64_t n = offsets[rows] - base;
+  if (n == 0) return grpc::Status::OK;
+  const int32_t* col = arrays_.col_indices.data() + base;
+  const auto cols = static_cast<uint32_t>(header_.cols());
+  // The common case in one branch-free pass: every column in range (a
+  // negative one reads as a large unsigned), and every step down from one
+  // entry to the next at the start of a row.
+  uint32_t max_col = static_cast<uint32_t>(col[0]);
+  int64_t steps_down = 0;
+  for (int64_t k = 1; k < n; ++k) {
+    max_col = std::max(max_col, static_cast<uint32_t>(col[k]));
+    steps_down += col[k] <= col[k - 1];
+  }
+  int64_t row_starts_down = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t k = offsets[r] - base;
+    row_starts_down += k > 0 && k < offsets[r + 1] - base && col[k] <= col[k - 1];
+  }
+  if (max_col < cols && steps_down == row_starts_down) return grpc::Status::OK;
+
+  // The first bad entry, for the message.
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t begin = offsets[r] - base, end = offsets[r + 1] - base;
+    for (int64_t k = begin; k < end; ++k) {
+      const int32_t c = col[k];
+      const bool outside = c < 0 || static_cast<uint32_t>(c) >= cols;
+      if (!outside && (k == begin || c > col[k - 1])) continue;
+      const std::string entry =
+          "not valid CSR: row " + str(row_begin + r) + ": column " + str(c) + " (entry " + str(base + k) + ") ";
+      if (outside) return invalid(entry + "is outside [0, " + str(header_.cols()) + ")");
+      return invalid(entry + (c == col[k - 1] ? "duplicates" : "comes after") + " column " + str(col[k - 1]) +
+                     " (columns within a row must be sorted and unique)");
+    }
+  }
+  return grpc::Status::OK;
+}
+
+chunk_assembler::~chunk_assembler() = default;
+
+grpc::Status chunk_assembler::finish() {
+  populate_.reset();
   if (rows_received_ != header_.rows()) {
     return invalid("upload ended after " + str(rows_received_) + " of " + str(header_.rows()) +
                    " rows: chunks are missing");

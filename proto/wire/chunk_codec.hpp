@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -57,44 +58,68 @@ struct chunk_pieces {
   std::vector<std::string_view> row_offsets, col_indices, values;
 };
 
+// The arrays a matrix is assembled into. Those of a finished matrix may be
+// handed to the next assembler: their memory is mapped and written already,
+// whereas writing fresh memory costs a page fault and a zeroed page per page,
+// more than the copy itself.
+struct csr_arrays {
+  std::vector<int64_t> row_offsets;
+  std::vector<int32_t> col_indices;
+  std::vector<float> values_f32;
+  std::vector<double> values_f64;
+
+  std::size_t capacity_bytes() const;
+};
+
+class background_populate;  // wire/populate.hpp
+
 // Assembles a matrix from a header and its chunks, checking order, sizes and
 // offsets; grpc::Status INVALID_ARGUMENT with an actionable message on any
-// problem. It does not check columns (range, order): that is the CSR
-// validator's job once the matrix is whole.
+// problem. With `check_columns`, each chunk's columns are checked as it
+// arrives (in range, sorted and unique within a row), so a matrix that
+// finishes is valid CSR without a pass over the whole of it; the message of
+// a bad column says "not valid CSR" and names the row, column and entry.
 class chunk_assembler {
  public:
   // Negative dimensions or nnz, an unknown value type, a 64-bit index type,
   // a shape the 32-bit column indices cannot address.
   static grpc::Status check_header(const spgemm::v1::MatrixHeader& h);
 
-  // Preallocates the arrays; call check_header first.
-  explicit chunk_assembler(const spgemm::v1::MatrixHeader& h);
+  // Preallocates the arrays, in `reuse` where its arrays are large enough;
+  // fresh arrays of 32 MiB and more are mapped ahead of the chunks on a
+  // thread of their own (background_populate). Call check_header first.
+  explicit chunk_assembler(const spgemm::v1::MatrixHeader& h, bool check_columns = false, csr_arrays reuse = {});
+  ~chunk_assembler();  // stops the mapping ahead before the arrays go
 
   grpc::Status add(const spgemm::v1::MatrixChunk& c);
   grpc::Status add(const chunk_pieces& c);
-  // OK once every row and every nonzero arrived.
-  grpc::Status finish() const;
+  // OK once every row and every nonzero arrived; then the arrays are
+  // complete (and no longer mapped ahead): take them.
+  grpc::Status finish();
 
   int64_t rows_received() const { return rows_received_; }
   int64_t nnz_received() const { return nnz_received_; }
 
-  std::vector<int64_t>& row_offsets() { return row_offsets_; }
-  std::vector<int32_t>& col_indices() { return col_indices_; }
+  std::vector<int64_t>& row_offsets() { return arrays_.row_offsets; }
+  std::vector<int32_t>& col_indices() { return arrays_.col_indices; }
   // The values, in the header's type (the other vector stays empty): take
   // them by move, no copy.
-  std::vector<float>& values_f32() { return values_f32_; }
-  std::vector<double>& values_f64() { return values_f64_; }
+  std::vector<float>& values_f32() { return arrays_.values_f32; }
+  std::vector<double>& values_f64() { return arrays_.values_f64; }
   const spgemm::v1::MatrixHeader& header() const { return header_; }
 
  private:
+  // The columns of the chunk just appended: OK, or the first bad one.
+  // `offsets` are the matrix's, rows + 1 of them from row row_begin.
+  grpc::Status check_chunk_columns(int64_t row_begin, const int64_t* offsets, int64_t rows) const;
+
   spgemm::v1::MatrixHeader header_;
   std::size_t value_size_ = 0;
+  bool check_columns_ = false;
   int64_t rows_received_ = 0;
   int64_t nnz_received_ = 0;
-  std::vector<int64_t> row_offsets_;
-  std::vector<int32_t> col_indices_;
-  std::vector<float> values_f32_;
-  std::vector<double> values_f64_;
+  csr_arrays arrays_;
+  std::unique_ptr<background_populate> populate_;  // of arrays_; goes first
   std::string offsets_scratch_;  // row offsets that arrived in several pieces
 };
 

@@ -125,7 +125,7 @@ bool matrix_cache::make_room(int device, std::size_t bytes) {
   return d.used() + bytes <= d.budget;
 }
 
-entry_info matrix_cache::insert_host(const std::string& tenant, spgemm::any_csr m, const std::string& name,
+entry_info matrix_cache::insert_host(const std::string& tenant, spgemm::any_csr& m, const std::string& name,
                                      int64_t ttl_seconds) {
   auto e = std::make_shared<cache_entry>();
   e->tenant = tenant;

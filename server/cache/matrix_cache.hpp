@@ -133,10 +133,10 @@ class matrix_cache {
   // A new handle: "m-" and 32 hex digits from a CSPRNG.
   static std::string new_handle();
 
-  // Adds an uploaded matrix: onto the device with the most room (spilling
-  // cold entries), else into host memory. Throws spgemm::error(does_not_fit)
-  // where neither has room.
-  entry_info insert_host(const std::string& tenant, spgemm::any_csr m, const std::string& name, int64_t ttl_seconds);
+  // Adds an uploaded matrix: a copy onto the device with the most room
+  // (spilling cold entries), else `m` itself (moved from) into host memory.
+  // Throws spgemm::error(does_not_fit) where neither has room.
+  entry_info insert_host(const std::string& tenant, spgemm::any_csr& m, const std::string& name, int64_t ttl_seconds);
   // Adds a result stored on `res.device()`; its bytes move from the
   // reservation (which shrinks by them) to the cache.
   entry_info insert_stored(const std::string& tenant, reservation& res,

@@ -10,7 +10,6 @@
 #include "rpc/status_map.hpp"
 #include "spgemm/errors.hpp"
 #include "spgemm/multiply.hpp"
-#include "spgemm/validate.hpp"
 #include "wire/chunk_codec.hpp"
 #include "wire/chunk_frame.hpp"
 
@@ -378,6 +377,23 @@ class result_writer final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   std::string final_message_;
 };
 
+// The arrays of `m`, for the next upload to be assembled into.
+wire::csr_arrays arrays_of(spgemm::any_csr&& m) {
+  wire::csr_arrays a;
+  std::visit(
+      [&](auto& c) {
+        a.row_offsets = std::move(c.row_offsets);
+        a.col_indices = std::move(c.col_indices);
+        if constexpr (std::is_same_v<typename std::decay_t<decltype(c)>::value, float>) {
+          a.values_f32 = std::move(c.values);
+        } else {
+          a.values_f64 = std::move(c.values);
+        }
+      },
+      m);
+  return a;
+}
+
 template <typename T>
 spgemm::csr_matrix<T> assemble(wire::chunk_assembler& a) {
   spgemm::csr_matrix<T> m;
@@ -429,8 +445,8 @@ class upload_reactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
                        seconds_since(created_));
     log_event(code_ == grpc::StatusCode::OK ? "info" : "warn", "upload",
               {{"code", code_name(code_)}, {"handle", handle_}, {"bytes_in", bytes_in_},
-               {"total_ms", seconds_since(created_) * 1e3}, {"receive_ms", receive_ms_},
-               {"validate_ms", validate_ms_}, {"store_ms", store_ms_}, {"message", message_}});
+               {"total_ms", seconds_since(created_) * 1e3}, {"receive_ms", receive_ms_}, {"store_ms", store_ms_},
+               {"message", message_}});
     delete this;
   }
 
@@ -460,7 +476,7 @@ class upload_reactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
                   std::to_string(info.bytes()) + " bytes; the largest device budget is " + std::to_string(budget) +
                   " bytes, so it can never be used here"};
     }
-    assembler_.emplace(h);
+    assembler_.emplace(h, /*check_columns=*/true, s_.upload_arrays.take(h.rows(), h.nnz(), h.value_type()));
     return grpc::Status::OK;
   }
 
@@ -478,6 +494,7 @@ class upload_reactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
       return;
     }
     try {
+      // The assembler checked every chunk's columns as it came: the matrix is valid CSR.
       const steady::time_point received = steady::now();
       receive_ms_ = seconds_since(created_) * 1e3;
       const v1::MatrixHeader h = assembler_->header();
@@ -488,16 +505,9 @@ class upload_reactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
         m = assemble<double>(*assembler_);
       }
       assembler_.reset();
-      const std::string problem =
-          std::visit([](const auto& c) { return spgemm::find_csr_problem(c); }, m);
-      const steady::time_point validated = steady::now();
-      validate_ms_ = std::chrono::duration<double, std::milli>(validated - received).count();
-      if (!problem.empty()) {
-        finish({grpc::StatusCode::INVALID_ARGUMENT, "the uploaded matrix is not valid CSR: " + problem});
-        return;
-      }
-      entry_info e = s_.cache.insert_host(tenant_of(ctx_), std::move(m), h.name(), h.ttl_seconds());
-      store_ms_ = seconds_since(validated) * 1e3;
+      entry_info e = s_.cache.insert_host(tenant_of(ctx_), m, h.name(), h.ttl_seconds());
+      store_ms_ = seconds_since(received) * 1e3;
+      s_.upload_arrays.give(arrays_of(std::move(m)));  // empty where the host copy took them
       v1::MatrixInfo info;
       to_proto(e, &info);
       handle_ = info.handle();
@@ -527,17 +537,24 @@ class upload_reactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
   std::optional<wire::chunk_assembler> assembler_;
   int64_t bytes_in_ = 0;
   steady::time_point created_ = steady::now();
-  double receive_ms_ = 0, validate_ms_ = 0, store_ms_ = 0;  // phases of a complete upload (log)
+  double receive_ms_ = 0, store_ms_ = 0;  // phases of a complete upload (log)
   grpc::StatusCode code_ = grpc::StatusCode::OK;
   std::string message_;
 };
 
 // Multiplies two operands: inputs (resident) or the job's intermediates. The
-// estimate of a product of two inputs is memoized in `memo`.
+// estimate of a product of two inputs is memoized in `memo`, with how long
+// it ran (the step's expected_seconds when it comes again).
 job_step multiply_step(estimate_memo& memo, int left, int right, spgemm::multiply_options options,
                        bool left_is_temp = false, bool right_is_temp = false) {
   auto operand = [](job& j, int index, bool temp) -> const spgemm::stored_matrix& {
     return temp ? *j.temps[static_cast<std::size_t>(index)] : *j.resident[static_cast<std::size_t>(index)];
+  };
+  const bool memoized = !left_is_temp && !right_is_temp;
+  auto key = [=](const job& j) {
+    const cache_entry& a = *j.inputs[static_cast<std::size_t>(left)];
+    return estimate_memo::key(a.tenant, a.handle, j.inputs[static_cast<std::size_t>(right)]->handle, j.device,
+                              options);
   };
   job_step step;
   step.what = "multiply";
@@ -545,22 +562,28 @@ job_step multiply_step(estimate_memo& memo, int left, int right, spgemm::multipl
     auto estimate = [&] {
       return b.estimate_multiply(operand(j, left, left_is_temp), operand(j, right, right_is_temp), options);
     };
-    if (left_is_temp || right_is_temp) return estimate();
-    const cache_entry& a = *j.inputs[static_cast<std::size_t>(left)];
-    const std::string key =
-        estimate_memo::key(a.tenant, a.handle, j.inputs[static_cast<std::size_t>(right)]->handle, j.device, options);
-    if (auto known = memo.find(key)) return *known;
+    if (!memoized) return estimate();
+    const std::string k = key(j);
+    if (auto known = memo.find(k)) return known->estimate;
     spgemm::memory_estimate e = estimate();
-    memo.put(key, e);
+    memo.put(k, e);
     return e;
   };
-  step.run = [=](job& j, spgemm::backend& b) {
+  step.run = [=, &memo](job& j, spgemm::backend& b) {
+    const steady::time_point started = steady::now();
     auto c = b.multiply(operand(j, left, left_is_temp), operand(j, right, right_is_temp), options, j.cancel);
+    if (memoized) memo.note_run(key(j), seconds_since(started));
     std::size_t held = 0;
     for (const auto& t : j.temps) held += t->info().bytes();
     j.temps.push_back(std::move(c));
     return held + j.temps.back()->info().bytes();
   };
+  if (memoized) {
+    step.expected_seconds = [=, &memo](const job& j) {
+      const auto known = memo.find(key(j));
+      return known ? known->run_seconds : -1.0;
+    };
+  }
   return step;
 }
 

@@ -11,6 +11,7 @@
 #include "cache/matrix_cache.hpp"
 #include "ops/config.hpp"
 #include "ops/metrics.hpp"
+#include "rpc/spare_arrays.hpp"
 #include "scheduler/estimate_memo.hpp"
 #include "scheduler/scheduler.hpp"
 #include "spgemm/v1/spgemm.grpc.pb.h"
@@ -26,9 +27,11 @@ struct service_state {
   steady::time_point started = steady::now();
   std::atomic<bool> shutting_down{false};
   estimate_memo estimates{4096};  // of products of stored matrices
+  spare_arrays upload_arrays;     // of finished uploads, for the next ones
 
   service_state(matrix_cache& c, scheduler& s, metrics_registry& m, const config& cf, std::string v)
-      : cache(c), sched(s), metrics(m), cfg(cf), version(std::move(v)) {}
+      : cache(c), sched(s), metrics(m), cfg(cf), version(std::move(v)),
+        upload_arrays(static_cast<std::size_t>(cf.upload_spare_bytes)) {}
 };
 
 // Declares the service's metrics and installs the scrape-time gauges.

@@ -18,7 +18,7 @@ std::string estimate_memo::key(const std::string& tenant, const std::string& a, 
   return k;
 }
 
-std::optional<spgemm::memory_estimate> estimate_memo::find(const std::string& key) {
+std::optional<estimate_memo::known> estimate_memo::find(const std::string& key) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = index_.find(key);
   if (it == index_.end()) return std::nullopt;
@@ -29,16 +29,21 @@ std::optional<spgemm::memory_estimate> estimate_memo::find(const std::string& ke
 void estimate_memo::put(const std::string& key, const spgemm::memory_estimate& e) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (auto it = index_.find(key); it != index_.end()) {
-    it->second->second = e;
+    it->second->second = {e};
     lru_.splice(lru_.begin(), lru_, it->second);
     return;
   }
-  lru_.emplace_front(key, e);
+  lru_.emplace_front(key, known{e});
   index_[key] = lru_.begin();
   if (lru_.size() > capacity_) {
     index_.erase(lru_.back().first);
     lru_.pop_back();
   }
+}
+
+void estimate_memo::note_run(const std::string& key, double seconds) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (auto it = index_.find(key); it != index_.end()) it->second->second.run_seconds = seconds;
 }
 
 }  // namespace spgemmd

@@ -6,7 +6,9 @@
 // stored matrices on the same device with the same options has the estimate
 // it had before, and a repeated product skips the sizing pass: on a GPU,
 // kernels over both operands and a synchronisation, a good part of a small
-// product's round trip. Bounded; the least recently used entry goes first.
+// product's round trip. It also remembers how long the product ran last
+// time, so the scheduler can tell a quick product before it runs. Bounded;
+// the least recently used entry goes first.
 #pragma once
 
 #include <cstddef>
@@ -29,11 +31,18 @@ class estimate_memo {
   static std::string key(const std::string& tenant, const std::string& a, const std::string& b, int device,
                          const spgemm::multiply_options& options);
 
-  std::optional<spgemm::memory_estimate> find(const std::string& key);
+  struct known {
+    spgemm::memory_estimate estimate;
+    double run_seconds = -1;  // how long the product ran last; -1: not yet known
+  };
+
+  std::optional<known> find(const std::string& key);
   void put(const std::string& key, const spgemm::memory_estimate& e);
+  // Notes how long the product of `key` ran (nothing where the key is gone).
+  void note_run(const std::string& key, double seconds);
 
  private:
-  using entry = std::pair<std::string, spgemm::memory_estimate>;
+  using entry = std::pair<std::string, known>;
   std::size_t capacity_;
   std::mutex mutex_;
   std::list<entry> lru_;  // most recently used first

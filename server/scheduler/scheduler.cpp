@@ -44,19 +44,27 @@ void scheduler::enqueue_locked(std::shared_ptr<job> j) {
 }
 
 grpc::Status scheduler::submit(std::shared_ptr<job> j) {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (stopping_) return {grpc::StatusCode::UNAVAILABLE, "the server is shutting down"};
-    if (static_cast<int>(queue_.size()) >= max_queue_) {
-      return {grpc::StatusCode::RESOURCE_EXHAUSTED,
-              "the job queue is full (" + std::to_string(queue_.size()) + " jobs waiting); retry later"};
-    }
-    j->seq = next_seq_++;
-    enqueue_locked(std::move(j));
+  const bool quick_step = quick(*j);  // asks the cache: before the lock
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (stopping_) return {grpc::StatusCode::UNAVAILABLE, "the server is shutting down"};
+  if (static_cast<int>(queue_.size()) >= max_queue_) {
+    return {grpc::StatusCode::RESOURCE_EXHAUSTED,
+            "the job queue is full (" + std::to_string(queue_.size()) + " jobs waiting); retry later"};
   }
-  // An idle worker admits and runs it; when every worker is busy, the one
-  // that finishes first looks at the queue.
-  work_cv_.notify_one();
+  j->seq = next_seq_++;
+  const bool alone = queue_.empty() && !dispatching_;
+  enqueue_locked(j);
+  if (alone && quick_step) {
+    // Nothing waits ahead and the step is quick: admit and run it here, as
+    // an idle worker would (waking one would cost a good part of the step).
+    std::shared_ptr<job> admitted = admit_pass(lock, /*take=*/true);
+    if (admitted) run_job(lock, std::move(admitted));
+  }
+  // An idle worker admits and runs what waits; when every worker is busy,
+  // the one that finishes first looks at the queue.
+  const bool work = !queue_.empty();
+  lock.unlock();
+  if (work) work_cv_.notify_one();
   return grpc::Status::OK;
 }
 
@@ -82,19 +90,30 @@ scheduler_stats scheduler::stats() {
   return s;
 }
 
+void scheduler::place(job& j) {
+  if (j.device >= 0) return;
+  std::vector<cache_entry*> entries;
+  for (auto& p : j.inputs) entries.push_back(&*p);
+  int d = cache_.preferred_device(entries);
+  if (d < 0) d = cache_.roomiest_device();
+  j.device = d;
+  j.res = reservation(&cache_, d);
+}
+
+bool scheduler::quick(job& j) {
+  const job_step& step = j.steps[j.next_step];
+  if (!step.expected_seconds) return false;
+  place(j);
+  const double seconds = step.expected_seconds(j);
+  return seconds >= 0 && seconds < quick_seconds;
+}
+
 scheduler::outcome scheduler::try_admit(const std::shared_ptr<job>& j, grpc::Status* status) {
   if (j->cancel.cancelled()) {
     *status = {grpc::StatusCode::CANCELLED, "the call was cancelled while the job was queued"};
     return outcome::finished;
   }
-  if (j->device < 0) {
-    std::vector<cache_entry*> entries;
-    for (auto& p : j->inputs) entries.push_back(&*p);
-    int d = cache_.preferred_device(entries);
-    if (d < 0) d = cache_.roomiest_device();
-    j->device = d;
-    j->res = reservation(&cache_, d);
-  }
+  place(*j);
   const int d = j->device;
   const std::size_t budget = cache_.budget(d);
   const std::size_t input_bytes = unique_input_bytes(*j);

@@ -44,6 +44,9 @@ struct job_step {
   std::function<spgemm::memory_estimate(job&, spgemm::backend&)> estimate;
   // Runs the step; returns the bytes the job holds on the device afterwards.
   std::function<std::size_t(job&, spgemm::backend&)> run;
+  // Optional: how long the same step ran before on the job's device, where
+  // that is known (-1 where not).
+  std::function<double(const job&)> expected_seconds;
 };
 
 struct job {
@@ -84,10 +87,18 @@ struct scheduler_stats {
 
 class scheduler {
  public:
+  // A step expected to take less than this runs on the thread that submits
+  // it (when nothing waits): holding one of gRPC's threads that long costs
+  // less than the hand-off to a worker saves on a product's round trip.
+  static constexpr double quick_seconds = 3e-3;
+
   scheduler(matrix_cache& cache, int max_queue, int workers_per_device);
   ~scheduler();
 
-  // Queues a job; RESOURCE_EXHAUSTED when the queue is full, UNAVAILABLE when stopped.
+  // Queues a job; RESOURCE_EXHAUSTED when the queue is full, UNAVAILABLE when
+  // stopped. A quick job (its step ran in under quick_seconds before) that
+  // nothing waits ahead of is admitted and run by the caller: no hand-off to
+  // a worker thread. Its `done` may then run before submit returns.
   grpc::Status submit(std::shared_ptr<job> j);
   // Wakes the dispatcher (memory was freed, a job was cancelled).
   void poke();
@@ -107,6 +118,12 @@ class scheduler {
   // One admission attempt for the head job. Lock not held.
   enum class outcome { admitted, wait, finished };
   outcome try_admit(const std::shared_ptr<job>& j, grpc::Status* status);
+  // Chooses the job's device, once: where most of its input bytes are, else
+  // the roomiest. Lock not held.
+  void place(job& j);
+  // Whether the job's next step is known to take under quick_seconds on its
+  // device (placing it). Lock not held.
+  bool quick(job& j);
   void finish(const std::shared_ptr<job>& j, grpc::Status status);
   void enqueue_locked(std::shared_ptr<job> j);
   void release_resident(job& j);

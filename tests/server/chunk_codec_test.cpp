@@ -163,3 +163,109 @@ TEST(chunk_codec, stream_problems) {
     EXPECT_EQ(a.add(chunks[0]).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   }
 }
+
+namespace {
+
+// Adds `m`'s chunks to an assembler that checks columns; the first error, or OK.
+grpc::Status add_checked(const host_csr& m, std::size_t chunk_bytes) {
+  chunk_assembler a(spgemm::wire::header_of(m.view()), /*check_columns=*/true);
+  for (const auto& c : encode(m, chunk_bytes)) {
+    if (grpc::Status s = a.add(c); !s.ok()) return s;
+  }
+  return a.finish();
+}
+
+}  // namespace
+
+TEST(chunk_codec, column_checks) {
+  // Valid matrices pass, in one chunk or many, with empty rows between full ones.
+  for (std::size_t chunk_bytes : {std::size_t{256}, std::size_t{1} << 20}) {
+    EXPECT_TRUE(add_checked(random_csr(300, 200, 30, 11), chunk_bytes).ok());
+    EXPECT_TRUE(add_checked(random_csr(300, 200, 1, 12), chunk_bytes).ok());
+  }
+  // Rows of three columns (every seventh row empty); one entry made bad.
+  host_csr m;
+  m.rows = 300;
+  m.cols = 200;
+  for (int32_t r = 0; r < 300; ++r) {
+    if (r % 7 != 0) {
+      for (int32_t c : {r % 100, r % 100 + 1, r % 100 + 50}) {
+        m.cols_idx.push_back(c);
+        m.values.push_back(1.0);
+      }
+    }
+    m.offsets.push_back(static_cast<int64_t>(m.cols_idx.size()));
+  }
+  struct bad_case {
+    int64_t row;
+    int32_t column;       // written at the row's second entry
+    std::string message;  // what follows "(entry k) "
+  };
+  for (const bad_case& b : {bad_case{8, 200, "is outside [0, 200)"}, bad_case{150, -3, "is outside [0, 200)"},
+                            bad_case{299, 99, "duplicates column 99"}, bad_case{299, 0, "comes after column 99"}}) {
+    for (std::size_t chunk_bytes : {std::size_t{256}, std::size_t{1} << 20}) {
+      host_csr bad = m;
+      const auto k = static_cast<std::size_t>(bad.offsets[static_cast<std::size_t>(b.row)]) + 1;
+      bad.cols_idx[k] = b.column;
+      const grpc::Status s = add_checked(bad, chunk_bytes);
+      EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+      const std::string expected = "not valid CSR: row " + std::to_string(b.row) + ": column " +
+                                   std::to_string(b.column) + " (entry " + std::to_string(k) + ") " + b.message;
+      EXPECT_NE(s.error_message().find(expected), std::string::npos) << s.error_message();
+    }
+  }
+  // Without the check, the assembler takes the same columns.
+  host_csr bad = m;
+  bad.cols_idx[1] = -1;
+  chunk_assembler unchecked(spgemm::wire::header_of(bad.view()));
+  for (const auto& c : encode(bad, 1 << 20)) EXPECT_TRUE(unchecked.add(c).ok());
+}
+
+TEST(chunk_codec, reuses_arrays_large_enough) {
+  const host_csr m = random_csr(400, 300, 20, 21);
+  const auto h = spgemm::wire::header_of(m.view());
+  spgemm::wire::csr_arrays spare;
+  spare.row_offsets.reserve(m.offsets.size() + 10);
+  spare.col_indices.reserve(m.cols_idx.size());
+  spare.values_f64.reserve(m.values.size());
+  spare.row_offsets.push_back(42);  // whatever they held goes
+  const int64_t* offsets = spare.row_offsets.data();
+  const int32_t* cols = spare.col_indices.data();
+  const double* values = spare.values_f64.data();
+  chunk_assembler a(h, true, std::move(spare));
+  for (const auto& c : encode(m, 1024)) ASSERT_TRUE(a.add(c).ok());
+  ASSERT_TRUE(a.finish().ok());
+  EXPECT_EQ(a.row_offsets(), m.offsets);
+  EXPECT_EQ(a.col_indices(), m.cols_idx);
+  EXPECT_EQ(a.values_f64(), m.values);
+  EXPECT_EQ(a.row_offsets().data(), offsets);
+  EXPECT_EQ(a.col_indices().data(), cols);
+  EXPECT_EQ(a.values_f64().data(), values);
+
+  spgemm::wire::csr_arrays small;
+  small.col_indices.reserve(m.cols_idx.size() / 2);
+  chunk_assembler b(h, true, std::move(small));  // too small: fresh memory
+  for (const auto& c : encode(m, 1024)) ASSERT_TRUE(b.add(c).ok());
+  ASSERT_TRUE(b.finish().ok());
+  EXPECT_EQ(b.col_indices(), m.cols_idx);
+}
+
+TEST(chunk_codec, large_matrix_mapped_ahead) {
+  // Over 32 MiB of fresh arrays: mapped ahead on a thread of their own while the chunks come.
+  host_csr m;
+  m.rows = 1 << 16;
+  m.cols = 64;
+  for (int64_t r = 0; r < m.rows; ++r) {
+    for (int32_t c = 0; c < 64; ++c) {
+      m.cols_idx.push_back(c);
+      m.values.push_back(static_cast<double>(r + c));
+    }
+    m.offsets.push_back(static_cast<int64_t>(m.cols_idx.size()));
+  }
+  chunk_assembler a(spgemm::wire::header_of(m.view()), true);
+  for (const auto& c : encode(m, spgemm::wire::default_chunk_bytes)) ASSERT_TRUE(a.add(c).ok());
+  ASSERT_TRUE(a.finish().ok());
+  EXPECT_EQ(a.row_offsets(), m.offsets);
+  EXPECT_EQ(a.col_indices(), m.cols_idx);
+  EXPECT_EQ(a.values_f64(), m.values);
+}

@@ -45,8 +45,20 @@ TEST(estimate_memo, keeps_the_most_recently_used) {
   memo.put("z", estimate(3));   // y goes
   EXPECT_FALSE(memo.find("y"));
   ASSERT_TRUE(memo.find("x"));
-  EXPECT_EQ(memo.find("x")->output_bytes, 1u);
-  EXPECT_EQ(memo.find("z")->method, "m3");
+  EXPECT_EQ(memo.find("x")->estimate.output_bytes, 1u);
+  EXPECT_EQ(memo.find("z")->estimate.method, "m3");
   memo.put("z", estimate(4));
-  EXPECT_EQ(memo.find("z")->output_bytes, 4u);
+  EXPECT_EQ(memo.find("z")->estimate.output_bytes, 4u);
+}
+
+TEST(estimate_memo, remembers_run_times) {
+  estimate_memo memo(1);
+  memo.put("x", estimate(1));
+  EXPECT_LT(memo.find("x")->run_seconds, 0);  // not yet run
+  memo.note_run("x", 0.25);
+  EXPECT_EQ(memo.find("x")->run_seconds, 0.25);
+  memo.put("x", estimate(2));  // a new estimate: its time is not known
+  EXPECT_LT(memo.find("x")->run_seconds, 0);
+  memo.note_run("y", 1.0);  // unknown key: nothing
+  EXPECT_FALSE(memo.find("y"));
 }

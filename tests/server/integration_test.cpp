@@ -559,7 +559,7 @@ TEST_F(service_test, bad_input_gets_its_status) {
   expect_upload({header, chunks[1]}, grpc::StatusCode::INVALID_ARGUMENT, "out of order");
   expect_upload({header, chunks[0], chunks[1]}, grpc::StatusCode::INVALID_ARGUMENT, "missing");
   expect_upload({header, header}, grpc::StatusCode::INVALID_ARGUMENT, "MatrixHeader");
-  {  // malformed CSR: unsorted columns in row 0 -> the validator's reason
+  {  // malformed CSR: unsorted columns in row 0 -> the chunk check names it
     csr bad = a;
     std::swap(bad.col_indices[0], bad.col_indices[1]);
     v1::MatrixInfo info;

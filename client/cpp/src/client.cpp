@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <future>
 #include <sstream>
 #include <utility>
 
@@ -222,6 +223,30 @@ v1::ProductOutput output_of(const product_options& o, bool keep) {
   return out;
 }
 
+// The owner of an upload's chunk slices that reference the caller's arrays
+// (wire::encode_chunk): gRPC holds a reference while it may still read them.
+// Destroying it waits until the last reference is gone, so upload() never
+// returns while gRPC could read arrays the caller may free. Normally they are
+// all gone once the call has finished.
+class borrowed_arrays {
+ public:
+  borrowed_arrays()
+      : released_(promise_.get_future()),
+        owner_(&promise_, [](std::promise<void>* p) { p->set_value(); }) {}
+  borrowed_arrays(const borrowed_arrays&) = delete;
+  borrowed_arrays& operator=(const borrowed_arrays&) = delete;
+  ~borrowed_arrays() {
+    owner_.reset();
+    released_.wait();
+  }
+  const std::shared_ptr<const void>& owner() const { return owner_; }
+
+ private:
+  std::promise<void> promise_;
+  std::future<void> released_;
+  std::shared_ptr<const void> owner_;
+};
+
 }  // namespace
 
 // ---------------------------------------------------------------- matrix_ref
@@ -334,6 +359,9 @@ bool Client::connected() const {
 
 RemoteMatrix Client::upload(const matrix_ref& m, const upload_options& options) {
   spgemm::wire::csr_view view{m.rows, m.cols, m.nnz, m.row_offsets, m.col_indices, m.values, m.value_type};
+  // Declared first, so destroyed last: waits until gRPC let go of the
+  // caller's arrays, after the call is gone.
+  borrowed_arrays arrays;
   auto ctx = channel_->context();
   v1::MatrixInfo info;
   std::unique_ptr<grpc::ClientWriter<grpc::ByteBuffer>> writer(
@@ -351,9 +379,8 @@ RemoteMatrix Client::upload(const matrix_ref& m, const upload_options& options) 
   if (ok) {
     const std::size_t chunk_bytes = options.chunk_bytes ? options.chunk_bytes : spgemm::wire::default_chunk_bytes;
     for (const auto& [begin, end] : spgemm::wire::plan_row_blocks(view, chunk_bytes)) {
-      // Copied once, into the buffer gRPC sends (the caller's arrays may go
-      // as soon as this call returns).
-      message = spgemm::wire::encode_chunk(view, begin, end, begin);
+      // Columns and values go from the caller's arrays to the socket.
+      message = spgemm::wire::encode_chunk(view, begin, end, begin, arrays.owner());
       p.bytes += static_cast<std::int64_t>(message.Length());
       if (!writer->Write(message)) {
         ok = false;
