@@ -4,7 +4,7 @@
 # carried by the device tool): bin/, lib/ (the shared libraries ldd lists beyond glibc,
 # libstdc++, libgcc_s and the CUDA libraries the host has) and matrices/.
 #
-#   [DEST=dir] [BUILD=dir] bench/package_device.sh [--service]   --service adds spgemmd, the CLI and the service tests
+#   [DEST=dir] [BUILD=dir] bench/package_device.sh [--service]   --service: spgemmd, the CLI, the service tests and bench instead
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dest=${DEST:-.device}
@@ -14,15 +14,22 @@ service=OFF
 build=${BUILD:-build-device}  # BUILD: one build folder per concurrent packager
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSPGEMM_WITH_CUDA=ON \
   -DCMAKE_CUDA_ARCHITECTURES=90 -DSPGEMM_WITH_SERVICE="$service" >/dev/null
-targets=(spgemm_bench spgemm_gpu_tests spgemm_engine_tests)
-[ "$service" = ON ] && targets+=(spgemmd spgemm_cli spgemm_service_bench spgemmd_integration_test spgemm_client_tests)
+# --service: the service's binaries only (stripped), so that with the
+# matrices and libraries they travel under the device tool's 64 MiB.
+if [ "$service" = ON ]; then
+  targets=(spgemmd spgemm_cli spgemm_service_bench spgemmd_integration_test spgemm_client_tests)
+else
+  targets=(spgemm_bench spgemm_gpu_tests spgemm_engine_tests)
+fi
 cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
 
 rm -rf "$dest" && mkdir -p $dest/bin $dest/lib $dest/matrices
-cp "$build"/bench/spgemm-bench "$build"/tests/engine/spgemm_gpu_tests "$build"/tests/engine/spgemm_engine_tests $dest/bin/
-if [ "$service" = ON ]; then
+if [ "$service" = OFF ]; then
+  cp "$build"/bench/spgemm-bench "$build"/tests/engine/spgemm_gpu_tests "$build"/tests/engine/spgemm_engine_tests $dest/bin/
+else
   cp "$build"/server/spgemmd "$build"/client/spgemm "$build"/bench/spgemm-service-bench \
     "$build"/tests/server/spgemmd_integration_test "$build"/tests/client/spgemm_client_tests $dest/bin/
+  strip --strip-unneeded $dest/bin/*
   cp bench/run_service_device.sh bench/run_gpu_service_suite.sh client/python/examples/compare.py $dest/
   # The Python package as a wheel, its tests, and the protobuf runtime its
   # generated code needs (the GPU host has Python 3.12 and grpcio, no network).
