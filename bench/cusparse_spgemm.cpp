@@ -7,6 +7,7 @@
 // memory of the call comes from the default memory pool through
 // cudaMallocAsync on the bench's stream, and is counted here.
 #include "cusparse_spgemm.hpp"
+#include "warmup.hpp"
 
 #include <cuda_runtime.h>
 #include <cusparse.h>
@@ -426,11 +427,13 @@ cusparse_run cusparse_bench::run(int alg, int warmups, int repeats, bool downloa
   impl_->peak = 0;
   impl_->in_use = 0;
   impl_->last_nnz_c = -1;
-  for (int i = 0; i < warmups + repeats; ++i) {
+  warmup warm(warmups);
+  for (int i = 0; static_cast<int>(r.ms.size()) < repeats; ++i) {
     try {
+      const bool warming = warm.is_warmup(i);
       std::optional<spgemm::any_csr>* out = (download && i == 0) ? &r.result : nullptr;
       const double ms = impl_->call(alg, out);
-      if (i >= warmups) r.ms.push_back(ms);
+      if (!warming) r.ms.push_back(ms);
       if (r.nnz_c < 0 && out && r.result) r.nnz_c = spgemm::info_of(*r.result).nnz;
     } catch (const step_failure& f) {
       r.status = f.status;
@@ -458,11 +461,13 @@ cusparse_run cusparse_bench::transpose(int warmups, int repeats, bool download) 
   impl_->peak = 0;
   impl_->in_use = 0;
   impl_->last_nnz_c = -1;
-  for (int i = 0; i < warmups + repeats; ++i) {
+  warmup warm(warmups);
+  for (int i = 0; static_cast<int>(r.ms.size()) < repeats; ++i) {
     try {
+      const bool warming = warm.is_warmup(i);
       std::optional<spgemm::any_csr>* out = (download && i == 0) ? &r.result : nullptr;
       const double ms = impl_->call_transpose(out);
-      if (i >= warmups) r.ms.push_back(ms);
+      if (!warming) r.ms.push_back(ms);
     } catch (const step_failure& f) {
       r.status = f.status;
       r.ms.clear();

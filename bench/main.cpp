@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "report_text.hpp"
+#include "warmup.hpp"
 #include "spgemm/backend.hpp"
 #include "spgemm/csr.hpp"
 #include "spgemm/errors.hpp"
@@ -425,7 +426,9 @@ void run_matrix(environment& env, const options& o, const std::vector<method>& m
       // reset_peak() starts the peak from what is held now (A and B), so the
       // product's own bytes (workspace + C) are the rise above that.
       std::size_t held_before = 0;
-      for (int k = 0; k < o.warmups + o.repeats; ++k) {
+      bench::warmup warm(o.warmups);
+      for (int k = 0; static_cast<int>(ms.size()) < o.repeats; ++k) {
+        const bool warming = warm.is_warmup(k);
         if (k == 0) {
           be->reset_peak();
           held_before = be->memory().in_use_bytes;
@@ -440,7 +443,7 @@ void run_matrix(environment& env, const options& o, const std::vector<method>& m
           if (o.check) result = be->fetch(*c);
         }
         c.reset();
-        if (k >= o.warmups) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+        if (!warming) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
       }
       r.ms = median(ms);
 
@@ -511,7 +514,9 @@ void run_transpose(environment& env, const options& o, matrix_job& job, report& 
       auto sa = env.gpu->store(job.a);
       std::vector<double> ms;
       std::size_t held_before = 0;
-      for (int k = 0; k < o.warmups + o.repeats; ++k) {
+      bench::warmup warm(o.warmups);
+      for (int k = 0; static_cast<int>(ms.size()) < o.repeats; ++k) {
+        const bool warming = warm.is_warmup(k);
         if (k == 0) {
           env.gpu->reset_peak();
           held_before = env.gpu->memory().in_use_bytes;
@@ -526,7 +531,7 @@ void run_transpose(environment& env, const options& o, matrix_job& job, report& 
           if (o.check) check(env.gpu->fetch(*t), ours);
         }
         t.reset();
-        if (k >= o.warmups) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+        if (!warming) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
       }
       ours.ms = median(ms);
     } catch (const std::exception& e) {
@@ -720,7 +725,7 @@ int main(int argc, char** argv) {
   app.add_option("--precision", o.precision, "value type: f64 or f32")->check(CLI::IsMember({"f64", "f32"}));
   app.add_option("--repeats", o.repeats, "timed calls per algorithm (the median is reported)")
       ->check(CLI::Range(1, 1000000));
-  app.add_option("--warmups", o.warmups, "untimed calls before them")->check(CLI::Range(0, 1000));
+  app.add_option("--warmups", o.warmups, "untimed calls before them (and, where > 0, for at least 25 ms)")->check(CLI::Range(0, 1000));
   app.add_option("--tsv", o.tsv_path, "write the results as TSV here");
   app.add_option("--markdown", o.markdown_path, "write the markdown table here too");
   app.add_option("--commit", o.commit, "commit string noted at the top of the markdown");

@@ -14,10 +14,10 @@ void launch_count(std::int64_t rows, const offset_t* left_off, const index_t* le
   const unsigned blocks = mul_limited_blocks(rows, W);
   if (left_col != nullptr) {
     mul_limited_kernel<W, R, true, true, float><<<blocks, block_threads, 0, stream>>>(
-        rows, left_off, left_col, nullptr, b_off, b_col, nullptr, c_lengths, nullptr, nullptr, row_ids);
+        rows, left_off, left_col, nullptr, b_off, b_col, nullptr, c_lengths, nullptr, nullptr, row_ids, 0);
   } else {
     mul_limited_kernel<W, R, false, true, float><<<blocks, block_threads, 0, stream>>>(
-        rows, left_off, nullptr, nullptr, b_off, b_col, nullptr, c_lengths, nullptr, nullptr, row_ids);
+        rows, left_off, nullptr, nullptr, b_off, b_col, nullptr, c_lengths, nullptr, nullptr, row_ids, 0);
   }
   SPGEMM_CUDA_CHECK_LAUNCH();
 }

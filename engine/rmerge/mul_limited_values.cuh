@@ -10,29 +10,43 @@
 namespace spgemm::rmerge {
 namespace detail {
 
-template <int W, int R, typename T>
-void launch_values(const left_factor<T>& left, const offset_t* b_off, const index_t* b_col, const T* b_val,
-                   const offset_t* c_off, index_t* c_col, T* c_val, cudaStream_t stream, const int* row_ids) {
-  const unsigned blocks = mul_limited_blocks(left.rows, W);
+// The value pass's arguments besides the left factor.
+template <typename T>
+struct value_args {
+  const offset_t* b_off;
+  const index_t* b_col;
+  const T* b_val;
   // The kernel takes c_off non-const (the structure pass writes it); the value pass only reads it.
-  offset_t* offsets = const_cast<offset_t*>(c_off);
+  offset_t* c_off;
+  index_t* c_col;
+  T* c_val;
+  const int* row_ids;
+  int stage_capacity;
+};
+
+template <int W, int R, typename T>
+void launch_values(const left_factor<T>& left, const value_args<T>& v, cudaStream_t stream) {
+  const unsigned blocks = mul_limited_blocks(left.rows, W);
+  const std::size_t shared =
+      static_cast<std::size_t>(warps_per_block) * v.stage_capacity * (sizeof(T) + sizeof(index_t));
   if (left.is_explicit()) {
-    mul_limited_kernel<W, R, true, false, T><<<blocks, block_threads, 0, stream>>>(
-        left.rows, left.offsets, left.columns, left.values, b_off, b_col, b_val, offsets, c_col, c_val, row_ids);
+    mul_limited_kernel<W, R, true, false, T><<<blocks, block_threads, shared, stream>>>(
+        left.rows, left.offsets, left.columns, left.values, v.b_off, v.b_col, v.b_val, v.c_off, v.c_col, v.c_val,
+        v.row_ids, v.stage_capacity);
   } else {
-    mul_limited_kernel<W, R, false, false, T><<<blocks, block_threads, 0, stream>>>(
-        left.rows, left.offsets, nullptr, nullptr, b_off, b_col, b_val, offsets, c_col, c_val, row_ids);
+    mul_limited_kernel<W, R, false, false, T><<<blocks, block_threads, shared, stream>>>(
+        left.rows, left.offsets, nullptr, nullptr, v.b_off, v.b_col, v.b_val, v.c_off, v.c_col, v.c_val,
+        v.row_ids, v.stage_capacity);
   }
   SPGEMM_CUDA_CHECK_LAUNCH();
 }
 
 template <int W, typename T>
-void launch_values_r(int r, const left_factor<T>& left, const offset_t* b_off, const index_t* b_col,
-                     const T* b_val, const offset_t* c_off, index_t* c_col, T* c_val, cudaStream_t stream, const int* row_ids) {
+void launch_values_r(int r, const left_factor<T>& left, const value_args<T>& v, cudaStream_t stream) {
   switch (r) {
-    case 1: return launch_values<W, 1, T>(left, b_off, b_col, b_val, c_off, c_col, c_val, stream, row_ids);
-    case 2: return launch_values<W, 2, T>(left, b_off, b_col, b_val, c_off, c_col, c_val, stream, row_ids);
-    case 4: return launch_values<W, 4, T>(left, b_off, b_col, b_val, c_off, c_col, c_val, stream, row_ids);
+    case 1: return launch_values<W, 1, T>(left, v, stream);
+    case 2: return launch_values<W, 2, T>(left, v, stream);
+    case 4: return launch_values<W, 4, T>(left, v, stream);
     default: throw_bad_input("rmerge rows per thread " + std::to_string(r) + " is not supported");
   }
 }
@@ -42,15 +56,17 @@ void launch_values_r(int r, const left_factor<T>& left, const offset_t* b_off, c
 template <typename T>
 void launch_mul_limited_values(pass_config pass, const left_factor<T>& left, const offset_t* b_off,
                                const index_t* b_col, const T* b_val, const offset_t* c_off, index_t* c_col,
-                               T* c_val, cudaStream_t stream, const int* row_ids) {
+                               T* c_val, cudaStream_t stream, const int* row_ids, int stage_capacity) {
   if (left.rows == 0) return;
+  const detail::value_args<T> v{b_off, b_col, b_val, const_cast<offset_t*>(c_off), c_col, c_val, row_ids,
+                                stage_capacity};
   const int r = pass.rows_per_thread;
   switch (pass.subwarp) {
-    case 2: return detail::launch_values_r<2, T>(r, left, b_off, b_col, b_val, c_off, c_col, c_val, stream, row_ids);
-    case 4: return detail::launch_values_r<4, T>(r, left, b_off, b_col, b_val, c_off, c_col, c_val, stream, row_ids);
-    case 8: return detail::launch_values_r<8, T>(r, left, b_off, b_col, b_val, c_off, c_col, c_val, stream, row_ids);
-    case 16: return detail::launch_values_r<16, T>(r, left, b_off, b_col, b_val, c_off, c_col, c_val, stream, row_ids);
-    case 32: return detail::launch_values_r<32, T>(r, left, b_off, b_col, b_val, c_off, c_col, c_val, stream, row_ids);
+    case 2: return detail::launch_values_r<2, T>(r, left, v, stream);
+    case 4: return detail::launch_values_r<4, T>(r, left, v, stream);
+    case 8: return detail::launch_values_r<8, T>(r, left, v, stream);
+    case 16: return detail::launch_values_r<16, T>(r, left, v, stream);
+    case 32: return detail::launch_values_r<32, T>(r, left, v, stream);
     default: throw_bad_input("rmerge sub-warp size " + std::to_string(pass.subwarp) + " is not supported");
   }
 }

@@ -101,6 +101,11 @@ job_stats stats(std::int64_t rows, std::int64_t nnz, std::int64_t max_len, std::
   return s;
 }
 
+// The shape of A's rows those statistics describe (B not empty where products > 0).
+choice choose_method(const job_stats& s) {
+  return planner::choose_method(row_shape{s.rows, s.nnz_a, s.max_row_length, s.products == 0});
+}
+
 TEST(Planner, ChoosesRmergeForShortRowsAndHashForTheRest) {
   // poisson3d27:64: rows of 8..27, 729 products at most.
   EXPECT_EQ(choose_method(stats(262144, 6859000, 27, 179000000, 729)).algo, algorithm::rmerge);
