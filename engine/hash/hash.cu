@@ -185,8 +185,9 @@ planner::job_stats read_counters(const ull* device_counters, const cuda::structu
 void launch_stats(const cuda::structure_view& a, const cuda::structure_view& b, const planner::limits& lim,
                   unsigned char* bins, offset_t* row_nnz, ull* counters, cudaStream_t stream) {
   if (a.rows == 0) return;
-  kernels::stats_kernel<<<helper_blocks(a.rows), helper_threads, 0, stream>>>(
-      a.rows, a.row_offsets, a.col_indices, b.row_offsets, b.cols, lim, bins, row_nnz, counters);
+  const int lanes = kernels::stats_lanes(a.rows, a.nnz);
+  kernels::stats_kernel<<<helper_blocks(a.rows * lanes), helper_threads, 0, stream>>>(
+      a.rows, lanes, a.row_offsets, a.col_indices, b.row_offsets, b.cols, lim, bins, row_nnz, counters);
   SPGEMM_CUDA_CHECK_LAUNCH();
 }
 

@@ -760,9 +760,20 @@ __device__ __forceinline__ ull warp_add(ull v) {
 // Rows of A longer than this are summed by a whole warp in stats_kernel.
 constexpr std::int64_t stats_long_row = 64;
 
+// Lanes that sum one row of A in stats_kernel: the power of two (1 .. 32) at
+// or above its mean length. A thread per row left the GPU nearly idle on
+// small matrices of long rows (mbeacxc, 496 rows of 100: 2 blocks, 156 us;
+// rajat01 68 us, SMs busy 3% of it).
+inline int stats_lanes(std::int64_t rows, std::int64_t nnz) {
+  int lanes = 1;
+  while (lanes < 32 && static_cast<std::int64_t>(lanes) * rows < nnz) lanes *= 2;
+  return lanes;
+}
+
 // Per row: products, symbolic bin (into bins when given), and the nnz of rows
 // that need no symbolic kernel (into row_nnz when given); totals into counters.
-__global__ void stats_kernel(std::int64_t rows, const offset_t* __restrict__ a_off,
+// `lanes` (stats_lanes) threads take a row together.
+__global__ void stats_kernel(std::int64_t rows, int lanes, const offset_t* __restrict__ a_off,
                              const index_t* __restrict__ a_col, const offset_t* __restrict__ b_off,
                              std::int64_t b_cols, planner::limits lim, unsigned char* __restrict__ bins,
                              offset_t* __restrict__ row_nnz, ull* __restrict__ counters) {
@@ -771,36 +782,41 @@ __global__ void stats_kernel(std::int64_t rows, const offset_t* __restrict__ a_o
   __syncthreads();
   const int numeric_dense = planner::dense_bin(lim.numeric_max_table);
   ull products = 0, bound = 0, max_products = 0, max_length = 0, dense = 0;
-  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  const std::int64_t start = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int lane = static_cast<int>(threadIdx.x & 31);
+  const int sub = lane & (lanes - 1);
+  const unsigned group_bits = lanes == 32 ? full_mask : (1u << lanes) - 1u;
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x / lanes;
+  const std::int64_t start = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / lanes;
   const std::int64_t end = (rows + stride - 1) / stride * stride;  // uniform trip count per warp
   for (std::int64_t i = start; i < end; i += stride) {
     const offset_t a0 = i < rows ? a_off[i] : 0;
     const offset_t a1 = i < rows ? a_off[i + 1] : 0;
     const std::int64_t len = a1 - a0;
-    // Products of the row: its thread sums a short row, the warp a long one
-    // (hub rows of thousands of entries would hold one thread for long).
+    // Products of the row: its lanes sum a short row, the warp a long one
+    // (hub rows of thousands of entries would hold a few lanes for long).
     std::int64_t p = 0;
-    const bool long_row = len > stats_long_row;
+    const bool long_row = len > stats_long_row && lanes < 32;
     if (!long_row) {
-      for (offset_t e = a0; e < a1; ++e) {
+      for (offset_t e = a0 + sub; e < a1; e += lanes) {
         const index_t k = a_col[e];
         p += b_off[k + 1] - b_off[k];
       }
     }
-    for (unsigned longs = __ballot_sync(full_mask, long_row); longs != 0; longs &= longs - 1) {
-      const int owner = __ffs(longs) - 1;
+    for (unsigned longs = __ballot_sync(full_mask, long_row); longs != 0;) {
+      const int owner = __ffs(longs) - 1;  // the first lane of its group
+      longs &= ~(group_bits << owner);
       const offset_t b0 = __shfl_sync(full_mask, a0, owner);
       const offset_t b1 = __shfl_sync(full_mask, a1, owner);
       long long part = 0;
-      for (offset_t e = b0 + (threadIdx.x & 31); e < b1; e += 32) {
+      for (offset_t e = b0 + lane; e < b1; e += 32) {
         const index_t k = a_col[e];
         part += b_off[k + 1] - b_off[k];
       }
       part = warp_sum(part);
-      if ((threadIdx.x & 31) == owner) p = part;
+      if (lane == owner) p = part;
     }
-    if (i < rows) {
+    for (int d = lanes / 2; d > 0; d >>= 1) p += __shfl_xor_sync(full_mask, p, d);
+    if (i < rows && sub == 0) {
       const int bin = planner::symbolic_bin(len, p, b_cols, lim);
       if (bins != nullptr) bins[i] = static_cast<unsigned char>(bin);
       if (row_nnz != nullptr && bin <= planner::bin_copy) row_nnz[i] = p;

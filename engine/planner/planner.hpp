@@ -174,6 +174,16 @@ SPGEMM_HOST_DEVICE inline bool keeps_symbolic_bin(int bin) { return bin == segme
 // Table size of a table bin.
 SPGEMM_HOST_DEVICE inline int table_of_bin(int bin) { return smallest_table << (bin - first_table_bin); }
 
+// Rows of A longer than this take a block table at least: a warp table's warp
+// stages the row 32 entries at a time, and on rajat01 a few rows of ~1,400
+// entries with few products held the one-launch warp-table kernel for 158 us
+// while its SMs were busy 18% of the time.
+inline constexpr std::int64_t warp_max_row_length = 128;
+SPGEMM_HOST_DEVICE inline std::int64_t table_need(std::int64_t a_row_length, std::int64_t slots) {
+  const std::int64_t block_table = 2 * warp_max_table;
+  return a_row_length > warp_max_row_length && slots < block_table ? block_table : slots;
+}
+
 // Symbolic pass: the table must hold every distinct column, at most the
 // products of the row (or the columns of B).
 SPGEMM_HOST_DEVICE inline int symbolic_bin(std::int64_t a_row_length, std::int64_t products, std::int64_t b_cols,
@@ -183,7 +193,7 @@ SPGEMM_HOST_DEVICE inline int symbolic_bin(std::int64_t a_row_length, std::int64
   const std::int64_t distinct = products < b_cols ? products : b_cols;
   if (a_row_length <= merge_max_length && distinct <= lim.merge_max_bound) return merge_bin_of_length(a_row_length);
   if (is_segment_row(distinct, b_cols, lim)) return segment_bin;
-  return table_bin_of(distinct, lim.symbolic_max_table);
+  return table_bin_of(table_need(a_row_length, distinct), lim.symbolic_max_table);
 }
 
 // Numeric pass: the row's nnz is exact; the table keeps its load at most 0.8
@@ -192,7 +202,7 @@ SPGEMM_HOST_DEVICE inline int symbolic_bin(std::int64_t a_row_length, std::int64
 SPGEMM_HOST_DEVICE inline int numeric_bin(std::int64_t a_row_length, std::int64_t nnz, const limits& lim) {
   if (nnz == 0) return bin_none;
   if (a_row_length == 1) return bin_copy;
-  return table_bin_of(nnz + nnz / 4, lim.numeric_max_table);
+  return table_bin_of(table_need(a_row_length, nnz + nnz / 4), lim.numeric_max_table);
 }
 
 // How one bin's kernel runs.

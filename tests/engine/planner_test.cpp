@@ -17,6 +17,10 @@ TEST(Planner, SymbolicBins) {
   EXPECT_EQ(table_of_bin(symbolic_bin(3, 729, 100000, lim)), 1024);  // poisson3d27
   EXPECT_EQ(table_of_bin(symbolic_bin(3, 32768, 100000, lim)), 32768);
   EXPECT_EQ(symbolic_bin(3, 32769, 100000, lim), dense_bin(lim.symbolic_max_table));
+  // Long rows of A take a block table (1024 slots) at least.
+  EXPECT_EQ(table_of_bin(symbolic_bin(129, 200, 100000, lim)), 1024);
+  EXPECT_EQ(table_of_bin(symbolic_bin(128, 200, 100000, lim)), 256);
+  EXPECT_EQ(table_of_bin(numeric_bin(500, 100, lim)), 1024);
   // Columns of B cap the distinct columns.
   EXPECT_EQ(table_of_bin(symbolic_bin(3, 1000000, 300, lim)), 512);
 }
