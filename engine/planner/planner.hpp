@@ -185,7 +185,11 @@ SPGEMM_HOST_DEVICE inline std::int64_t table_need(std::int64_t a_row_length, std
 }
 
 // Symbolic pass: the table must hold every distinct column, at most the
-// products of the row (or the columns of B).
+// products of the row (or the columns of B), and keeps its load at most 0.8
+// below the largest table: where a row's bound is close to its distinct
+// columns (little compression) a table of the bound's power of two filled up
+// and linear probing took hundreds of steps (rajat01: the warp-table kernel
+// ran 160 us with its SMs busy 19% of the time, waiting on such rows).
 SPGEMM_HOST_DEVICE inline int symbolic_bin(std::int64_t a_row_length, std::int64_t products, std::int64_t b_cols,
                                            const limits& lim) {
   if (products == 0) return bin_none;
@@ -193,7 +197,10 @@ SPGEMM_HOST_DEVICE inline int symbolic_bin(std::int64_t a_row_length, std::int64
   const std::int64_t distinct = products < b_cols ? products : b_cols;
   if (a_row_length <= merge_max_length && distinct <= lim.merge_max_bound) return merge_bin_of_length(a_row_length);
   if (is_segment_row(distinct, b_cols, lim)) return segment_bin;
-  return table_bin_of(table_need(a_row_length, distinct), lim.symbolic_max_table);
+  const std::int64_t max_table = lim.symbolic_max_table;
+  const std::int64_t roomy = distinct + distinct / 4;
+  const std::int64_t slots = distinct > max_table ? distinct : (roomy < max_table ? roomy : max_table);
+  return table_bin_of(table_need(a_row_length, slots), lim.symbolic_max_table);
 }
 
 // Numeric pass: the row's nnz is exact; the table keeps its load at most 0.8

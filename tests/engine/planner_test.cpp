@@ -12,8 +12,10 @@ TEST(Planner, SymbolicBins) {
   EXPECT_EQ(symbolic_bin(5, 0, 100, lim), bin_none);
   EXPECT_EQ(symbolic_bin(1, 7, 100, lim), bin_copy);
   EXPECT_EQ(symbolic_bin(2, 1, 100, lim), first_table_bin);       // 32 slots
-  EXPECT_EQ(symbolic_bin(2, 32, 100000, lim), first_table_bin);   // 32
-  EXPECT_EQ(symbolic_bin(2, 33, 100000, lim), first_table_bin + 1);  // 64
+  EXPECT_EQ(symbolic_bin(2, 26, 100000, lim), first_table_bin);   // 32: load at most 0.8 (26 + 26 / 4)
+  EXPECT_EQ(symbolic_bin(2, 27, 100000, lim), first_table_bin + 1);  // 64
+  EXPECT_EQ(symbolic_bin(2, 51, 100000, lim), first_table_bin + 1);  // 64
+  EXPECT_EQ(symbolic_bin(2, 52, 100000, lim), first_table_bin + 2);  // 128
   EXPECT_EQ(table_of_bin(symbolic_bin(3, 729, 100000, lim)), 1024);  // poisson3d27
   EXPECT_EQ(table_of_bin(symbolic_bin(3, 32768, 100000, lim)), 32768);
   EXPECT_EQ(symbolic_bin(3, 32769, 100000, lim), dense_bin(lim.symbolic_max_table));
