@@ -2,7 +2,7 @@
 // transpose_kernels.cuh for the method): sizes, the workspace, the launches.
 //
 // Stream operations: one memset (column counts, scan state, list counters),
-// then the count, scan, scatter and sort_rows kernels, and merge_chunks where
+// then the rank, scan, scatter and sort_rows kernels, and merge_chunks where
 // rows(A) > 512 (only then can a row of A^T span several chunks). No host
 // synchronization and no read-back: every size the kernels need stays on the
 // device. Allocations: the three arrays of A^T and one workspace buffer.
@@ -15,6 +15,7 @@
 #include "cuda/cuda_check.hpp"
 #include "cuda/transpose.hpp"
 #include "cuda/transpose_kernels.cuh"
+#include "cuda/transpose_sort.cuh"
 #include "spgemm/errors.hpp"
 
 namespace spgemm::cuda {
@@ -31,6 +32,8 @@ struct workspace_layout {
   std::size_t state = 0;     // ull per scan tile
   std::size_t counters = 0;  // tk::counters unsigned
   std::size_t zeroed = 0;    // counts, scan state and counters: [0, zeroed)
+  std::size_t place = 0;     // unsigned per entry
+  std::size_t group = 0;     // unsigned short per entry
   std::size_t rows[tk::short_lists] = {};
   std::size_t chunks = 0;
   std::int64_t chunk_capacity = 0;  // entries of the chunk list
@@ -49,6 +52,10 @@ workspace_layout layout_of(std::int64_t rows, std::int64_t cols, std::int64_t nn
   w.counters = at;
   at += tk::counters * sizeof(unsigned);
   w.zeroed = at;
+  w.place = at = align_up(at, 256);
+  at += static_cast<std::size_t>(nnz) * sizeof(unsigned);
+  w.group = at = align_up(at, 256);
+  at += static_cast<std::size_t>(nnz) * sizeof(unsigned short);
   for (int l = 0; l < tk::short_lists; ++l) {
     w.rows[l] = at = align_up(at, 256);
     at += static_cast<std::size_t>(std::min<std::int64_t>(cols, nnz / tk::list_min[l])) * sizeof(index_t);
@@ -98,6 +105,16 @@ unsigned persistent_blocks(const void* kernel, std::int64_t useful) {
   return static_cast<unsigned>(std::clamp<std::int64_t>(useful, 1, resident_blocks(kernel)));
 }
 
+// Phase 4 with sort keys K (see transpose_sort.cuh).
+template <typename K, typename T>
+void sort_rows(const offset_t* t_off, index_t* t_col, T* t_val, const tk::lists_view& lists, index_t* work_col,
+               T* work_val, std::int64_t tasks, cudaStream_t stream) {
+  const auto* kernel = reinterpret_cast<const void*>(&tk::sort_rows_kernel<K, T>);
+  tk::sort_rows_kernel<K, T><<<persistent_blocks(kernel, blocks_for(tasks, tk::warps_per_block)), tk::block_threads,
+                               0, stream>>>(t_off, t_col, t_val, lists, work_col, work_val);
+  SPGEMM_CUDA_CHECK_LAUNCH();
+}
+
 }  // namespace
 
 memory_estimate estimate_transpose(const matrix_info& a) {
@@ -131,6 +148,8 @@ device_csr<T> transpose(const csr_view<T>& a, device_allocator& allocator, cudaS
   device_buffer<unsigned char> work(allocator, w.total, stream, meter);
   unsigned char* base = work.data();
   auto* counts = reinterpret_cast<unsigned*>(base);
+  auto* place = reinterpret_cast<unsigned*>(base + w.place);
+  auto* group = reinterpret_cast<unsigned short*>(base + w.group);
   tk::lists_view lists;
   lists.counters = reinterpret_cast<unsigned*>(base + w.counters);
   for (int l = 0; l < tk::short_lists; ++l) lists.rows[l] = reinterpret_cast<index_t*>(base + w.rows[l]);
@@ -143,23 +162,24 @@ device_csr<T> transpose(const csr_view<T>& a, device_allocator& allocator, cudaS
   const unsigned entry_blocks = blocks_for(a.nnz, tk::entry_tile);
 
   SPGEMM_CUDA_CHECK(cudaMemsetAsync(base, 0, w.zeroed, stream));
-  tk::count_kernel<<<entry_blocks, tk::block_threads, 0, stream>>>(a.col_indices, a.nnz, counts);
+  tk::rank_kernel<<<entry_blocks, tk::block_threads, 0, stream>>>(a.col_indices, a.nnz, counts, place, group);
   SPGEMM_CUDA_CHECK_LAUNCH();
   tk::scan_kernel<<<static_cast<unsigned>(w.scan_tiles), tk::block_threads, 0, stream>>>(
       counts, a.cols, t_off, reinterpret_cast<tk::ull*>(base + w.state), lists);
   SPGEMM_CUDA_CHECK_LAUNCH();
   cancel.throw_if_cancelled();
-  tk::scatter_kernel<T><<<entry_blocks, tk::block_threads, 0, stream>>>(a.row_offsets, a.rows, a.col_indices,
-                                                                        a.values, a.nnz, counts, t_col, t_val);
+  tk::scatter_kernel<T><<<entry_blocks, tk::block_threads, 0, stream>>>(
+      a.row_offsets, a.rows, a.col_indices, a.values, a.nnz, counts, place, group, t_col, t_val);
   SPGEMM_CUDA_CHECK_LAUNCH();
   cancel.throw_if_cancelled();
   // At most min(cols, nnz / 2) rows to sort plus nnz / 512 further chunks; a
   // warp task sorts at least one of them.
   const std::int64_t tasks = std::min<std::int64_t>(a.cols, a.nnz / 2) + a.nnz / tk::chunk;
-  const auto* sort_rows = reinterpret_cast<const void*>(&tk::sort_rows_kernel<T>);
-  tk::sort_rows_kernel<T><<<persistent_blocks(sort_rows, blocks_for(tasks, tk::warps_per_block)), tk::block_threads,
-                            0, stream>>>(t_off, t_col, t_val, lists, work_col, work_val);
-  SPGEMM_CUDA_CHECK_LAUNCH();
+  if (a.rows <= tk::narrow_key_rows) {
+    sort_rows<unsigned>(t_off, t_col, t_val, lists, work_col, work_val, tasks, stream);
+  } else {
+    sort_rows<tk::ull>(t_off, t_col, t_val, lists, work_col, work_val, tasks, stream);
+  }
   if (w.merge) {
     const auto* merge = reinterpret_cast<const void*>(&tk::merge_chunks_kernel<T>);
     tk::merge_chunks_kernel<T><<<persistent_blocks(merge, w.chunk_capacity), tk::block_threads, 0, stream>>>(

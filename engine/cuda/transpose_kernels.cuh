@@ -1,33 +1,50 @@
 // Kernels of the GPU transpose (SpTRANS): CSR of A (rows x cols, nnz) -> CSR
 // of A^T, each output row sorted by the original row index.
 //
-// Method: count, scan, unordered scatter with atomics, then a segmented sort
-// of the rows of A^T -- the SpTRANS of Ji et al. 2020 (segmented merge,
-// section 4.2: the nonzeros are inserted into the transpose unordered, using
-// atomics; long rows are cut into pieces sorted on chip, and the sorted
-// pieces are merged as the sub-segments of their row). The paper's iterative
-// pairwise merge (one host round trip per tree level) becomes one co-ranking
-// pass here, so no phase needs the host: nnz is known and every kernel reads
-// its work sizes from device memory.
+// Method: count, scan, unordered scatter, then a segmented sort of the rows
+// of A^T -- the SpTRANS of Ji et al. 2020 (segmented merge, section 4.2: the
+// nonzeros are inserted into the transpose unordered, using atomics; long
+// rows are cut into pieces sorted on chip, and the sorted pieces are merged
+// as the sub-segments of their row). The paper's iterative pairwise merge
+// (one host round trip per tree level) becomes one co-ranking pass here, so
+// no phase needs the host: nnz is known and every kernel reads its work
+// sizes from device memory. The atomics are taken once per column of a tile
+// of 2048 entries, not once per entry: a tile's entries of one column form a
+// run of consecutive slots of A^T, written together.
 //
-//   1. count_kernel: counts[c] = entries of column c (atomics). The counts,
-//      the scan state and the list counters are zeroed by one memset.
+//   1. rank_kernel: per tile, a shared-memory hash table of the tile's
+//      columns (8 neighbouring columns to 8 neighbouring cells) counts each
+//      column's entries and gives each entry its index in its column's run
+//      (shared atomics, any order). One global atomicAdd per run reserves
+//      the run's slots: place = the run's first place in its column (the
+//      count returned) + the entry's index in the run; a warp reserves 32
+//      neighbouring cells at once, so neighbouring columns share sectors.
+//      The runs are laid out one after another in the tile in cell order
+//      (group = the run's first position + the index). The counts, the scan
+//      state and the list counters are zeroed by one memset.
 //   2. scan_kernel: single-pass exclusive scan of the counts with decoupled
 //      look-back (Merrill & Garland 2016). Writes A^T's row offsets and the
-//      scatter cursors (over the counts), and files every row of A^T of
-//      length >= 2 by its length: rows of 2..8, 9..32 and 33..128 entries
-//      into three lists, longer rows as chunks of up to 512 entries into a
-//      fourth (row, chunk number). Each block bumps each counter once.
+//      row starts (over the counts; reads and writes coalesced through
+//      shared memory), and files every row of A^T of length >= 2 by its
+//      length: rows of 2..8, 9..32 and 33..128 entries into three lists,
+//      longer rows as chunks of up to 512 entries into a fourth (row, chunk
+//      number). Each block bumps each counter once.
 //   3. scatter_kernel: entry k of A (row r, column c) goes to slot
-//      atomicAdd(&cursor[c], 1) of A^T -- unordered within each row of A^T.
-//      r is a binary search in A's row offsets, narrowed to the rows of the
-//      block's tile.
+//      start[c] + place[k] of A^T, unordered within its row of A^T. The tile
+//      is staged in shared memory by group, so the slots of a run (and of
+//      runs of neighbouring columns) are written by consecutive threads.
+//      The rows of the tile's entries come from one pass over its rows
+//      (each marks its first entry) and a max-scan.
 //   4. sort_rows_kernel: each row (or chunk) is sorted in registers by a
 //      bitonic network over a group of G lanes holding E slots each
 //      (shuffles across lanes, compare-exchange within a lane): Hou et al.'s
 //      register sort. G x E = 1 x 8, 4 x 8, 16 x 8, 32 x 16 for the four
-//      lists. Rows of one chunk are sorted in place, writing back only the
-//      entries that moved; the chunks of longer rows go to the workspace.
+//      lists. The network moves keys only -- (row of A << 9) | slot, 32 bits
+//      where rows(A) <= 2^23, else 64 -- and each sorted slot then takes the
+//      value of the slot its key names (G = 1: from the lane's registers,
+//      else from memory). Rows of one chunk are sorted in place, writing
+//      back only the entries that moved; the chunks of longer rows go to the
+//      workspace.
 //   5. merge_chunks_kernel (the segmented merge; only where rows(A) > 512):
 //      entry x of chunk i of a long row lands at row start + (its slot in
 //      chunk i) + sum over the other chunks j of |{y in j : y < x}|: binary
@@ -37,20 +54,22 @@
 // depend on the order the atomics happened in: the output is bit-identical on
 // every run, columns ascending, values copied, never combined.
 //
-// Workspace: 4 bytes per column (counts, then cursors), 8 bytes per 2048
-// columns (scan state), the four lists (at most min(cols, nnz / shortest row
-// of the list) entries, the chunk list also nnz / 512 more) and, where
-// rows(A) > 512 (a row of A^T can exceed one chunk), 4 + sizeof(T) bytes per
-// entry for the chunks of long rows.
-// Work: O(nnz + cols) reads, writes and atomics for phases 1-3; O(L log^2 L)
-// register operations per row or chunk of L <= 512 entries; the merge of a
-// row of L > 512 entries reads L^2 / 512 keys from L2 and makes
+// Workspace: 4 bytes per column (counts, then row starts), 8 bytes per 2048
+// columns (scan state), 6 bytes per entry (place, group), the four lists (at
+// most min(cols, nnz / shortest row of the list) entries, the chunk list
+// also nnz / 512 more) and, where rows(A) > 512 (a row of A^T can exceed one
+// chunk), 4 + sizeof(T) bytes per entry for the chunks of long rows.
+// Work: O(nnz + cols) reads and writes for phases 1-3, one global atomic per
+// run (at most one per entry), O(1) expected shared-memory probes per entry;
+// O(L log^2 L) register operations per row or chunk of L <= 512 entries; the
+// merge of a row of L > 512 entries reads L^2 / 512 keys from L2 and makes
 // O(L * (L / 512) * log 512) shared-memory probes (chunks with disjoint row
 // ranges: O(1) each).
 #pragma once
 
 #include <cub/block/block_scan.cuh>
 #include <cuda/atomic>
+#include <cuda/functional>
 
 #include <cstdint>
 
@@ -58,10 +77,18 @@
 
 namespace spgemm::cuda::transpose_kernels {
 
+__host__ __device__ constexpr int log2_of(int n) {
+  int log = 0;
+  while ((1 << log) < n) ++log;
+  return log;
+}
+
 constexpr int block_threads = 256;
 constexpr int warps_per_block = block_threads / 32;
-constexpr int entry_items = 8;  // entries per thread in count and scatter
+constexpr int entry_items = 8;  // entries per thread in rank and scatter
 constexpr int entry_tile = block_threads * entry_items;
+constexpr int table_cells = 2 * entry_tile;  // a tile's columns fill at most half the table
+constexpr int cells_per_thread = table_cells / block_threads;
 constexpr int scan_items = 8;  // columns per thread in the scan
 constexpr int scan_tile = block_threads * scan_items;
 
@@ -96,20 +123,101 @@ struct lists_view {
   int2* chunks = nullptr;           // (row of A^T, chunk number)
 };
 
-// --- 1. column counts ----------------------------------------------------
+// --- 1. runs: per-tile column counts, places and groups ------------------
+
+constexpr unsigned empty_column = 0xffffffffu;
+constexpr int index_bits = log2_of(entry_tile);  // an entry's index in its run, below its cell
+
+// The cell of column c in a tile's table (inserted if absent). Columns go
+// by groups of 8 neighbours (one sector of counts) to 8 neighbouring cells;
+// the group's home is a Fibonacci hash of c / 8 (every bit counts: R-MAT
+// columns share their low bits). Linear probing. Keys only go from empty to
+// a column, so a column read is final.
+constexpr int neighbour_bits = 3;
+__device__ __forceinline__ unsigned table_cell(unsigned* keys, unsigned c) {
+  const volatile unsigned* seen = keys;
+  constexpr int group_bits = log2_of(table_cells) - neighbour_bits;
+  unsigned s = (((c >> neighbour_bits) * 2654435769u) >> (32 - group_bits) << neighbour_bits) |
+               (c & ((1u << neighbour_bits) - 1));
+  for (;;) {
+    unsigned k = seen[s];
+    if (k == empty_column) k = atomicCAS(&keys[s], empty_column, c);
+    if (k == empty_column || k == c) return s;
+    s = (s + 1) & (table_cells - 1);
+  }
+}
+
+// Counts are kept one word apart every cells_per_thread cells, so that a
+// thread's cells_per_thread neighbouring counts lie in distinct banks from
+// its lanes' (no bank conflicts, whether a warp reads 32 neighbouring cells
+// or 32 threads' runs of cells).
+__device__ __forceinline__ unsigned padded(unsigned cell) { return cell + cell / cells_per_thread; }
+constexpr int padded_cells = table_cells + table_cells / cells_per_thread;
 
 __global__ void __launch_bounds__(block_threads)
-    count_kernel(const index_t* __restrict__ col, std::int64_t nnz, unsigned* __restrict__ counts) {
+    rank_kernel(const index_t* __restrict__ col, std::int64_t nnz, unsigned* __restrict__ counts,
+                unsigned* __restrict__ place, unsigned short* __restrict__ group) {
+  using block_scan = cub::BlockScan<unsigned, block_threads>;
+  __shared__ unsigned s_key[table_cells];     // column, then the run's first place in it
+  __shared__ unsigned s_count[padded_cells];  // entries, then the run's first position in the tile
+  __shared__ typename block_scan::TempStorage scan_storage;
   const std::int64_t base = static_cast<std::int64_t>(blockIdx.x) * entry_tile + threadIdx.x;
-  index_t c[entry_items];
+  unsigned c[entry_items];
 #pragma unroll
   for (int i = 0; i < entry_items; ++i) {
     const std::int64_t k = base + i * block_threads;
-    c[i] = k < nnz ? col[k] : -1;
+    c[i] = k < nnz ? static_cast<unsigned>(col[k]) : empty_column;
   }
 #pragma unroll
+  for (int j = 0; j < cells_per_thread; ++j) {
+    s_key[j * block_threads + threadIdx.x] = empty_column;
+    s_count[padded(j * block_threads + threadIdx.x)] = 0;
+  }
+  __syncthreads();
+
+  unsigned entry[entry_items];  // (cell << index_bits) | index in the run
+#pragma unroll
   for (int i = 0; i < entry_items; ++i) {
-    if (c[i] >= 0) atomicAdd(&counts[c[i]], 1u);
+    if (c[i] != empty_column) {
+      const unsigned cell = table_cell(s_key, c[i]);
+      entry[i] = (cell << index_bits) | atomicAdd(&s_count[padded(cell)], 1u);
+    }
+  }
+  __syncthreads();
+
+  // The runs' places: a warp takes 32 neighbouring cells at a time (the
+  // atomics of neighbouring columns share sectors).
+#pragma unroll
+  for (int j = 0; j < cells_per_thread; ++j) {
+    const int s = j * block_threads + threadIdx.x;
+    const unsigned length = s_count[padded(s)];
+    if (length > 0) s_key[s] = atomicAdd(&counts[s_key[s]], length);
+  }
+  // The runs' positions in the tile, in cell order (neighbouring columns
+  // next to each other): thread t lays out cells t * cells_per_thread, ...
+  unsigned* own = s_count + padded(threadIdx.x * cells_per_thread);
+  unsigned owned = 0;
+#pragma unroll
+  for (int j = 0; j < cells_per_thread; ++j) owned += own[j];
+  unsigned first;
+  block_scan(scan_storage).ExclusiveSum(owned, first);  // after every thread's atomics loop
+#pragma unroll
+  for (int j = 0; j < cells_per_thread; ++j) {
+    const unsigned length = own[j];
+    own[j] = first;
+    first += length;
+  }
+  __syncthreads();
+
+#pragma unroll
+  for (int i = 0; i < entry_items; ++i) {
+    if (c[i] != empty_column) {
+      const unsigned cell = entry[i] >> index_bits;
+      const unsigned index = entry[i] & ((1u << index_bits) - 1);
+      const std::int64_t k = base + i * block_threads;
+      place[k] = s_key[cell] + index;
+      group[k] = static_cast<unsigned short>(s_count[padded(cell)] + index);
+    }
   }
 }
 
@@ -139,27 +247,36 @@ struct scan_sum {
   }
 };
 
-// counts_cursor: in, the counts; out, the first slot of each row of A^T.
+// counts_start: in, the counts; out, the first slot of each row of A^T.
 __global__ void __launch_bounds__(block_threads)
-    scan_kernel(unsigned* __restrict__ counts_cursor, std::int64_t cols, offset_t* __restrict__ t_off,
+    scan_kernel(unsigned* __restrict__ counts_start, std::int64_t cols, offset_t* __restrict__ t_off,
                 ull* __restrict__ state, lists_view lists) {
   using block_scan = cub::BlockScan<scan_item, block_threads>;
   __shared__ typename block_scan::TempStorage scan_storage;
   __shared__ unsigned s_tile;
   __shared__ unsigned s_prefix;
   __shared__ unsigned s_base[short_lists + 1];
+  __shared__ unsigned s_columns[scan_tile];  // the tile's counts, then its row starts
 
   // Tiles in the order blocks start, so every tile looked back on is running or done.
   if (threadIdx.x == 0) s_tile = atomicAdd(&lists.counters[counter_ticket], 1u);
   __syncthreads();
   const unsigned tile = s_tile;
-  const std::int64_t first = static_cast<std::int64_t>(tile) * scan_tile + threadIdx.x * scan_items;
+  const std::int64_t tile_first = static_cast<std::int64_t>(tile) * scan_tile;
+  const std::int64_t first = tile_first + threadIdx.x * scan_items;
+  // The tile's counts, read coalesced; thread t scans columns first .. first + scan_items - 1.
+#pragma unroll
+  for (int i = 0; i < scan_items; ++i) {
+    const std::int64_t c = tile_first + i * block_threads + threadIdx.x;
+    s_columns[i * block_threads + threadIdx.x] = c < cols ? counts_start[c] : 0u;
+  }
+  __syncthreads();
 
   unsigned length[scan_items];
   scan_item mine{0u, 0u, 0ull};
 #pragma unroll
   for (int i = 0; i < scan_items; ++i) {
-    length[i] = first + i < cols ? counts_cursor[first + i] : 0u;
+    length[i] = s_columns[threadIdx.x * scan_items + i];
     mine.entries += length[i];
     const int l = list_of(length[i]);
     if (l == short_lists) mine.chunks += chunks_of(length[i]);
@@ -217,8 +334,7 @@ __global__ void __launch_bounds__(block_threads)
   for (int i = 0; i < scan_items; ++i) {
     const std::int64_t c = first + i;
     if (c < cols) {
-      t_off[c] = start;
-      counts_cursor[c] = start;
+      s_columns[threadIdx.x * scan_items + i] = start;
       if (c == cols - 1) t_off[cols] = static_cast<offset_t>(start) + length[i];
       const int l = list_of(length[i]);
       if (l >= 0 && l < short_lists) {
@@ -233,298 +349,106 @@ __global__ void __launch_bounds__(block_threads)
       start += length[i];
     }
   }
+  __syncthreads();
+  // The row starts, written coalesced.
+#pragma unroll
+  for (int i = 0; i < scan_items; ++i) {
+    const std::int64_t c = tile_first + i * block_threads + threadIdx.x;
+    if (c < cols) {
+      const unsigned row_start = s_columns[i * block_threads + threadIdx.x];
+      t_off[c] = row_start;
+      counts_start[c] = row_start;
+    }
+  }
 }
 
-// --- 3. unordered scatter ------------------------------------------------
+// --- 3. scatter by runs ----------------------------------------------------
 
-// The last row r in [lo, hi] with a_off[r] <= k: the row holding entry k.
-__device__ __forceinline__ std::int64_t row_of(const offset_t* __restrict__ a_off, std::int64_t lo, std::int64_t hi,
-                                               std::int64_t k) {
+// The last row r with a_off[r] <= k (the row holding entry k), found by a
+// whole warp: each step probes 32 evenly spaced rows of the range left, so
+// log32(rows) dependent loads. The answer stays in [lo, hi], a_off[lo] <= k.
+__device__ __forceinline__ std::int64_t row_holding(const offset_t* __restrict__ a_off, std::int64_t rows,
+                                                    std::int64_t k) {
+  const unsigned lane = threadIdx.x & 31u;
+  std::int64_t lo = 0;
+  std::int64_t hi = rows - 1;
   while (lo < hi) {
-    const std::int64_t mid = (lo + hi + 1) >> 1;
-    if (a_off[mid] <= k) {
-      lo = mid;
-    } else {
-      hi = mid - 1;
-    }
+    const std::int64_t step = (hi - lo + 32) / 32;
+    const std::int64_t probe = lo + lane * step;
+    const unsigned below = __ballot_sync(0xffffffffu, probe <= hi && a_off[probe] <= k);  // lane 0: lo
+    lo += (31 - __clz(below)) * step;
+    hi = lo + step - 1 < hi ? lo + step - 1 : hi;
   }
   return lo;
 }
 
+// rows[i] = the row of entry tile + i, minus lo (the row of entry tile): each
+// row r in (lo, hi] marks its first entry with r - lo (the largest such r:
+// empty rows share the mark), then an inclusive max-scan carries the marks.
+// rows has entry_tile elements; the whole block calls.
+template <typename Scan>
+__device__ __forceinline__ void tile_rows(const offset_t* __restrict__ a_off, std::int64_t tile, std::int64_t lo,
+                                          std::int64_t hi, unsigned* rows, typename Scan::TempStorage& storage) {
+#pragma unroll
+  for (int i = 0; i < entry_items; ++i) rows[i * block_threads + threadIdx.x] = 0;
+  __syncthreads();
+  for (std::int64_t r = lo + 1 + threadIdx.x; r <= hi; r += block_threads) {
+    atomicMax(&rows[a_off[r] - tile], static_cast<unsigned>(r - lo));
+  }
+  __syncthreads();
+  unsigned mark[entry_items];
+#pragma unroll
+  for (int i = 0; i < entry_items; ++i) mark[i] = rows[threadIdx.x * entry_items + i];
+  Scan(storage).InclusiveScan(mark, mark, ::cuda::maximum<unsigned>{});
+#pragma unroll
+  for (int i = 0; i < entry_items; ++i) rows[threadIdx.x * entry_items + i] = mark[i];
+  __syncthreads();
+}
+
+// start: the first slot of each row of A^T (from the scan).
 template <typename T>
 __global__ void __launch_bounds__(block_threads)
     scatter_kernel(const offset_t* __restrict__ a_off, std::int64_t a_rows, const index_t* __restrict__ a_col,
-                   const T* __restrict__ a_val, std::int64_t nnz, unsigned* __restrict__ cursor,
+                   const T* __restrict__ a_val, std::int64_t nnz, const unsigned* __restrict__ start,
+                   const unsigned* __restrict__ place, const unsigned short* __restrict__ group,
                    index_t* __restrict__ t_col, T* __restrict__ t_val) {
+  using row_scan = cub::BlockScan<unsigned, block_threads>;
+  __shared__ typename row_scan::TempStorage scan_storage;
   __shared__ std::int64_t s_rows[2];
+  __shared__ unsigned s_slot[entry_tile];  // the tile's rows (less lo), then by group: the slot of A^T
+  __shared__ index_t s_row[entry_tile];    // by group: the row of A
+  __shared__ T s_val[entry_tile];          // by group: the value
   const std::int64_t tile = static_cast<std::int64_t>(blockIdx.x) * entry_tile;
   const std::int64_t last = (tile + entry_tile < nnz ? tile + entry_tile : nnz) - 1;
-  if (threadIdx.x == 0) s_rows[0] = row_of(a_off, 0, a_rows - 1, tile);
-  if (threadIdx.x == 32) s_rows[1] = row_of(a_off, 0, a_rows - 1, last);
+  if (threadIdx.x < 64) {  // warp 0: the row of the tile's first entry, warp 1: of its last
+    const std::int64_t row = row_holding(a_off, a_rows, threadIdx.x < 32 ? tile : last);
+    if (threadIdx.x % 32 == 0) s_rows[threadIdx.x / 32] = row;
+  }
   __syncthreads();
   const std::int64_t lo = s_rows[0];
-  const std::int64_t hi = s_rows[1];
+  tile_rows<row_scan>(a_off, tile, lo, s_rows[1], s_slot, scan_storage);
+  unsigned row[entry_items];
+#pragma unroll
+  for (int i = 0; i < entry_items; ++i) row[i] = s_slot[i * block_threads + threadIdx.x];
+  __syncthreads();
 
-  index_t c[entry_items];
-  T v[entry_items];
 #pragma unroll
   for (int i = 0; i < entry_items; ++i) {
     const std::int64_t k = tile + i * block_threads + threadIdx.x;
-    c[i] = -1;
-    v[i] = T(0);
     if (k <= last) {
-      c[i] = a_col[k];
-      v[i] = a_val[k];
+      const unsigned g = group[k];
+      s_slot[g] = start[a_col[k]] + place[k];
+      s_val[g] = a_val[k];
+      s_row[g] = static_cast<index_t>(lo + row[i]);
     }
   }
+  __syncthreads();
 #pragma unroll
   for (int i = 0; i < entry_items; ++i) {
-    const std::int64_t k = tile + i * block_threads + threadIdx.x;
-    if (c[i] >= 0) {
-      const unsigned slot = atomicAdd(&cursor[c[i]], 1u);
-      t_col[slot] = static_cast<index_t>(row_of(a_off, lo, hi, k));
-      t_val[slot] = v[i];
-    }
-  }
-}
-
-// --- 4. rows and chunks of up to 512 entries: bitonic sort in registers --
-
-template <typename T>
-__device__ __forceinline__ void compare_exchange(unsigned& ka, T& va, unsigned& kb, T& vb, bool ascending) {
-  const bool swap = ascending ? kb < ka : ka < kb;
-  const unsigned k = swap ? kb : ka;
-  const T v = swap ? vb : va;
-  kb = swap ? ka : kb;
-  vb = swap ? va : vb;
-  ka = k;
-  va = v;
-}
-
-__host__ __device__ constexpr int log2_of(int n) {
-  int log = 0;
-  while ((1 << log) < n) ++log;
-  return log;
-}
-
-// Sorts n = G * E keys with their values ascending: slot s is register s / G
-// of lane s % G of the group of G lanes (aligned groups; the whole warp calls).
-template <int G, int E, typename T>
-__device__ __forceinline__ void bitonic_sort(unsigned (&key)[E], T (&val)[E], unsigned g_lane) {
-  constexpr int log_n = log2_of(G * E);
-  static_assert((1 << log_n) == G * E && G <= 32 && 32 % G == 0, "G * E a power of two, G divides 32");
-#pragma unroll
-  for (int lk = 1; lk <= log_n; ++lk) {
-    const unsigned k = 1u << lk;
-#pragma unroll
-    for (int lj = lk - 1; lj >= 0; --lj) {
-      const unsigned j = 1u << lj;
-      if (j >= static_cast<unsigned>(G)) {  // partner slots in this lane: registers e, e ^ (j / G)
-        const unsigned jj = j / G;
-        const unsigned kk = k / G;
-#pragma unroll
-        for (int e = 0; e < E; ++e) {
-          if ((e & jj) == 0) compare_exchange(key[e], val[e], key[e | jj], val[e | jj], (e & kk) == 0);
-        }
-      } else {  // partner slot in lane g_lane ^ j of the group, same register
-#pragma unroll
-        for (int e = 0; e < E; ++e) {
-          const unsigned other_key = __shfl_xor_sync(0xffffffffu, key[e], j);
-          const T other_val = __shfl_xor_sync(0xffffffffu, val[e], j);
-          const bool ascending = ((e * G + g_lane) & k) == 0;
-          const bool lower = (g_lane & j) == 0;  // keeps the min when ascending
-          if (lower == ascending ? other_key < key[e] : other_key > key[e]) {
-            key[e] = other_key;
-            val[e] = other_val;
-          }
-        }
-      }
-    }
-  }
-}
-
-// Sorts the rows list[task * (32 / G) + group] (at most G * E entries each),
-// in place; writes back only the entries that moved.
-template <int G, int E, typename T>
-__device__ __forceinline__ void sort_short_rows(const offset_t* __restrict__ t_off, index_t* __restrict__ t_col,
-                                                T* __restrict__ t_val, const index_t* __restrict__ list,
-                                                unsigned rows, unsigned task) {
-  const unsigned lane = threadIdx.x & 31u;
-  const unsigned g_lane = lane % G;
-  const unsigned index = task * (32 / G) + lane / G;
-  std::int64_t start = 0;
-  unsigned length = 0;
-  if (index < rows) {
-    const index_t r = list[index];
-    start = t_off[r];
-    length = static_cast<unsigned>(t_off[r + 1] - start);
-  }
-  unsigned key[E];
-  unsigned loaded[E];
-  T val[E];
-#pragma unroll
-  for (int e = 0; e < E; ++e) {
-    const unsigned s = e * G + g_lane;
-    key[e] = key_pad;
-    val[e] = T(0);
-    if (s < length) {
-      key[e] = static_cast<unsigned>(t_col[start + s]);
-      val[e] = t_val[start + s];
-    }
-    loaded[e] = key[e];
-  }
-  bitonic_sort<G, E>(key, val, g_lane);
-#pragma unroll
-  for (int e = 0; e < E; ++e) {
-    const unsigned s = e * G + g_lane;
-    if (s < length && key[e] != loaded[e]) {
-      t_col[start + s] = static_cast<index_t>(key[e]);
-      t_val[start + s] = val[e];
-    }
-  }
-}
-
-// Sorts one chunk of 512 entries (a whole warp): in place for a row of one
-// chunk, else into the workspace at the same offsets.
-template <typename T>
-__device__ __forceinline__ void sort_chunk(const offset_t* __restrict__ t_off, index_t* __restrict__ t_col,
-                                           T* __restrict__ t_val, int2 item, index_t* __restrict__ work_col,
-                                           T* __restrict__ work_val) {
-  constexpr int E = chunk / 32;
-  const unsigned lane = threadIdx.x & 31u;
-  const std::int64_t row_start = t_off[item.x];
-  const std::int64_t row_end = t_off[item.x + 1];
-  const std::int64_t start = row_start + static_cast<std::int64_t>(item.y) * chunk;
-  const unsigned length = static_cast<unsigned>(row_end - start < chunk ? row_end - start : chunk);
-  unsigned key[E];
-  T val[E];
-#pragma unroll
-  for (int e = 0; e < E; ++e) {
-    const unsigned s = e * 32 + lane;
-    key[e] = key_pad;
-    val[e] = T(0);
-    if (s < length) {
-      key[e] = static_cast<unsigned>(t_col[start + s]);
-      val[e] = t_val[start + s];
-    }
-  }
-  bitonic_sort<32, E>(key, val, lane);
-  const bool whole = row_end - row_start <= chunk;
-  index_t* dst_col = whole ? t_col : work_col;
-  T* dst_val = whole ? t_val : work_val;
-#pragma unroll
-  for (int e = 0; e < E; ++e) {
-    const unsigned s = e * 32 + lane;
-    if (s < length) {
-      dst_col[start + s] = static_cast<index_t>(key[e]);
-      dst_val[start + s] = val[e];
-    }
-  }
-}
-
-// Warp tasks, chunks first (the largest), then lists 2, 1, 0; warp w takes
-// tasks w, w + warps, ... (every lane of a warp the same task).
-template <typename T>
-__global__ void __launch_bounds__(block_threads, 3)
-    sort_rows_kernel(const offset_t* __restrict__ t_off, index_t* __restrict__ t_col, T* __restrict__ t_val,
-                     lists_view lists, index_t* __restrict__ work_col, T* __restrict__ work_val) {
-  const unsigned rows0 = lists.counters[counter_lists + 0];
-  const unsigned rows1 = lists.counters[counter_lists + 1];
-  const unsigned rows2 = lists.counters[counter_lists + 2];
-  const unsigned tasks3 = lists.counters[counter_chunks];
-  const unsigned tasks2 = (rows2 + 1) / 2;
-  const unsigned tasks1 = (rows1 + 7) / 8;
-  const unsigned tasks0 = (rows0 + 31) / 32;
-  const unsigned total = tasks3 + tasks2 + tasks1 + tasks0;
-  const unsigned warps = gridDim.x * warps_per_block;
-  for (unsigned t = blockIdx.x * warps_per_block + threadIdx.x / 32; t < total; t += warps) {
-    if (t < tasks3) {
-      sort_chunk(t_off, t_col, t_val, lists.chunks[t], work_col, work_val);
-    } else if (t < tasks3 + tasks2) {
-      sort_short_rows<16, 8>(t_off, t_col, t_val, lists.rows[2], rows2, t - tasks3);
-    } else if (t < tasks3 + tasks2 + tasks1) {
-      sort_short_rows<4, 8>(t_off, t_col, t_val, lists.rows[1], rows1, t - tasks3 - tasks2);
-    } else {
-      sort_short_rows<1, 8>(t_off, t_col, t_val, lists.rows[0], rows0, t - tasks3 - tasks2 - tasks1);
-    }
-  }
-}
-
-// --- 5. segmented merge of the chunks of long rows -----------------------
-
-// Block b places the entries of chunks b, b + blocks, ... of rows longer than
-// one chunk (chunks of shorter rows are skipped: sorted in place already).
-template <typename T>
-__global__ void __launch_bounds__(block_threads)
-    merge_chunks_kernel(const offset_t* __restrict__ t_off, lists_view lists, const index_t* __restrict__ work_col,
-                        const T* __restrict__ work_val, index_t* __restrict__ t_col, T* __restrict__ t_val) {
-  constexpr int items = merge_threads_items;
-  constexpr int staged_chunks = merge_keys / chunk;
-  __shared__ unsigned s_keys[merge_keys];
-  const unsigned chunks = lists.counters[counter_chunks];
-  for (unsigned p = blockIdx.x; p < chunks; p += gridDim.x) {
-    const int2 item = lists.chunks[p];
-    const std::int64_t start = t_off[item.x];
-    const std::int64_t end = t_off[item.x + 1];
-    if (end - start <= chunk) continue;  // block-uniform
-    const unsigned count = chunks_of(static_cast<unsigned>(end - start));
-    const std::int64_t first = start + static_cast<std::int64_t>(item.y) * chunk;
-    const unsigned n = static_cast<unsigned>(end - first < chunk ? end - first : chunk);
-    unsigned key[items];
-    unsigned rank[items];
-#pragma unroll
-    for (int i = 0; i < items; ++i) {
-      const unsigned s = i * block_threads + threadIdx.x;
-      key[i] = s < n ? static_cast<unsigned>(work_col[first + s]) : key_pad;
-      rank[i] = s;
-    }
-    const unsigned lowest = static_cast<unsigned>(work_col[first]);
-    const unsigned highest = static_cast<unsigned>(work_col[first + n - 1]);
-    for (unsigned batch = 0; batch < count; batch += staged_chunks) {
-      // Stage the keys of chunks [batch, batch + staged_chunks) of the row.
-      const std::int64_t from = start + static_cast<std::int64_t>(batch) * chunk;
-      const std::int64_t to = end - from < merge_keys ? end : from + merge_keys;
-      __syncthreads();  // the previous batch's searches are done
-      for (std::int64_t s = from + threadIdx.x; s < to; s += block_threads) {
-        s_keys[s - from] = static_cast<unsigned>(work_col[s]);
-      }
-      __syncthreads();
-      const unsigned batch_end = count < batch + staged_chunks ? count : batch + staged_chunks;
-      for (unsigned q = batch; q < batch_end; ++q) {
-        if (q == static_cast<unsigned>(item.y)) continue;
-        const unsigned* other = s_keys + (q - batch) * chunk;
-        const unsigned m = static_cast<unsigned>(end - (start + static_cast<std::int64_t>(q) * chunk) < chunk
-                                                     ? end - (start + static_cast<std::int64_t>(q) * chunk)
-                                                     : chunk);
-        if (other[m - 1] < lowest) {  // all of chunk q below this chunk
-#pragma unroll
-          for (int i = 0; i < items; ++i) rank[i] += m;
-          continue;
-        }
-        if (other[0] > highest) continue;  // all above
-#pragma unroll
-        for (int i = 0; i < items; ++i) {
-          unsigned lo = 0;
-          unsigned hi = m;  // the first slot with a key >= key[i]
-          while (lo < hi) {
-            const unsigned mid = (lo + hi) >> 1;
-            if (other[mid] < key[i]) {
-              lo = mid + 1;
-            } else {
-              hi = mid;
-            }
-          }
-          rank[i] += lo;
-        }
-      }
-    }
-#pragma unroll
-    for (int i = 0; i < items; ++i) {
-      const unsigned s = i * block_threads + threadIdx.x;
-      if (s < n) {
-        t_col[start + rank[i]] = static_cast<index_t>(key[i]);
-        t_val[start + rank[i]] = work_val[first + s];
-      }
+    const std::int64_t g = i * block_threads + threadIdx.x;
+    if (tile + g <= last) {
+      t_col[s_slot[g]] = s_row[g];
+      t_val[s_slot[g]] = s_val[g];
     }
   }
 }

@@ -340,6 +340,14 @@ TEST(GpuTranspose, LargeInputs) {
   expect_transpose(with_column_lengths<double>(50000, lengths, 14));
 }
 
+// More than 2^23 rows of A: the sort's 64-bit keys, in every list and in
+// chunks of one row and of long rows.
+TEST(GpuTranspose, WideSortKeys) {
+  SPGEMM_REQUIRE_GPU();
+  const std::vector<std::int64_t> lengths = {20000, 700, 300, 100, 20, 5, 1, 0};
+  expect_transpose(with_column_lengths<double>((std::int64_t{1} << 23) + 5000, lengths, 15));
+}
+
 // The pool hands back memory full of another matrix (nothing may rely on
 // zeroed output arrays), and repeated transposes are bit-identical.
 TEST(GpuTranspose, DirtyMemoryAndRepeatable) {
