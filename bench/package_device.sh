@@ -30,7 +30,8 @@ else
   cp "$build"/server/spgemmd "$build"/client/spgemm "$build"/bench/spgemm-service-bench \
     "$build"/tests/server/spgemmd_integration_test "$build"/tests/client/spgemm_client_tests $dest/bin/
   strip --strip-unneeded $dest/bin/*
-  cp bench/run_service_device.sh bench/run_gpu_service_suite.sh client/python/examples/compare.py $dest/
+  cp bench/run_service_device.sh bench/run_gpu_service_suite.sh bench/service_timeline.py \
+    client/python/examples/compare.py $dest/
   # The Python package as a wheel, its tests, and the protobuf runtime its
   # generated code needs (the GPU host has Python 3.12 and grpcio, no network).
   mkdir -p $dest/wheels

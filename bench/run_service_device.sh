@@ -12,6 +12,7 @@
 #   service.log      everything spgemm-service-bench printed
 #   service.tsv      gpu matrix measure value unit target status (bench/README.md)
 #   service.md       the markdown tables
+#   timeline.txt     the server's per-phase timeline of the kept products (service_timeline.py)
 # A short table comes last on stdout. Exit status: 0 when every row was
 # measured and matched (targets missed do not change it), 1 otherwise.
 #
@@ -123,4 +124,7 @@ if [[ -s "$OUT/service.tsv" ]]; then
     }' "$OUT/service.tsv"
 fi
 grep -h '^targets:' "$OUT/service.md" 2>/dev/null
+echo
+echo "== server timeline of the kept products (median ms; docs/operations.md names the phases)"
+python3 "$(dirname "${BASH_SOURCE[0]}")/service_timeline.py" "$OUT/spgemmd.log" "$OUT/service.md" | tee "$OUT/timeline.txt"
 exit $status

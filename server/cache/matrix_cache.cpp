@@ -125,17 +125,31 @@ bool matrix_cache::make_room(int device, std::size_t bytes) {
   return d.used() + bytes <= d.budget;
 }
 
-entry_info matrix_cache::insert_host(const std::string& tenant, spgemm::any_csr& m, const std::string& name,
-                                     int64_t ttl_seconds) {
+std::shared_ptr<cache_entry> matrix_cache::make_entry(const std::string& tenant, const spgemm::matrix_info& info,
+                                                      const std::string& name, int64_t ttl_seconds,
+                                                      const entry_info* promised) const {
   auto e = std::make_shared<cache_entry>();
   e->tenant = tenant;
-  e->handle = new_handle();
+  e->handle = promised ? promised->handle : new_handle();
   e->name = name;
-  e->info = spgemm::info_of(m);
+  e->info = info;
   e->bytes = e->info.bytes();
-  e->created = e->last_used = wall::now();
+  e->created = e->last_used = promised ? promised->created : wall::now();
   e->last_used_steady = steady::now();
   e->ttl_seconds = ttl_seconds > 0 ? ttl_seconds : default_ttl_;
+  return e;
+}
+
+entry_info matrix_cache::promise_stored(const spgemm::matrix_info& info, int device, const std::string& name,
+                                        int64_t ttl_seconds) const {
+  auto e = make_entry("", info, name, ttl_seconds);
+  e->device = e->last_device = device;
+  return snapshot(*e);
+}
+
+entry_info matrix_cache::insert_host(const std::string& tenant, spgemm::any_csr& m, const std::string& name,
+                                     int64_t ttl_seconds) {
+  auto e = make_entry(tenant, spgemm::info_of(m), name, ttl_seconds);
   std::lock_guard<std::mutex> lock(mutex_);
   // Devices by room, most first.
   std::vector<int> order(devices_.size());
@@ -168,16 +182,8 @@ entry_info matrix_cache::insert_host(const std::string& tenant, spgemm::any_csr&
 
 entry_info matrix_cache::insert_stored(const std::string& tenant, reservation& res,
                                        std::shared_ptr<spgemm::stored_matrix> m, const std::string& name,
-                                       int64_t ttl_seconds) {
-  auto e = std::make_shared<cache_entry>();
-  e->tenant = tenant;
-  e->handle = new_handle();
-  e->name = name;
-  e->info = m->info();
-  e->bytes = e->info.bytes();
-  e->created = e->last_used = wall::now();
-  e->last_used_steady = steady::now();
-  e->ttl_seconds = ttl_seconds > 0 ? ttl_seconds : default_ttl_;
+                                       int64_t ttl_seconds, const entry_info* promised) {
+  auto e = make_entry(tenant, m->info(), name, ttl_seconds, promised);
   e->stored = std::move(m);
   e->device = e->last_device = res.device();
   std::lock_guard<std::mutex> lock(mutex_);

@@ -138,9 +138,15 @@ class matrix_cache {
   // Throws spgemm::error(does_not_fit) where neither has room.
   entry_info insert_host(const std::string& tenant, spgemm::any_csr& m, const std::string& name, int64_t ttl_seconds);
   // Adds a result stored on `res.device()`; its bytes move from the
-  // reservation (which shrinks by them) to the cache.
+  // reservation (which shrinks by them) to the cache. With `promised`
+  // (from promise_stored), under that handle and creation time.
   entry_info insert_stored(const std::string& tenant, reservation& res,
-                           std::shared_ptr<spgemm::stored_matrix> m, const std::string& name, int64_t ttl_seconds);
+                           std::shared_ptr<spgemm::stored_matrix> m, const std::string& name, int64_t ttl_seconds,
+                           const entry_info* promised = nullptr);
+  // What insert_stored will add for a result of `info` on `device`, its
+  // handle drawn now: to announce a result before it exists. Adds nothing.
+  entry_info promise_stored(const spgemm::matrix_info& info, int device, const std::string& name,
+                            int64_t ttl_seconds) const;
 
   // Pins an entry; an empty pin where there is no such (live) entry.
   pin acquire(const std::string& tenant, const std::string& handle);
@@ -190,6 +196,10 @@ class matrix_cache {
   void free_entry(cache_entry& e);  // lock held
   void note_used(int device);       // lock held
   entry_info snapshot(const cache_entry& e) const;
+  // A new entry, not yet added: its handle (drawn now, unless given), times and TTL.
+  std::shared_ptr<cache_entry> make_entry(const std::string& tenant, const spgemm::matrix_info& info,
+                                          const std::string& name, int64_t ttl_seconds,
+                                          const entry_info* promised = nullptr) const;
   void notify_freed();
 
   std::vector<std::shared_ptr<spgemm::backend>> backends_;

@@ -30,8 +30,9 @@ std::string labels(std::initializer_list<std::pair<const char*, std::string>> kv
 }
 
 const std::vector<double>& histogram_buckets() {
-  static const std::vector<double> buckets = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
-                                              0.25,   0.5,   1,      2.5,   5,    10,    30,    60};
+  // From 10 µs: the phases of a round trip (admission, hand-off, reply) take tens of microseconds.
+  static const std::vector<double> buckets = {1e-5,  2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 0.001, 0.0025, 0.005, 0.01, 0.025,
+                                              0.05,  0.1,    0.25, 0.5,  1,      2.5,  5,     10,     30,    60};
   return buckets;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <mutex>
 #include <optional>
 
 #include "ops/log.hpp"
@@ -117,6 +118,10 @@ wire::csr_view view_of(const spgemm::any_csr& m) {
       m);
 }
 
+bool same_size(const spgemm::matrix_info& a, const spgemm::matrix_info& b) {
+  return a.rows == b.rows && a.cols == b.cols && a.nnz == b.nnz && a.type == b.type;
+}
+
 int64_t clamp_chunk(int64_t requested, int64_t fallback) {
   const int64_t c = requested > 0 ? requested : fallback;
   return std::clamp(c, min_chunk_bytes, max_chunk_bytes);
@@ -140,11 +145,18 @@ class result_writer final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
     stats_.set_algorithm(algorithm);
     job_ = j;
     j->done = [this](job& done, grpc::Status status) { on_job_done(done, std::move(status)); };
+    // The headers go now, from gRPC's thread while the job runs: the result's
+    // first message, often written from a worker, then carries less.
+    StartSendInitialMetadata();
+    const std::optional<spgemm::matrix_info> expected = expected_result(*j);  // while the job is this thread's
+    submitted_ = steady::now();
     grpc::Status submitted = s_.sched.submit(j);
     if (!submitted.ok()) {
       job_.reset();
       finish(std::move(submitted));
+      return;
     }
+    if (expected) announce(*expected, j->device);
   }
 
   // Streams the matrix `held` (stored on `backend`, or the host copy `host`).
@@ -167,37 +179,57 @@ class result_writer final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   }
 
   void OnWriteDone(bool ok) override {
-    if (!ok) {
-      finish({grpc::StatusCode::CANCELLED, "the client went away while the result streamed"});
+    std::optional<grpc::Status> job_end;  // what the job's end left for this call to go on with
+    bool job_runs_on = false;
+    {
+      std::lock_guard<std::mutex> lock(reply_mu_);
+      if (announce_ == announcement::in_flight) {
+        announce_ = announcement::sent;
+        job_end = std::move(after_announcement_);
+        job_runs_on = !job_end;
+      }
+    }
+    if (job_runs_on) {
+      // The announcement went out; the job's end writes next. A client gone stops it.
+      if (!ok) cancel_job();
       return;
     }
-    write_next();
+    if (!ok) {
+      finish({grpc::StatusCode::CANCELLED, "the client went away while the result streamed"});
+    } else if (job_end) {
+      go_on(*job_end);
+    } else {
+      write_next();
+    }
   }
 
-  void OnCancel() override {
-    std::shared_ptr<job> j = std::atomic_load(&job_);
-    if (j) j->cancel.cancel();
-    s_.sched.poke();
-  }
+  void OnCancel() override { cancel_job(); }
 
   void OnDone() override {
     const char* outcome = code_name(final_code_);
+    const char* level = final_code_ == grpc::StatusCode::OK ? "info" : "warn";
+    const double total_ms = seconds_since(created_) * 1e3;
     s_.metrics.add("spgemmd_jobs_total", labels({{"kind", kind_}, {"outcome", outcome}}));
-    if (kind_ != "download" && started_job_) {
-      s_.metrics.observe("spgemmd_phase_seconds", labels({{"kind", kind_}, {"phase", "queue"}}), queue_s_);
-      s_.metrics.observe("spgemmd_phase_seconds", labels({{"kind", kind_}, {"phase", "compute"}}), compute_s_);
-    }
-    if (streamed_) {
-      s_.metrics.observe("spgemmd_phase_seconds", labels({{"kind", kind_}, {"phase", "stream"}}),
-                         seconds_since(stream_started_));
-    }
+    if (streamed_) observe_phase("stream", seconds_since(stream_started_));
     s_.metrics.add("spgemmd_bytes_out_total", "", static_cast<double>(bytes_out_));
     if (stats_.flops() > 0) {
       s_.metrics.add("spgemmd_flops_total", labels({{"kind", kind_}, {"device", stats_.device()}}), stats_.flops());
     }
-    log_event(final_code_ == grpc::StatusCode::OK ? "info" : "warn", kind_,
-              {{"code", outcome}, {"total_ms", seconds_since(created_) * 1e3}, {"bytes_out", bytes_out_},
-               {"device", stats_.device()}, {"message", final_message_}});
+    if (job_over_) {
+      const call_phases p = phases();
+      observe_phases(p);
+      log_event(level, kind_,
+                {{"code", outcome}, {"total_ms", total_ms}, {"bytes_out", bytes_out_}, {"kept", keep_}, {"nnz", stats_.nnz()},
+                 {"device", stats_.device()}, {"request_ms", p.request * 1e3}, {"queue_ms", times_.queue * 1e3},
+                 {"admit_ms", times_.admit * 1e3}, {"estimate_ms", times_.estimate * 1e3},
+                 {"handoff_ms", times_.handoff * 1e3}, {"compute_ms", times_.compute * 1e3},
+                 {"engine_ms", times_.engine * 1e3}, {"release_ms", p.release * 1e3}, {"keep_ms", p.keep * 1e3},
+                 {"reply_ms", p.reply * 1e3}, {"message", final_message_}});
+    } else {
+      log_event(level, kind_,
+                {{"code", outcome}, {"total_ms", total_ms}, {"bytes_out", bytes_out_}, {"device", stats_.device()},
+                 {"message", final_message_}});
+    }
     delete this;
   }
 
@@ -210,36 +242,148 @@ class result_writer final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
     return static_cast<std::size_t>(std::max<int64_t>(fetch_block_bytes, 2 * chunk_bytes_));
   }
 
+  // The call's timeline beside the job's own phases (seconds): the request
+  // until its job was submitted; after the job's last step, releasing its
+  // inputs; a kept result's cache insert; and its reply until the last
+  // message went to gRPC.
+  struct call_phases {
+    double request = 0, release = 0, keep = 0, reply = 0;
+  };
+
+  call_phases phases() const {
+    auto between = [](steady::time_point from, steady::time_point to) {
+      return std::max(0.0, std::chrono::duration<double>(to - from).count());
+    };
+    call_phases p;
+    p.request = between(created_, submitted_);
+    p.release = std::max(0.0, between(submitted_, job_ended_at_) - times_.queue - times_.handoff - times_.compute);
+    if (keep_ && replying_at_ > job_ended_at_) {
+      p.keep = between(job_ended_at_, replying_at_);
+      p.reply = between(replying_at_, last_write_at_);
+    }
+    return p;
+  }
+
+  void observe_phase(const char* phase, double seconds) {
+    s_.metrics.observe("spgemmd_phase_seconds", labels({{"kind", kind_}, {"phase", phase}}), seconds);
+  }
+
+  void observe_phases(const call_phases& p) {
+    for (const auto& [phase, seconds] :
+         {std::pair{"request", p.request}, {"queue", times_.queue}, {"admit", times_.admit},
+          {"estimate", times_.estimate}, {"handoff", times_.handoff}, {"compute", times_.compute},
+          {"engine", times_.engine}, {"release", p.release}}) {
+      observe_phase(phase, seconds);
+    }
+    if (p.reply > 0) {
+      observe_phase("keep", p.keep);
+      observe_phase("reply", p.reply);
+    }
+  }
+
+  // The size of the job's result where it is known before it runs: a kept
+  // result of one step that ran before (the memo). Places the job.
+  std::optional<spgemm::matrix_info> expected_result(job& j) {
+    if (!keep_ || j.steps.size() != 1 || !j.steps[0].history) return std::nullopt;
+    s_.sched.place(j);
+    const std::optional<step_history> h = j.steps[0].history(j);
+    return h ? h->result : std::nullopt;
+  }
+
+  // Sends the kept message while the job still runs (from gRPC's thread,
+  // which answers its completion at once): at the job's end only the stats
+  // are left to write, not two messages one after the other.
+  void announce(const spgemm::matrix_info& info, int device) {
+    if (job_over()) return;  // a quick job ended in submit: the usual reply
+    const entry_info promised = s_.cache.promise_stored(info, device, keep_name_, 0);
+    {
+      std::lock_guard<std::mutex> lock(reply_mu_);
+      if (job_over_) return;  // it ended meanwhile
+      kept_ = promised;
+      announce_ = announcement::in_flight;
+      state_ = state::kept;
+    }
+    write_next();
+  }
+
+  bool job_over() {
+    std::lock_guard<std::mutex> lock(reply_mu_);
+    return job_over_;
+  }
+
   void on_job_done(job& j, grpc::Status status) {
-    started_job_ = true;
-    queue_s_ = j.queue_seconds;
-    compute_s_ = j.compute_seconds;
-    stats_.set_queue_ms(j.queue_seconds * 1e3);
-    stats_.set_compute_ms(j.compute_seconds * 1e3);
+    bool announced = false;
+    {
+      std::lock_guard<std::mutex> lock(reply_mu_);
+      job_over_ = true;
+      announced = announce_ != announcement::none;
+    }
+    job_ended_at_ = steady::now();
+    times_ = j.times;
+    stats_.set_queue_ms(j.times.queue * 1e3);
+    stats_.set_compute_ms(j.times.compute * 1e3);
     stats_.set_estimate_bytes(static_cast<int64_t>(j.max_estimate));
     stats_.set_flops(2.0 * static_cast<double>(j.products));
     if (!j.methods.empty()) stats_.set_algorithm(j.methods);
     if (j.device >= 0) stats_.set_device(s_.cache.backends()[j.device]->name());
-    if (!status.ok()) {
-      finish(std::move(status));
-      return;
+    if (status.ok()) status = take_result(j, announced);
+    {
+      std::lock_guard<std::mutex> lock(reply_mu_);
+      if (announce_ == announcement::in_flight) {  // its OnWriteDone goes on
+        after_announcement_ = std::move(status);
+        return;
+      }
     }
+    go_on(status);
+  }
+
+  // Keeps the job's result (under the announced handle, where one went out)
+  // or makes ready to stream it.
+  grpc::Status take_result(job& j, bool announced) {
     try {
-      stats_.set_nnz(j.result->info().nnz);
-      if (keep_) {
-        kept_ = s_.cache.insert_stored(tenant_, j.res, std::move(j.result), keep_name_, 0);
-        j.res.release();
-        state_ = state::kept;
-      } else {
+      const spgemm::matrix_info info = j.result->info();
+      stats_.set_nnz(info.nnz);
+      if (!keep_) {
         rows_.emplace(s_.cache.backends()[j.device], std::move(j.result), block_bytes());
         result_res_ = std::move(j.res);
         state_ = state::header;
+        return grpc::Status::OK;
       }
+      // A call gone (cancelled, past its deadline) would leave the result
+      // cached until its TTL, its handle known to no one.
+      if (j.cancel.cancelled()) return {grpc::StatusCode::CANCELLED, "the call was cancelled; its result is not kept"};
+      if (announced && !same_size(info, kept_.info)) {
+        return {grpc::StatusCode::INTERNAL, "the product has nnz " + std::to_string(info.nnz) +
+                                                ", not the " + std::to_string(kept_.info.nnz) +
+                                                " it had before and its handle announced; retry"};
+      }
+      if (announced) {
+        s_.cache.insert_stored(tenant_, j.res, std::move(j.result), keep_name_, 0, &kept_);
+      } else {
+        kept_ = s_.cache.insert_stored(tenant_, j.res, std::move(j.result), keep_name_, 0);
+        state_ = state::kept;
+      }
+      j.res.release();
+      replying_at_ = steady::now();
+      return grpc::Status::OK;
     } catch (...) {
-      finish(to_grpc_status(std::current_exception()));
-      return;
+      return to_grpc_status(std::current_exception());
     }
-    write_next();
+  }
+
+  // After the job: its result's messages, or its error.
+  void go_on(const grpc::Status& status) {
+    if (status.ok()) {
+      write_next();
+    } else {
+      finish(status);
+    }
+  }
+
+  void cancel_job() {
+    std::shared_ptr<job> j = std::atomic_load(&job_);
+    if (j) j->cancel.cancel();
+    s_.sched.poke();
   }
 
   // Whether a chunk is still to be sent.
@@ -333,6 +477,7 @@ class result_writer final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   void finish(grpc::Status status, bool with_last_message = false) {
     final_code_ = status.error_code();
     final_message_ = status.error_message();
+    last_write_at_ = steady::now();
     state_ = state::idle;
     block_.reset();
     rows_.reset();
@@ -352,14 +497,23 @@ class result_writer final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   int64_t chunk_bytes_;
   std::string tenant_;
   steady::time_point created_ = steady::now();
+  steady::time_point submitted_, job_ended_at_, replying_at_, last_write_at_;  // the timeline (phases())
   steady::time_point stream_started_;
   std::shared_ptr<job> job_;
   bool keep_ = false;
   std::string keep_name_;
   bool send_stats_ = true;
-  bool started_job_ = false;
+  job_times times_;
+  // A kept message announced while the job runs (announce): in flight, then
+  // sent. The job's end waits for it: what it leaves goes on from
+  // OnWriteDone. Guarded by reply_mu_, with job_over_ (the job ended:
+  // nothing more is announced).
+  enum class announcement { none, in_flight, sent };
+  std::mutex reply_mu_;
+  announcement announce_ = announcement::none;
+  bool job_over_ = false;
+  std::optional<grpc::Status> after_announcement_;
   bool streamed_ = false;
-  double queue_s_ = 0, compute_s_ = 0;
   state state_ = state::idle;
   entry_info kept_;
   std::optional<row_blocks> rows_;
@@ -542,9 +696,16 @@ class upload_reactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
   std::string message_;
 };
 
+// Adds the time since `started` to the job's engine phase; returns it (seconds).
+double note_engine(job& j, steady::time_point started) {
+  const double seconds = seconds_since(started);
+  j.times.engine += seconds;
+  return seconds;
+}
+
 // Multiplies two operands: inputs (resident) or the job's intermediates. The
 // estimate of a product of two inputs is memoized in `memo`, with how long
-// it ran (the step's expected_seconds when it comes again).
+// it ran and what it gave (the step's history when it comes again).
 job_step multiply_step(estimate_memo& memo, int left, int right, spgemm::multiply_options options,
                        bool left_is_temp = false, bool right_is_temp = false) {
   auto operand = [](job& j, int index, bool temp) -> const spgemm::stored_matrix& {
@@ -572,16 +733,18 @@ job_step multiply_step(estimate_memo& memo, int left, int right, spgemm::multipl
   step.run = [=, &memo](job& j, spgemm::backend& b) {
     const steady::time_point started = steady::now();
     auto c = b.multiply(operand(j, left, left_is_temp), operand(j, right, right_is_temp), options, j.cancel);
-    if (memoized) memo.note_run(key(j), seconds_since(started));
+    const double seconds = note_engine(j, started);
+    if (memoized) memo.note_run(key(j), seconds, c->info());
     std::size_t held = 0;
     for (const auto& t : j.temps) held += t->info().bytes();
     j.temps.push_back(std::move(c));
     return held + j.temps.back()->info().bytes();
   };
   if (memoized) {
-    step.expected_seconds = [=, &memo](const job& j) {
+    step.history = [=, &memo](const job& j) -> std::optional<step_history> {
       const auto known = memo.find(key(j));
-      return known ? known->run_seconds : -1.0;
+      if (!known) return std::nullopt;
+      return step_history{known->run_seconds, known->result};
     };
   }
   return step;
@@ -609,7 +772,9 @@ job_step transpose_step(int input) {
     return b.estimate_transpose(*j.resident[static_cast<std::size_t>(input)]);
   };
   step.run = [=](job& j, spgemm::backend& b) {
+    const steady::time_point started = steady::now();
     j.temps.push_back(b.transpose(*j.resident[static_cast<std::size_t>(input)], j.cancel));
+    note_engine(j, started);
     return j.temps.back()->info().bytes();
   };
   return step;

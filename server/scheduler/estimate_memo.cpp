@@ -27,13 +27,15 @@ std::optional<estimate_memo::known> estimate_memo::find(const std::string& key) 
 }
 
 void estimate_memo::put(const std::string& key, const spgemm::memory_estimate& e) {
+  known fresh;  // not yet run
+  fresh.estimate = e;
   std::lock_guard<std::mutex> lock(mutex_);
   if (auto it = index_.find(key); it != index_.end()) {
-    it->second->second = {e};
+    it->second->second = fresh;
     lru_.splice(lru_.begin(), lru_, it->second);
     return;
   }
-  lru_.emplace_front(key, known{e});
+  lru_.emplace_front(key, fresh);
   index_[key] = lru_.begin();
   if (lru_.size() > capacity_) {
     index_.erase(lru_.back().first);
@@ -41,9 +43,12 @@ void estimate_memo::put(const std::string& key, const spgemm::memory_estimate& e
   }
 }
 
-void estimate_memo::note_run(const std::string& key, double seconds) {
+void estimate_memo::note_run(const std::string& key, double seconds, const spgemm::matrix_info& result) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (auto it = index_.find(key); it != index_.end()) it->second->second.run_seconds = seconds;
+  if (auto it = index_.find(key); it != index_.end()) {
+    it->second->second.run_seconds = seconds;
+    it->second->second.result = result;
+  }
 }
 
 }  // namespace spgemmd

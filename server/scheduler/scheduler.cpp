@@ -9,9 +9,11 @@ namespace spgemmd {
 
 namespace {
 
-double seconds_since(steady::time_point t) {
-  return std::chrono::duration<double>(steady::now() - t).count();
+double seconds_between(steady::time_point from, steady::time_point to) {
+  return std::chrono::duration<double>(to - from).count();
 }
+
+double seconds_since(steady::time_point t) { return seconds_between(t, steady::now()); }
 
 std::size_t unique_input_bytes(const job& j) {
   std::set<const cache_entry*> seen;
@@ -41,6 +43,7 @@ void scheduler::enqueue_locked(std::shared_ptr<job> j) {
   });
   queue_.insert(it, std::move(j));
   dirty_ = true;
+  posted_.fetch_add(1, std::memory_order_relaxed);
 }
 
 grpc::Status scheduler::submit(std::shared_ptr<job> j) {
@@ -62,9 +65,10 @@ grpc::Status scheduler::submit(std::shared_ptr<job> j) {
   }
   // An idle worker admits and runs what waits; when every worker is busy,
   // the one that finishes first looks at the queue.
-  const bool work = !queue_.empty();
+  // A worker lingering after its job takes it without a wake-up.
+  const bool wake = queue_.size() > static_cast<std::size_t>(lingering_);
   lock.unlock();
-  if (work) work_cv_.notify_one();
+  if (wake) work_cv_.notify_one();
   return grpc::Status::OK;
 }
 
@@ -102,10 +106,10 @@ void scheduler::place(job& j) {
 
 bool scheduler::quick(job& j) {
   const job_step& step = j.steps[j.next_step];
-  if (!step.expected_seconds) return false;
+  if (!step.history) return false;
   place(j);
-  const double seconds = step.expected_seconds(j);
-  return seconds >= 0 && seconds < quick_seconds;
+  const std::optional<step_history> h = step.history(j);
+  return h && h->seconds >= 0 && h->seconds < quick_seconds;
 }
 
 scheduler::outcome scheduler::try_admit(const std::shared_ptr<job>& j, grpc::Status* status) {
@@ -140,7 +144,9 @@ scheduler::outcome scheduler::try_admit(const std::shared_ptr<job>& j, grpc::Sta
       if (running_[d] >= workers_per_device_) return outcome::wait;
     }
     if (!j->step_estimated) {
+      const steady::time_point sizing = steady::now();
       const spgemm::memory_estimate e = j->steps[j->next_step].estimate(*j, *cache_.backends()[d]);
+      j->times.estimate += seconds_since(sizing);
       j->step_estimate = e.total();
       j->products += e.products;
       j->methods += (j->methods.empty() ? "" : " + ") + e.method;
@@ -181,7 +187,7 @@ std::shared_ptr<job> scheduler::admit_pass(std::unique_lock<std::mutex>& lock, b
     if (!cancelled.empty()) {
       lock.unlock();
       for (auto& j : cancelled) {
-        j->queue_seconds += seconds_since(j->queued_at);
+        j->times.queue += seconds_since(j->queued_at);
         finish(j, {grpc::StatusCode::CANCELLED, "the call was cancelled while the job was queued"});
       }
       lock.lock();
@@ -191,18 +197,22 @@ std::shared_ptr<job> scheduler::admit_pass(std::unique_lock<std::mutex>& lock, b
       auto j = queue_.front();
       lock.unlock();
       grpc::Status status;
+      const steady::time_point admitting = steady::now();
       const outcome o = try_admit(j, &status);
       lock.lock();
       if (o == outcome::wait) break;
       queue_.remove(j);
-      j->queue_seconds += seconds_since(j->queued_at);
+      j->admitted_at = steady::now();
+      j->times.queue += seconds_between(j->queued_at, j->admitted_at);
       if (o == outcome::admitted) {
+        j->times.admit += seconds_between(admitting, j->admitted_at);
         ++running_[j->device];
         ++running_total_;
         if (take && !mine) {
           mine = std::move(j);
         } else {
           ready_.push_back(std::move(j));
+          posted_.fetch_add(1, std::memory_order_relaxed);
           work_cv_.notify_one();
         }
       } else {
@@ -239,13 +249,14 @@ void scheduler::run_job(std::unique_lock<std::mutex>& lock, std::shared_ptr<job>
   lock.unlock();
   grpc::Status status;
   const auto t0 = steady::now();
+  j->times.handoff += seconds_between(j->admitted_at, t0);
   try {
     const std::size_t held = j->steps[j->next_step].run(*j, *cache_.backends()[j->device]);
     j->res.shrink_to(held);
   } catch (...) {
     status = to_grpc_status(std::current_exception());
   }
-  j->compute_seconds += seconds_since(t0);
+  j->times.compute += seconds_since(t0);
   ++j->next_step;
   j->step_estimated = false;
 
@@ -272,23 +283,39 @@ void scheduler::run_job(std::unique_lock<std::mutex>& lock, std::shared_ptr<job>
   // This worker looks at the queue next (dirty_ is set): no wake-up needed.
 }
 
+void scheduler::linger(std::unique_lock<std::mutex>& lock) {
+  const uint64_t seen = posted_.load(std::memory_order_relaxed);
+  ++lingering_;
+  lock.unlock();
+  const steady::time_point until = steady::now() + linger_time;
+  // Yields rather than spins: other threads get the core when they want it.
+  while (posted_.load(std::memory_order_relaxed) == seen && steady::now() < until) std::this_thread::yield();
+  lock.lock();
+  --lingering_;
+}
+
 void scheduler::worker_loop() {
   std::unique_lock<std::mutex> lock(mutex_);
+  auto has_work = [&] { return stopping_ || !ready_.empty() || (dirty_ && !dispatching_ && !queue_.empty()); };
+  // Whether this worker just ran a job on a GPU: it lingers then. (On the
+  // CPU backend the cores are the engine's.)
+  bool ran_on_gpu = false;
   while (true) {
-    work_cv_.wait(lock, [&] {
-      return stopping_ || !ready_.empty() || (dirty_ && !dispatching_ && !queue_.empty());
-    });
+    if (ran_on_gpu && !has_work()) linger(lock);
+    work_cv_.wait(lock, has_work);
+    std::shared_ptr<job> j;
     if (!ready_.empty()) {
-      auto j = std::move(ready_.front());
+      j = std::move(ready_.front());
       ready_.pop_front();
-      run_job(lock, std::move(j));
-      continue;
+    } else if (stopping_) {
+      break;  // and nothing left
+    } else {
+      // An idle worker admits the head job and runs it itself: no hop
+      // through the dispatcher and back.
+      j = admit_pass(lock, true);
+      if (dirty_ && !queue_.empty()) work_cv_.notify_one();
     }
-    if (stopping_) break;  // and nothing left
-    // An idle worker admits the head job and runs it itself: no hop through
-    // the dispatcher and back.
-    std::shared_ptr<job> j = admit_pass(lock, true);
-    if (dirty_ && !queue_.empty()) work_cv_.notify_one();
+    ran_on_gpu = j && cache_.backends()[j->device]->is_gpu();
     if (j) run_job(lock, std::move(j));
   }
 }

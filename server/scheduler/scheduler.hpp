@@ -17,6 +17,7 @@
 // engine's next phase boundary, and releases everything it held.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -24,6 +25,7 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -38,15 +40,31 @@ namespace spgemmd {
 
 struct job;
 
+// Where a job's time went on the server (seconds, summed over its steps):
+// its part of the call's per-phase timeline (logs, spgemmd_phase_seconds).
+struct job_times {
+  double queue = 0;     // submitted -> admitted: waiting, then admission (JobStats.queue_ms)
+  double admit = 0;     // of queue: the admission that succeeded (residency, estimate, reservation)
+  double estimate = 0;  // of admit: sizing the step (a memo lookup, or the engine's pass)
+  double handoff = 0;   // admitted -> running on the thread that runs it
+  double compute = 0;   // the step on that thread (JobStats.compute_ms)
+  double engine = 0;    // of compute: the backend's call
+};
+
+// What a step took and gave when the same step ran before on the job's device.
+struct step_history {
+  double seconds = -1;                         // how long it ran; -1: not known
+  std::optional<spgemm::matrix_info> result;  // the matrix it gave
+};
+
 struct job_step {
   std::string what;  // "multiply", "transpose" (logs)
   // What the step will allocate on the job's device, and the work and method it runs.
   std::function<spgemm::memory_estimate(job&, spgemm::backend&)> estimate;
   // Runs the step; returns the bytes the job holds on the device afterwards.
   std::function<std::size_t(job&, spgemm::backend&)> run;
-  // Optional: how long the same step ran before on the job's device, where
-  // that is known (-1 where not).
-  std::function<double(const job&)> expected_seconds;
+  // Optional: the step's history on the job's device (placed), where known.
+  std::function<std::optional<step_history>(const job&)> history;
 };
 
 struct job {
@@ -67,13 +85,13 @@ struct job {
   reservation res;
   std::size_t next_step = 0;
   std::size_t max_estimate = 0;
-  double queue_seconds = 0, compute_seconds = 0;
+  job_times times;
   std::int64_t products = 0;  // scalar multiplications of every step
   std::string methods;        // the methods the steps ran, "+"-joined
 
   // Internal.
   uint64_t seq = 0;
-  steady::time_point queued_at;
+  steady::time_point queued_at, admitted_at;
   std::size_t step_estimate = 0;
   bool step_estimated = false;
 };
@@ -91,6 +109,10 @@ class scheduler {
   // it (when nothing waits): holding one of gRPC's threads that long costs
   // less than the hand-off to a worker saves on a product's round trip.
   static constexpr double quick_seconds = 3e-3;
+  // A worker that ran a job on a GPU stays awake this long (yielding) for
+  // the next before it sleeps: a client's next product (a chain, a repeated
+  // product) then starts without the wake-up of a sleeping thread.
+  static constexpr std::chrono::microseconds linger_time{1000};
 
   scheduler(matrix_cache& cache, int max_queue, int workers_per_device);
   ~scheduler();
@@ -100,6 +122,9 @@ class scheduler {
   // nothing waits ahead of is admitted and run by the caller: no hand-off to
   // a worker thread. Its `done` may then run before submit returns.
   grpc::Status submit(std::shared_ptr<job> j);
+  // Chooses the job's device, once (submit does where it was not done):
+  // where most of its input bytes are, else the roomiest.
+  void place(job& j);
   // Wakes the dispatcher (memory was freed, a job was cancelled).
   void poke();
   // Ends every queued job with UNAVAILABLE, cancels running ones and waits for them.
@@ -109,6 +134,8 @@ class scheduler {
  private:
   void dispatch_loop();
   void worker_loop();
+  // Waits, lock released, until work is posted or linger_time passes.
+  void linger(std::unique_lock<std::mutex>& lock);
   // One admission pass over the queue (lock held on entry and exit; one pass
   // at a time). With `take`, the first job admitted is returned for the
   // caller to run itself (no hand-off to another thread); the rest go to
@@ -118,9 +145,6 @@ class scheduler {
   // One admission attempt for the head job. Lock not held.
   enum class outcome { admitted, wait, finished };
   outcome try_admit(const std::shared_ptr<job>& j, grpc::Status* status);
-  // Chooses the job's device, once: where most of its input bytes are, else
-  // the roomiest. Lock not held.
-  void place(job& j);
   // Whether the job's next step is known to take under quick_seconds on its
   // device (placing it). Lock not held.
   bool quick(job& j);
@@ -141,6 +165,8 @@ class scheduler {
   bool stopping_ = false;
   bool dirty_ = true;
   bool dispatching_ = false;  // an admission pass runs (dispatcher or a worker)
+  int lingering_ = 0;         // workers in linger()
+  std::atomic<uint64_t> posted_{0};  // bumped when a job is queued or made ready (linger watches it)
   int64_t completed_ = 0, failed_ = 0;
   std::thread dispatcher_;
   std::vector<std::thread> workers_;

@@ -51,14 +51,20 @@ TEST(estimate_memo, keeps_the_most_recently_used) {
   EXPECT_EQ(memo.find("z")->estimate.output_bytes, 4u);
 }
 
-TEST(estimate_memo, remembers_run_times) {
+TEST(estimate_memo, remembers_run_times_and_results) {
   estimate_memo memo(1);
   memo.put("x", estimate(1));
   EXPECT_LT(memo.find("x")->run_seconds, 0);  // not yet run
-  memo.note_run("x", 0.25);
+  EXPECT_FALSE(memo.find("x")->result);
+  const spgemm::matrix_info c{3, 4, 5, spgemm::value_type::f32};
+  memo.note_run("x", 0.25, c);
   EXPECT_EQ(memo.find("x")->run_seconds, 0.25);
-  memo.put("x", estimate(2));  // a new estimate: its time is not known
+  ASSERT_TRUE(memo.find("x")->result);
+  EXPECT_EQ(memo.find("x")->result->nnz, 5);
+  EXPECT_EQ(memo.find("x")->result->type, spgemm::value_type::f32);
+  memo.put("x", estimate(2));  // a new estimate: its time and result are not known
   EXPECT_LT(memo.find("x")->run_seconds, 0);
-  memo.note_run("y", 1.0);  // unknown key: nothing
+  EXPECT_FALSE(memo.find("x")->result);
+  memo.note_run("y", 1.0, c);  // unknown key: nothing
   EXPECT_FALSE(memo.find("y"));
 }

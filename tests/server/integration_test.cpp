@@ -263,6 +263,22 @@ result download(v1::Spgemm::Stub& stub, const std::string& handle) {
   return read_result(*reader);
 }
 
+// Describe: its status; the matrix's info in `out`.
+grpc::Status describe(v1::Spgemm::Stub& stub, const std::string& handle, v1::MatrixInfo* out) {
+  grpc::ClientContext ctx;
+  v1::DescribeRequest req;
+  req.set_handle(handle);
+  return stub.Describe(&ctx, req, out);
+}
+
+grpc::Status erase(v1::Spgemm::Stub& stub, const std::string& handle) {
+  grpc::ClientContext ctx;
+  v1::DeleteRequest req;
+  req.set_handle(handle);
+  v1::DeleteResponse resp;
+  return stub.Delete(&ctx, req, &resp);
+}
+
 v1::ServerStatus server_status(v1::Spgemm::Stub& stub) {
   grpc::ClientContext ctx;
   v1::ServerStatus s;
@@ -487,6 +503,31 @@ TEST_F(service_test, concurrent_clients) {
   EXPECT_EQ(ok.load(), 18);
 }
 
+TEST_F(service_test, concurrent_repeated_kept_products) {
+  // Products that queue behind each other go to the workers: a repeated one
+  // is announced while it runs, however soon it ends.
+  std::vector<std::thread> threads;
+  std::atomic<int> ok{0};
+  constexpr int clients = 6, rounds = 20;
+  for (int t = 0; t < clients; ++t) {
+    threads.emplace_back([&, t] {
+      auto stub = v1::Spgemm::NewStub(server_->channel());
+      const csr a = spgemm::generate("rmat:8:8:" + std::to_string(t + 1));
+      const int64_t nnz = spgemm::cpu_multiply(a, a).nnz();
+      const std::string h = upload_ok(*stub, a);
+      for (int i = 0; i < rounds; ++i) {
+        result c = multiply(*stub, h, h, /*keep=*/true);
+        v1::MatrixInfo info;
+        const bool described = c.status.ok() && describe(*stub, c.kept.handle(), &info).ok();
+        if (described && c.kept.nnz() == nnz && info.nnz() == nnz && c.stats.nnz() == nnz) ++ok;
+        (void)erase(*stub, c.kept.handle());
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok.load(), clients * rounds);
+}
+
 TEST_F(service_test, bad_input_gets_its_status) {
   const csr a = spgemm::generate("poisson2d5:10");  // 100 x 100
   const std::string h = upload_ok(stub(), a);
@@ -618,6 +659,55 @@ TEST_F(service_test, cancellation_and_deadline_free_memory) {
   }
   const std::string metrics = http_get(server_->metrics_port(), "/metrics");
   EXPECT_GE(metric(metrics, "spgemmd_jobs_total{kind=\"multiply\",outcome=\"cancelled\"}"), 1);
+}
+
+TEST_F(service_test, repeated_slow_kept_product_is_announced) {
+  // A kept product that ran before and is not quick (a tenth of a second on
+  // the CPU backend, about 10 ms on an H100) gets its handle while it runs.
+  const csr a = spgemm::generate(test_backend() == "cpu" ? "poisson3d27:36" : "elasticity3d:28");
+  const std::string h = upload_ok(stub(), a);
+  const int64_t cached = server_status(stub()).devices(0).cached_bytes();
+  result first = multiply(stub(), h, h, /*keep=*/true);
+  ASSERT_TRUE(first.status.ok()) << first.status.error_message();
+  result again = multiply(stub(), h, h, /*keep=*/true);
+  ASSERT_TRUE(again.status.ok()) << again.status.error_message();
+  ASSERT_TRUE(again.has_stats);
+  EXPECT_NE(again.kept.handle(), first.kept.handle());
+  EXPECT_EQ(again.kept.nnz(), first.kept.nnz());
+  EXPECT_EQ(again.stats.nnz(), first.kept.nnz());
+  for (const result* r : {&first, &again}) {
+    v1::MatrixInfo info;
+    ASSERT_TRUE(describe(stub(), r->kept.handle(), &info).ok());
+    EXPECT_EQ(info.nnz(), r->kept.nnz());
+    EXPECT_EQ(info.bytes(), r->kept.bytes());
+    EXPECT_EQ(info.created().seconds(), r->kept.created().seconds());
+    ASSERT_TRUE(erase(stub(), r->kept.handle()).ok());
+  }
+
+  // Cancelled once its handle came: the handle never comes to be.
+  grpc::ClientContext ctx;
+  v1::MultiplyRequest req;
+  req.set_a(h);
+  req.set_b(h);
+  req.mutable_output()->set_keep(true);
+  auto reader = stub().Multiply(&ctx, req);
+  v1::ResultPart part;
+  ASSERT_TRUE(reader->Read(&part));
+  ASSERT_TRUE(part.has_kept());  // before the product ended
+  ctx.TryCancel();
+  while (reader->Read(&part)) {
+  }
+  EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::CANCELLED);
+  for (int i = 0; i < 200; ++i) {
+    const v1::ServerStatus s = server_status(stub());
+    if (s.devices(0).reserved_bytes() == 0 && s.jobs_running() == 0) break;
+    std::this_thread::sleep_for(50ms);
+  }
+  v1::MatrixInfo info;
+  EXPECT_EQ(describe(stub(), part.kept().handle(), &info).error_code(), grpc::StatusCode::NOT_FOUND);
+  const v1::ServerStatus s = server_status(stub());
+  EXPECT_EQ(s.devices(0).reserved_bytes(), 0);
+  EXPECT_EQ(s.devices(0).cached_bytes(), cached);
 }
 
 TEST_F(service_test, health_reflection_and_metrics_answer) {
