@@ -1,7 +1,6 @@
 #include "cuda/cuda_backend.hpp"
 
 #include <cstdio>
-#include <optional>
 #include <string>
 #include <type_traits>
 
@@ -73,6 +72,13 @@ cuda_stored_matrix::~cuda_stored_matrix() {
 
 matrix_info cuda_stored_matrix::info() const {
   return std::visit([](const auto& d) { return d.info(); }, matrix_);
+}
+
+const rmerge::row_stats& cuda_stored_matrix::row_stats(cudaStream_t stream) const {
+  std::call_once(row_stats_once_, [&] {
+    row_stats_ = rmerge::compute_row_stats(structure_of(matrix_), context_->allocator, stream);
+  });
+  return row_stats_;
 }
 
 cuda_backend::cuda_backend(int ordinal) {
@@ -147,17 +153,13 @@ struct resolved {
   algorithm algo = algorithm::hash;
   bool hybrid = false;  // hash with the merge bins (planner::choice::hybrid)
   std::string reason;  // "" unless the planner chose
-  std::optional<rmerge::row_stats> a_rows;  // measured by the planner, for rmerge
-  const rmerge::row_stats* rows() const { return a_rows ? &*a_rows : nullptr; }
 };
 
-resolved resolve(algorithm asked, const structure_view& a, const structure_view& b, device_allocator& allocator,
-                 cudaStream_t stream) {
-  if (asked != algorithm::automatic) return {asked, false, "", std::nullopt};
-  const rmerge::row_stats rows = rmerge::compute_row_stats(a, allocator, stream);
+resolved resolve(algorithm asked, const rmerge::row_stats& a_rows, const structure_view& b) {
+  if (asked != algorithm::automatic) return {asked, false, ""};
   const planner::choice c =
-      planner::choose_method({rows.rows, rows.nnz, rows.max_row_length, a.nnz == 0 || b.nnz == 0});
-  return {c.algo, c.hybrid, c.reason, rows};
+      planner::choose_method({a_rows.rows, a_rows.nnz, a_rows.max_row_length, a_rows.nnz == 0 || b.nnz == 0});
+  return {c.algo, c.hybrid, c.reason};
 }
 
 }  // namespace
@@ -176,11 +178,12 @@ memory_estimate cuda_backend::estimate_multiply(const stored_matrix& a, const st
   auto stream = context_->streams.acquire();
   const structure_view va = structure_of(sa.matrix());
   const structure_view vb = structure_of(sb.matrix());
-  const resolved r = resolve(options.algo, va, vb, context_->allocator, stream.get());
+  const rmerge::row_stats& a_rows = sa.row_stats(stream.get());
+  const resolved r = resolve(options.algo, a_rows, vb);
   memory_estimate e;
   if (r.algo == algorithm::rmerge) {
     e = rmerge::estimate_multiply(va, vb, size_of(out), options.rmerge, context_->allocator, stream.get(),
-                                  r.rows());
+                                  &a_rows);
   } else if (r.algo == algorithm::esc) {
     e = esc::estimate_multiply(va, vb, size_of(out), context_->allocator, stream.get());
   } else {
@@ -213,10 +216,11 @@ std::shared_ptr<stored_matrix> cuda_backend::multiply(const stored_matrix& a, co
     operand<T> oa = operand_of<T>(sa.matrix(), context_->allocator, stream.get());
     operand<T> ob = operand_of<T>(sb.matrix(), context_->allocator, stream.get());
     cancel.throw_if_cancelled();
-    const resolved r = resolve(options.algo, oa.view.structure(), ob.view.structure(), context_->allocator, stream.get());
+    const rmerge::row_stats& a_rows = sa.row_stats(stream.get());
+    const resolved r = resolve(options.algo, a_rows, ob.view.structure());
     if (r.algo == algorithm::rmerge)
       return rmerge::multiply<T>(oa.view, ob.view, options.rmerge, context_->allocator, stream.get(), cancel,
-                                 r.rows());
+                                 &a_rows);
     if (r.algo == algorithm::esc) return esc::multiply<T>(oa.view, ob.view, context_->allocator, stream.get(), cancel);
     any_device_csr c =
         hash::multiply<T>(oa.view, ob.view, context_->allocator, stream.get(), cancel, nullptr, r.hybrid);

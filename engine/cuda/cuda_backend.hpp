@@ -4,9 +4,11 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 
 #include "cuda/device_context.hpp"
 #include "cuda/device_csr.hpp"
+#include "rmerge/rmerge_tuning.hpp"
 #include "spgemm/backend.hpp"
 
 namespace spgemm::cuda {
@@ -20,10 +22,16 @@ class cuda_stored_matrix final : public stored_matrix {
 
   const any_device_csr& matrix() const { return matrix_; }
   const device_context& context() const { return *context_; }
+  // The shape of its rows (the planner's and RMerge's input), measured on
+  // first use with `stream` and kept: a stored matrix never changes. Saves a
+  // kernel and a synchronization per product of a cached matrix.
+  const rmerge::row_stats& row_stats(cudaStream_t stream) const;
 
  private:
   std::shared_ptr<device_context> context_;
   any_device_csr matrix_;
+  mutable std::once_flag row_stats_once_;
+  mutable rmerge::row_stats row_stats_;
 };
 
 class cuda_backend final : public backend {
