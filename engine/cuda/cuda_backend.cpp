@@ -182,8 +182,7 @@ memory_estimate cuda_backend::estimate_multiply(const stored_matrix& a, const st
   const resolved r = resolve(options.algo, a_rows, vb);
   memory_estimate e;
   if (r.algo == algorithm::rmerge) {
-    e = rmerge::estimate_multiply(va, vb, size_of(out), options.rmerge, context_->allocator, stream.get(),
-                                  &a_rows);
+    e = rmerge::estimate_multiply(va, vb, size_of(out), options.rmerge, a_rows, context_->allocator, stream.get());
   } else if (r.algo == algorithm::esc) {
     e = esc::estimate_multiply(va, vb, size_of(out), context_->allocator, stream.get());
   } else {
@@ -219,8 +218,7 @@ std::shared_ptr<stored_matrix> cuda_backend::multiply(const stored_matrix& a, co
     const rmerge::row_stats& a_rows = sa.row_stats(stream.get());
     const resolved r = resolve(options.algo, a_rows, ob.view.structure());
     if (r.algo == algorithm::rmerge)
-      return rmerge::multiply<T>(oa.view, ob.view, options.rmerge, context_->allocator, stream.get(), cancel,
-                                 &a_rows);
+      return rmerge::multiply<T>(oa.view, ob.view, options.rmerge, a_rows, context_->allocator, stream.get(), cancel);
     if (r.algo == algorithm::esc) return esc::multiply<T>(oa.view, ob.view, context_->allocator, stream.get(), cancel);
     any_device_csr c =
         hash::multiply<T>(oa.view, ob.view, context_->allocator, stream.get(), cancel, nullptr, r.hybrid);

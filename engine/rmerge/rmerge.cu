@@ -239,20 +239,10 @@ memory_estimate estimate_from(const plan& p, const product_bounds& bounds, std::
   return e;
 }
 
-namespace {
-
-plan plan_for(const cuda::structure_view& a, const rmerge_config& config, const row_stats* a_stats,
-              device_allocator& allocator, cudaStream_t stream) {
-  validate_config(config);
-  return make_plan(a_stats != nullptr ? *a_stats : compute_row_stats(a, allocator, stream), config);
-}
-
-}  // namespace
-
 memory_estimate estimate_multiply(const cuda::structure_view& a, const cuda::structure_view& b,
-                                  std::size_t value_bytes, const rmerge_config& config,
-                                  device_allocator& allocator, cudaStream_t stream, const row_stats* a_stats) {
-  const plan p = plan_for(a, config, a_stats, allocator, stream);
+                                  std::size_t value_bytes, const rmerge_config& config, const row_stats& a_stats,
+                                  device_allocator& allocator, cudaStream_t stream) {
+  const plan p = make_plan(a_stats, config);
   return estimate_from(p, compute_bounds(a, b, p, allocator, stream), a.rows, value_bytes);
 }
 
@@ -324,9 +314,9 @@ device_csr<T> multiply_planned(const cuda::csr_view<T>& a, const cuda::csr_view<
 
 template <typename T>
 device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, const rmerge_config& config,
-                       device_allocator& allocator, cudaStream_t stream, const cancel_token& cancel,
-                       const row_stats* a_stats) {
-  const plan p = plan_for(a.structure(), config, a_stats, allocator, stream);
+                       const row_stats& a_stats, device_allocator& allocator, cudaStream_t stream,
+                       const cancel_token& cancel) {
+  const plan p = make_plan(a_stats, config);
   cancel.throw_if_cancelled();
 #ifndef NDEBUG
   // The estimate is a promise: check that the job keeps it.
@@ -343,11 +333,11 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, c
 }
 
 template device_csr<float> multiply(const cuda::csr_view<float>&, const cuda::csr_view<float>&,
-                                    const rmerge_config&, device_allocator&, cudaStream_t, const cancel_token&,
-                                    const row_stats*);
+                                    const rmerge_config&, const row_stats&, device_allocator&, cudaStream_t,
+                                    const cancel_token&);
 template device_csr<double> multiply(const cuda::csr_view<double>&, const cuda::csr_view<double>&,
-                                     const rmerge_config&, device_allocator&, cudaStream_t, const cancel_token&,
-                                     const row_stats*);
+                                     const rmerge_config&, const row_stats&, device_allocator&, cudaStream_t,
+                                     const cancel_token&);
 template device_csr<float> multiply_planned(const cuda::csr_view<float>&, const cuda::csr_view<float>&,
                                             const plan&, device_allocator&, cudaStream_t, const cancel_token&,
                                             job_meter*);

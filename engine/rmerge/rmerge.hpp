@@ -54,19 +54,17 @@ memory_estimate estimate_from(const plan& p, const product_bounds& bounds, std::
 
 // Plans and bounds the product: the estimate of multiply(a, b, config, ...)
 // for values of `value_bytes` bytes. Throws error(bad_input) for an
-// unsupported explicit config. `a_stats`: A's row statistics where the caller
-// has them (null: computed here).
+// unsupported explicit config. `a_stats`: A's row statistics
+// (compute_row_stats; the GPU backend keeps them per stored matrix).
 memory_estimate estimate_multiply(const cuda::structure_view& a, const cuda::structure_view& b,
-                                  std::size_t value_bytes, const rmerge_config& config,
-                                  cuda::device_allocator& allocator, cudaStream_t stream,
-                                  const row_stats* a_stats = nullptr);
+                                  std::size_t value_bytes, const rmerge_config& config, const row_stats& a_stats,
+                                  cuda::device_allocator& allocator, cudaStream_t stream);
 
-// C = A * B with the plan made from A's row statistics (a_stats, or computed
-// here where null) and `config`.
+// C = A * B with the plan made from A's row statistics and `config`.
 template <typename T>
 cuda::device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, const rmerge_config& config,
-                             cuda::device_allocator& allocator, cudaStream_t stream, const cancel_token& cancel,
-                             const row_stats* a_stats = nullptr);
+                             const row_stats& a_stats, cuda::device_allocator& allocator, cudaStream_t stream,
+                             const cancel_token& cancel);
 
 // C = A * B with a given plan (p.split_levels and p.last must suit A's longest row).
 template <typename T>
