@@ -294,7 +294,7 @@ class result_writer final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   // which answers its completion at once): at the job's end only the stats
   // are left to write, not two messages one after the other.
   void announce(const spgemm::matrix_info& info, int device) {
-    if (job_over()) return;  // a quick job ended in submit: the usual reply
+    if (job_over()) return;  // it ended already: the usual reply
     const entry_info promised = s_.cache.promise_stored(info, device, keep_name_, 0);
     {
       std::lock_guard<std::mutex> lock(reply_mu_);
@@ -696,16 +696,12 @@ class upload_reactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
   std::string message_;
 };
 
-// Adds the time since `started` to the job's engine phase; returns it (seconds).
-double note_engine(job& j, steady::time_point started) {
-  const double seconds = seconds_since(started);
-  j.times.engine += seconds;
-  return seconds;
-}
+// Adds the time since `started` to the job's engine phase.
+void note_engine(job& j, steady::time_point started) { j.times.engine += seconds_since(started); }
 
 // Multiplies two operands: inputs (resident) or the job's intermediates. The
-// estimate of a product of two inputs is memoized in `memo`, with how long
-// it ran and what it gave (the step's history when it comes again).
+// estimate of a product of two inputs is memoized in `memo`, with what it
+// gave (the step's history when it comes again).
 job_step multiply_step(estimate_memo& memo, int left, int right, spgemm::multiply_options options,
                        bool left_is_temp = false, bool right_is_temp = false) {
   auto operand = [](job& j, int index, bool temp) -> const spgemm::stored_matrix& {
@@ -733,8 +729,8 @@ job_step multiply_step(estimate_memo& memo, int left, int right, spgemm::multipl
   step.run = [=, &memo](job& j, spgemm::backend& b) {
     const steady::time_point started = steady::now();
     auto c = b.multiply(operand(j, left, left_is_temp), operand(j, right, right_is_temp), options, j.cancel);
-    const double seconds = note_engine(j, started);
-    if (memoized) memo.note_run(key(j), seconds, c->info());
+    note_engine(j, started);
+    if (memoized) memo.note_result(key(j), c->info());
     std::size_t held = 0;
     for (const auto& t : j.temps) held += t->info().bytes();
     j.temps.push_back(std::move(c));
@@ -744,7 +740,7 @@ job_step multiply_step(estimate_memo& memo, int left, int right, spgemm::multipl
     step.history = [=, &memo](const job& j) -> std::optional<step_history> {
       const auto known = memo.find(key(j));
       if (!known) return std::nullopt;
-      return step_history{known->run_seconds, known->result};
+      return step_history{known->result};
     };
   }
   return step;

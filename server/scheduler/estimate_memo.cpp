@@ -43,12 +43,9 @@ void estimate_memo::put(const std::string& key, const spgemm::memory_estimate& e
   }
 }
 
-void estimate_memo::note_run(const std::string& key, double seconds, const spgemm::matrix_info& result) {
+void estimate_memo::note_result(const std::string& key, const spgemm::matrix_info& result) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (auto it = index_.find(key); it != index_.end()) {
-    it->second->second.run_seconds = seconds;
-    it->second->second.result = result;
-  }
+  if (auto it = index_.find(key); it != index_.end()) it->second->second.result = result;
 }
 
 }  // namespace spgemmd

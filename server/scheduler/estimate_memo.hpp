@@ -6,9 +6,8 @@
 // stored matrices on the same device with the same options has the estimate
 // it had before, and a repeated product skips the sizing pass: on a GPU,
 // kernels over both operands and a synchronisation, a good part of a small
-// product's round trip. It also remembers how long the product ran last
-// time, so the scheduler can tell a quick product before it runs, and the
-// size of what it gave, so a kept result can be announced while it runs.
+// product's round trip. It also remembers the size of what the product gave
+// last time, so that a kept result can be announced while it runs.
 // Bounded; the least recently used entry goes first.
 #pragma once
 
@@ -34,14 +33,13 @@ class estimate_memo {
 
   struct known {
     spgemm::memory_estimate estimate;
-    double run_seconds = -1;                     // how long the product ran last; -1: not yet known
     std::optional<spgemm::matrix_info> result;  // what it gave then
   };
 
   std::optional<known> find(const std::string& key);
   void put(const std::string& key, const spgemm::memory_estimate& e);
-  // Notes how long the product of `key` ran and what it gave (nothing where the key is gone).
-  void note_run(const std::string& key, double seconds, const spgemm::matrix_info& result);
+  // Notes what the product of `key` gave (nothing where the key is gone).
+  void note_result(const std::string& key, const spgemm::matrix_info& result);
 
  private:
   using entry = std::pair<std::string, known>;

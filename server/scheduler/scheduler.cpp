@@ -47,7 +47,6 @@ void scheduler::enqueue_locked(std::shared_ptr<job> j) {
 }
 
 grpc::Status scheduler::submit(std::shared_ptr<job> j) {
-  const bool quick_step = quick(*j);  // asks the cache: before the lock
   std::unique_lock<std::mutex> lock(mutex_);
   if (stopping_) return {grpc::StatusCode::UNAVAILABLE, "the server is shutting down"};
   if (static_cast<int>(queue_.size()) >= max_queue_) {
@@ -55,14 +54,7 @@ grpc::Status scheduler::submit(std::shared_ptr<job> j) {
             "the job queue is full (" + std::to_string(queue_.size()) + " jobs waiting); retry later"};
   }
   j->seq = next_seq_++;
-  const bool alone = queue_.empty() && !dispatching_;
   enqueue_locked(j);
-  if (alone && quick_step) {
-    // Nothing waits ahead and the step is quick: admit and run it here, as
-    // an idle worker would (waking one would cost a good part of the step).
-    std::shared_ptr<job> admitted = admit_pass(lock, /*take=*/true);
-    if (admitted) run_job(lock, std::move(admitted));
-  }
   // An idle worker admits and runs what waits; when every worker is busy,
   // the one that finishes first looks at the queue.
   // A worker lingering after its job takes it without a wake-up.
@@ -102,14 +94,6 @@ void scheduler::place(job& j) {
   if (d < 0) d = cache_.roomiest_device();
   j.device = d;
   j.res = reservation(&cache_, d);
-}
-
-bool scheduler::quick(job& j) {
-  const job_step& step = j.steps[j.next_step];
-  if (!step.history) return false;
-  place(j);
-  const std::optional<step_history> h = step.history(j);
-  return h && h->seconds >= 0 && h->seconds < quick_seconds;
 }
 
 scheduler::outcome scheduler::try_admit(const std::shared_ptr<job>& j, grpc::Status* status) {

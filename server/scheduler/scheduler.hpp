@@ -51,9 +51,8 @@ struct job_times {
   double engine = 0;    // of compute: the backend's call
 };
 
-// What a step took and gave when the same step ran before on the job's device.
+// What a step gave when the same step ran before on the job's device.
 struct step_history {
-  double seconds = -1;                         // how long it ran; -1: not known
   std::optional<spgemm::matrix_info> result;  // the matrix it gave
 };
 
@@ -105,10 +104,6 @@ struct scheduler_stats {
 
 class scheduler {
  public:
-  // A step expected to take less than this runs on the thread that submits
-  // it (when nothing waits): holding one of gRPC's threads that long costs
-  // less than the hand-off to a worker saves on a product's round trip.
-  static constexpr double quick_seconds = 3e-3;
   // A worker that ran a job on a GPU stays awake this long (yielding) for
   // the next before it sleeps: a client's next product (a chain, a repeated
   // product) then starts without the wake-up of a sleeping thread.
@@ -118,9 +113,9 @@ class scheduler {
   ~scheduler();
 
   // Queues a job; RESOURCE_EXHAUSTED when the queue is full, UNAVAILABLE when
-  // stopped. A quick job (its step ran in under quick_seconds before) that
-  // nothing waits ahead of is admitted and run by the caller: no hand-off to
-  // a worker thread. Its `done` may then run before submit returns.
+  // stopped. A worker runs it, never the caller: on the H100 the engine ran
+  // 0.06 to 0.1 ms slower on a gRPC thread just woken by the request than on
+  // a worker, more than waking a worker costs (bench/results/h100-service.md).
   grpc::Status submit(std::shared_ptr<job> j);
   // Chooses the job's device, once (submit does where it was not done):
   // where most of its input bytes are, else the roomiest.
@@ -145,9 +140,6 @@ class scheduler {
   // One admission attempt for the head job. Lock not held.
   enum class outcome { admitted, wait, finished };
   outcome try_admit(const std::shared_ptr<job>& j, grpc::Status* status);
-  // Whether the job's next step is known to take under quick_seconds on its
-  // device (placing it). Lock not held.
-  bool quick(job& j);
   void finish(const std::shared_ptr<job>& j, grpc::Status status);
   void enqueue_locked(std::shared_ptr<job> j);
   void release_resident(job& j);

@@ -662,8 +662,8 @@ TEST_F(service_test, cancellation_and_deadline_free_memory) {
 }
 
 TEST_F(service_test, repeated_slow_kept_product_is_announced) {
-  // A kept product that ran before and is not quick (a tenth of a second on
-  // the CPU backend, about 10 ms on an H100) gets its handle while it runs.
+  // A kept product that ran before (a tenth of a second on the CPU backend,
+  // about 10 ms on an H100) gets its handle while it runs.
   const csr a = spgemm::generate(test_backend() == "cpu" ? "poisson3d27:36" : "elasticity3d:28");
   const std::string h = upload_ok(stub(), a);
   const int64_t cached = server_status(stub()).devices(0).cached_bytes();
