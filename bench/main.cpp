@@ -643,7 +643,7 @@ int run(const options& o) {
       int gpus = spgemm::cuda_device_count();
 #ifdef SPGEMM_BENCH_WITH_CUSPARSE
       gpus = std::max(gpus, bench::cuda_devices());
-      list = gpus > 0 ? "auto,hash,rmerge,esc,cusparse-alg1,cusparse-alg2,cusparse-alg3" : "gustavson";
+      list = gpus > 0 ? "auto,hash,rmerge,esc,block,cusparse-alg1,cusparse-alg2,cusparse-alg3" : "gustavson";
 #else
       list = gpus > 0 ? "rmerge" : "gustavson";
 #endif
@@ -720,8 +720,8 @@ int main(int argc, char** argv) {
       ->required();
   app.add_option("--b", o.b_spec, "right factor B for every matrix (default: A itself)");
   app.add_option("--algorithms", o.algorithms,
-                 "comma list of auto, hash, rmerge, esc, gustavson, cusparse-alg1, cusparse-alg2, cusparse-alg3 "
-                 "(default: auto, hash, rmerge, esc and the three cuSPARSE ALGs on a GPU, gustavson without one)");
+                 "comma list of auto, hash, rmerge, esc, block, gustavson, cusparse-alg1, cusparse-alg2, cusparse-alg3 "
+                 "(default: auto, hash, rmerge, esc, block and the three cuSPARSE ALGs on a GPU, gustavson without one)");
   app.add_option("--precision", o.precision, "value type: f64 or f32")->check(CLI::IsMember({"f64", "f32"}));
   app.add_option("--repeats", o.repeats, "timed calls per algorithm (the median is reported)")
       ->check(CLI::Range(1, 1000000));

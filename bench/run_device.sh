@@ -30,7 +30,7 @@ if [[ -n "${GENERATED_LIST+x}" ]]; then read -r -a GENERATED <<<"$GENERATED_LIST
 TRANSPOSE=${TRANSPOSE:-1}
 # Optional settings: ALGORITHMS (spgemm-bench --algorithms), REPEATS, WARMUPS,
 # TEST_FILTER (gtest filter), TEST_TIMEOUT and BENCH_TIMEOUT (seconds).
-ALGORITHMS=${ALGORITHMS:-auto,hash,rmerge,esc,cusparse-alg1,cusparse-alg2,cusparse-alg3}
+ALGORITHMS=${ALGORITHMS:-auto,hash,rmerge,esc,block,cusparse-alg1,cusparse-alg2,cusparse-alg3}
 REPEATS=${REPEATS:-9}
 WARMUPS=${WARMUPS:-2}
 TEST_FILTER=${TEST_FILTER:-*}

@@ -214,7 +214,7 @@ int exit_code_of(const sc::Error& e, const sc::Client* client) {
 void add_product_flags(CLI::App* sub, product_args& a, bool with_algorithm) {
   sub->add_option("-o,--output", a.output, "Result file (.mtx, or .mtx.gz to compress)");
   if (with_algorithm) {
-    sub->add_option("--algorithm", a.algorithm, "Method: auto (default); on a GPU server rmerge, hash or esc; gustavson (CPU)");
+    sub->add_option("--algorithm", a.algorithm, "Method: auto (default); on a GPU server rmerge, hash, esc or block; gustavson (CPU)");
   }
   sub->add_flag("--keep", a.keep,
                 "Keep the result on the server and print its handle instead of downloading it; "

@@ -4,6 +4,7 @@
 #include <string>
 #include <type_traits>
 
+#include "block/block.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/device_ops.hpp"
 #include "cuda/transpose.hpp"
@@ -81,6 +82,12 @@ const rmerge::row_stats& cuda_stored_matrix::row_stats(cudaStream_t stream) cons
   return row_stats_;
 }
 
+block::size_mask cuda_stored_matrix::block_sizes(cudaStream_t stream) const {
+  std::call_once(block_sizes_once_,
+                 [&] { block_sizes_ = block::detect_sizes(structure_of(matrix_), context_->allocator, stream); });
+  return block_sizes_;
+}
+
 cuda_backend::cuda_backend(int ordinal) {
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
@@ -148,18 +155,25 @@ void require_gpu_algorithm(algorithm algo) {
 }
 
 // The method a job runs: the one asked for, or the planner's choice for
-// automatic (from the product's statistics; see engine/planner/planner.hpp).
+// automatic (from the shape of A's rows and the block sizes A and B share;
+// see engine/planner/planner.hpp).
 struct resolved {
   algorithm algo = algorithm::hash;
   bool hybrid = false;  // hash with the merge bins (planner::choice::hybrid)
-  std::string reason;  // "" unless the planner chose
+  int block_size = 1;   // algorithm::block: the size A and B share (1: none)
+  std::string reason;   // "" unless the planner chose
 };
 
-resolved resolve(algorithm asked, const rmerge::row_stats& a_rows, const structure_view& b) {
-  if (asked != algorithm::automatic) return {asked, false, ""};
+resolved resolve(algorithm asked, const cuda_stored_matrix& a, const cuda_stored_matrix& b,
+                 const rmerge::row_stats& a_rows, cudaStream_t stream) {
+  if (asked != algorithm::automatic && asked != algorithm::block) return {asked, false, 1, ""};
+  // The block sizes are measured once per stored matrix (kept with it).
+  const int block_size = block::common_size(a.block_sizes(stream), b.block_sizes(stream));
+  if (asked == algorithm::block) return {asked, false, block_size, ""};
+  const bool empty = a_rows.nnz == 0 || structure_of(b.matrix()).nnz == 0;
   const planner::choice c =
-      planner::choose_method({a_rows.rows, a_rows.nnz, a_rows.max_row_length, a_rows.nnz == 0 || b.nnz == 0});
-  return {c.algo, c.hybrid, c.reason};
+      planner::choose_method({a_rows.rows, a_rows.nnz, a_rows.max_row_length, empty, block_size});
+  return {c.algo, c.hybrid, block_size, c.reason};
 }
 
 }  // namespace
@@ -179,9 +193,11 @@ memory_estimate cuda_backend::estimate_multiply(const stored_matrix& a, const st
   const structure_view va = structure_of(sa.matrix());
   const structure_view vb = structure_of(sb.matrix());
   const rmerge::row_stats& a_rows = sa.row_stats(stream.get());
-  const resolved r = resolve(options.algo, a_rows, vb);
+  const resolved r = resolve(options.algo, sa, sb, a_rows, stream.get());
   memory_estimate e;
-  if (r.algo == algorithm::rmerge) {
+  if (r.algo == algorithm::block) {
+    e = block::estimate_multiply(va, vb, r.block_size, size_of(out), a_rows, context_->allocator, stream.get());
+  } else if (r.algo == algorithm::rmerge) {
     e = rmerge::estimate_multiply(va, vb, size_of(out), options.rmerge, a_rows, context_->allocator, stream.get());
   } else if (r.algo == algorithm::esc) {
     e = esc::estimate_multiply(va, vb, size_of(out), context_->allocator, stream.get());
@@ -216,7 +232,11 @@ std::shared_ptr<stored_matrix> cuda_backend::multiply(const stored_matrix& a, co
     operand<T> ob = operand_of<T>(sb.matrix(), context_->allocator, stream.get());
     cancel.throw_if_cancelled();
     const rmerge::row_stats& a_rows = sa.row_stats(stream.get());
-    const resolved r = resolve(options.algo, a_rows, ob.view.structure());
+    const resolved r = resolve(options.algo, sa, sb, a_rows, stream.get());
+    if (r.algo == algorithm::block) {
+      return block::multiply<T>(oa.view, ob.view, r.block_size, a_rows, sb.row_stats(stream.get()),
+                                context_->allocator, stream.get(), cancel);
+    }
     if (r.algo == algorithm::rmerge)
       return rmerge::multiply<T>(oa.view, ob.view, options.rmerge, a_rows, context_->allocator, stream.get(), cancel);
     if (r.algo == algorithm::esc) return esc::multiply<T>(oa.view, ob.view, context_->allocator, stream.get(), cancel);

@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 
+#include "block/block_rule.hpp"
 #include "cuda/device_context.hpp"
 #include "cuda/device_csr.hpp"
 #include "rmerge/rmerge_tuning.hpp"
@@ -26,12 +27,17 @@ class cuda_stored_matrix final : public stored_matrix {
   // first use with `stream` and kept: a stored matrix never changes. Saves a
   // kernel and a synchronization per product of a cached matrix.
   const rmerge::row_stats& row_stats(cudaStream_t stream) const;
+  // The sizes of dense blocks it is made of (block_rule.hpp; one kernel over
+  // its entries where its shape allows any), measured on first use and kept.
+  block::size_mask block_sizes(cudaStream_t stream) const;
 
  private:
   std::shared_ptr<device_context> context_;
   any_device_csr matrix_;
   mutable std::once_flag row_stats_once_;
   mutable rmerge::row_stats row_stats_;
+  mutable std::once_flag block_sizes_once_;
+  mutable block::size_mask block_sizes_ = 0;
 };
 
 class cuda_backend final : public backend {

@@ -1,10 +1,40 @@
 #include "cuda/device_context.hpp"
 
+#include <array>
 #include <cstdint>
+#include <mutex>
 
 #include "cuda/cuda_check.hpp"
 
 namespace spgemm::cuda {
+
+device_facts current_device_facts() {
+  static std::mutex mutex;
+  static std::array<device_facts, 64> cache;
+  static std::array<bool, 64> known{};
+  int device = 0;
+  SPGEMM_CUDA_CHECK(cudaGetDevice(&device));
+  std::lock_guard<std::mutex> lock(mutex);
+  if (device >= 0 && device < 64 && known[device]) return cache[device];
+  device_facts f;
+  int v = 0;
+  SPGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, device));
+  f.sm_count = v;
+  SPGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  f.max_shared = static_cast<std::size_t>(v) - 1024;  // room for the kernels' static shared memory
+  if (device >= 0 && device < 64) {
+    cache[device] = f;
+    known[device] = true;
+  }
+  return f;
+}
+
+void allow_dynamic_shared(const void* kernel, std::size_t bytes) {
+  if (bytes > 0) {
+    SPGEMM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           static_cast<int>(bytes)));
+  }
+}
 
 device_guard::device_guard(int device) : device_(device) {
   SPGEMM_CUDA_CHECK(cudaGetDevice(&previous_));

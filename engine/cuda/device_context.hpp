@@ -98,6 +98,20 @@ class stream_pool {
   std::vector<cudaStream_t> all_;
 };
 
+// What the kernels' launch configurations read of the current device: its
+// SMs and the dynamic shared memory a block may opt in to (less 1 KB for the
+// kernels' static shared memory). Queried once per device, then cached.
+struct device_facts {
+  int sm_count = 132;
+  std::size_t max_shared = 48 * 1024;
+};
+device_facts current_device_facts();
+
+// Lets `kernel` launch with `bytes` of dynamic shared memory. Called before
+// every launch that uses any: static shared memory counts against the 48 KB
+// default too.
+void allow_dynamic_shared(const void* kernel, std::size_t bytes);
+
 // Everything a backend and its stored matrices share; stored matrices hold it
 // by shared_ptr so that their memory can be freed after the backend is gone.
 struct device_context {

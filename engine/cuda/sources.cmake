@@ -1,5 +1,6 @@
 # GPU backend sources (owned by the CUDA part of the engine): device context,
-# pool, device CSR and the cuda backend (engine/cuda), and RMerge (engine/rmerge).
+# pool, device CSR and the cuda backend (engine/cuda), RMerge (engine/rmerge), the
+# hash method (engine/hash), ESC (engine/esc) and the block method (engine/block).
 # Included from engine/CMakeLists.txt when SPGEMM_WITH_CUDA is ON.
 target_sources(spgemm_engine PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/cuda_check.cpp
@@ -14,6 +15,7 @@ target_sources(spgemm_engine PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/../rmerge/mul_limited_f64.cu
   ${CMAKE_CURRENT_LIST_DIR}/../hash/hash.cu
   ${CMAKE_CURRENT_LIST_DIR}/../esc/esc.cu
+  ${CMAKE_CURRENT_LIST_DIR}/../block/block.cu
 )
 # Host sources include cuda_runtime_api.h; the static runtime is linked as the
 # project asks (CMAKE_CUDA_RUNTIME_LIBRARY Static).

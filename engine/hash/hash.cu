@@ -21,7 +21,6 @@
 #include <array>
 #include <cassert>
 #include <cstdlib>
-#include <mutex>
 #include <stdexcept>
 #include <string>
 
@@ -41,31 +40,9 @@ using cuda::device_csr;
 using cuda::job_meter;
 using kernels::ull;
 
-struct device_facts {
-  int sm_count = 132;
-  std::size_t max_shared = 48 * 1024;
-};
+using cuda::device_facts;
 
-device_facts facts() {
-  static std::mutex mutex;
-  static std::array<device_facts, 64> cache;
-  static std::array<bool, 64> known{};
-  int device = 0;
-  SPGEMM_CUDA_CHECK(cudaGetDevice(&device));
-  std::lock_guard<std::mutex> lock(mutex);
-  if (device >= 0 && device < 64 && known[device]) return cache[device];
-  device_facts f;
-  int v = 0;
-  SPGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, device));
-  f.sm_count = v;
-  SPGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  f.max_shared = static_cast<std::size_t>(v) - 1024;  // room for the kernels' static shared memory
-  if (device >= 0 && device < 64) {
-    cache[device] = f;
-    known[device] = true;
-  }
-  return f;
-}
+device_facts facts() { return cuda::current_device_facts(); }
 
 constexpr int helper_threads = 256;
 
@@ -155,11 +132,7 @@ workspace_plan plan_workspace(const planner::job_stats& s, std::int64_t nnz_c, s
 
 template <typename K>
 void set_shared(K kernel, std::size_t bytes) {
-  // Always: static shared memory counts against the 48 KB default too.
-  if (bytes > 0) {
-    SPGEMM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           static_cast<int>(bytes)));
-  }
+  cuda::allow_dynamic_shared(reinterpret_cast<const void*>(kernel), bytes);
 }
 
 planner::job_stats read_counters(const ull* device_counters, const cuda::structure_view& a,

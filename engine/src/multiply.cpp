@@ -10,12 +10,13 @@
 namespace spgemm {
 namespace {
 
-constexpr std::array<std::pair<algorithm, std::string_view>, 5> algorithm_table = {{
+constexpr std::array<std::pair<algorithm, std::string_view>, 6> algorithm_table = {{
     {algorithm::automatic, "auto"},
     {algorithm::gustavson, "gustavson"},
     {algorithm::rmerge, "rmerge"},
     {algorithm::hash, "hash"},
     {algorithm::esc, "esc"},
+    {algorithm::block, "block"},
 }};
 
 std::string shape(const matrix_info& m) { return std::to_string(m.rows) + " x " + std::to_string(m.cols); }

@@ -58,6 +58,9 @@ TEST(CpuBackend, RejectsGpuAlgorithmsMismatchesAndHonoursCancel) {
   multiply_options rmerge;
   rmerge.algo = algorithm::rmerge;
   EXPECT_THROW(cpu->multiply(*a, *a, rmerge), error);
+  multiply_options block;
+  block.algo = algorithm::block;
+  EXPECT_THROW(cpu->estimate_multiply(*a, *a, block), error);
   try {
     cpu->multiply(*a, *a, {});
     FAIL();
@@ -88,6 +91,8 @@ TEST(Algorithms, ParseKnownNamesAndRejectOthers) {
   EXPECT_EQ(parse_algorithm("auto"), algorithm::automatic);
   EXPECT_EQ(parse_algorithm(""), algorithm::automatic);
   EXPECT_EQ(parse_algorithm("rmerge"), algorithm::rmerge);
+  EXPECT_EQ(parse_algorithm("block"), algorithm::block);
+  EXPECT_EQ(to_string(algorithm::block), "block");
   try {
     parse_algorithm("fastest");
     FAIL();

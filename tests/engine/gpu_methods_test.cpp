@@ -1,4 +1,4 @@
-// Every GPU method by name (hash, auto, rmerge, esc) and the GPU transpose against the CPU reference
+// Every GPU method by name (hash, auto, rmerge, esc, block) and the GPU transpose against the CPU reference
 // (spgemm::cpu_multiply): identical structure, values within 1e-12 (double)
 // or 1e-5 (float) of |A||B| per entry, bit-identical across runs, and the
 // job within its memory estimate. Skips where no CUDA device is visible.
@@ -436,7 +436,7 @@ std::string param_name(const ::testing::TestParamInfo<method_param>& info) {
 
 INSTANTIATE_TEST_SUITE_P(Methods, GpuMethod,
                          ::testing::Combine(::testing::Values(std::string("hash"), std::string("auto"), std::string("rmerge"),
-                                                              std::string("esc")),
+                                                              std::string("esc"), std::string("block")),
                                             ::testing::Bool()),
                          param_name);
 

@@ -88,6 +88,40 @@ csr_matrix<T> with_random_values(csr_matrix<T> m, std::uint64_t seed) {
   return m;
 }
 
+// Every entry of `pattern` as a dense b x b block of random values (as
+// random_csr_rows draws them): rows b I .. b I + b - 1 of the result hold
+// the blocks of row I of the pattern, node-major (row = b * I + r, column
+// b * J + c), the structure block_rule.hpp calls b-blocked.
+template <typename T, typename U>
+csr_matrix<T> with_dense_blocks(const csr_matrix<U>& pattern, int b, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> magnitude(0.1, 1.0);
+  csr_matrix<T> m;
+  m.rows = pattern.rows * b;
+  m.cols = pattern.cols * b;
+  for (std::int64_t i = 0; i < pattern.rows; ++i) {
+    for (int r = 0; r < b; ++r) {
+      for (offset_t k = pattern.row_offsets[i]; k < pattern.row_offsets[i + 1]; ++k) {
+        for (int c = 0; c < b; ++c) {
+          m.col_indices.push_back(static_cast<index_t>(pattern.col_indices[k] * b + c));
+          const double v = magnitude(rng);
+          m.values.push_back(static_cast<T>(rng() & 1 ? v : -v));
+        }
+      }
+      m.row_offsets.push_back(static_cast<offset_t>(m.col_indices.size()));
+    }
+  }
+  return m;
+}
+
+// A random b-blocked matrix: a random pattern of block_rows x block_cols
+// blocks, block rows of 0 .. max_blocks blocks (empty block rows among them).
+template <typename T>
+csr_matrix<T> random_blocked(std::int64_t block_rows, std::int64_t block_cols, int b, std::int64_t max_blocks,
+                             std::uint64_t seed) {
+  return with_dense_blocks<T>(random_csr<T>(block_rows, block_cols, max_blocks, seed), b, seed + 1);
+}
+
 // The *.mtx.gz files of the shared folder (SPGEMM_MATRICES, else the build's
 // default). Empty when the folder is absent; fails the test instead when
 // SPGEMM_REQUIRE_MATRICES=1 (CI sets it, so CI never skips these silently).

@@ -20,6 +20,8 @@ enum class algorithm {
   rmerge,     // "rmerge": GPU, iterative row merging by sub-warps (Gremse et al. 2015)
   hash,       // "hash": GPU, per-bin hash accumulators in shared memory, dense rows in global memory
   esc,        // "esc": GPU, expand-sort-compress on row slices within a fixed workspace (Bell et al. 2012)
+  block,      // "block": GPU, operands of dense b x b blocks (multi-dof FEM): symbolic on the block patterns,
+              // numeric block by block; matrices without block structure run with b = 1 (correct, slow)
 };
 
 std::string_view to_string(algorithm algo);
@@ -52,7 +54,7 @@ struct memory_estimate {
   std::size_t workspace_bytes = 0;
   bool exact = false;  // true where nnz(C) is known, not only bounded
   std::int64_t products = 0;  // scalar multiplications (flops / 2); 0 for a transpose
-  std::string method;         // e.g. "gustavson", "rmerge w8 r4", "transpose"
+  std::string method;         // e.g. "gustavson", "rmerge w8r4", "block b3, blocks by rmerge w8r4", "transpose"
 
   std::size_t total() const { return output_bytes + workspace_bytes; }
 };

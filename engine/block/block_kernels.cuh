@@ -1,0 +1,201 @@
+// Block SpGEMM kernels: detection of dense b x b block structure, the block
+// pattern of an operand, and the numeric product of blocked operands.
+//
+// Method (numeric_kernel): C's block structure Cb = pattern(Ab * Bb) is known
+// (block.cu computes it with RMerge or the hash method on the block
+// patterns). A group of G lanes (8, 16 or 32: the power of two at or above
+// B's longest block row) owns block row I of C. It walks A's blocks K of
+// block row I in order; for each, its lanes take the blocks J of B's block
+// row K (distinct, so no two lanes touch one block of C in a step), find J's
+// position p in Cb's row I by binary search and add A_IK * B_KJ (b^3
+// multiplications) into the accumulator of block p; the group synchronizes
+// between the blocks K. The accumulator lives in shared memory where the
+// row's b * b * len(I) values fit the group's share, else in C's values in
+// global memory (zeroed first; the group owns the range). Shared rows are then
+// written with coalesced stores: rows bI .. bI+b-1 of C are one contiguous
+// range, row-major (row r, block p, column c at (r len(I) + p) b + c), the
+// accumulator's own layout.
+// Order of the additions: every entry of C is the sum over K in A's order,
+// and within a block over A's columns in order, of products rounded on their
+// own (no fused multiply-add): the CPU reference's order and rounding, so the
+// values equal it (bit for bit up to the sign of a zero), with no atomics.
+// A's block (I, K) at position k of its block row is read in place: row
+// bI + r, entries a_off[bI] + r * b * len_A(I) + k * b + c (every row of a
+// block row has the same length); B's likewise.
+// Workspace: none in global memory beyond C; shared memory per block of
+// numeric_threads threads: groups * shared_blocks * (b * b values + a column).
+// Complexity: b^3 multiply-adds per pair of blocks (A_IK, B_KJ) plus a binary
+// search over Cb's row; A and B read once per use (L1/L2), C written once.
+// Kernels only: the host dispatch lives in block.cu, the rule in block_rule.hpp.
+#pragma once
+
+#include <cstdint>
+
+#include "block/block_rule.hpp"
+#include "spgemm/csr.hpp"
+
+namespace spgemm::block::kernels {
+
+inline constexpr int helper_threads = 256;
+
+// Warp per row: every candidate size of `candidates` that some row breaks
+// gets its bit set in *broken (block_rule.hpp: row_fits, entry_fits).
+__global__ void __launch_bounds__(helper_threads)
+    detect_kernel(std::int64_t rows, const offset_t* __restrict__ off, const index_t* __restrict__ col,
+                  size_mask candidates, unsigned* __restrict__ broken) {
+  const unsigned lane = threadIdx.x & 31u;
+  const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * (blockDim.x / 32);
+  size_mask bad = 0;  // the same in every lane of the warp
+  for (std::int64_t r = (blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x) / 32; r < rows;
+       r += warps) {
+    if ((bad & candidates) == candidates) break;
+    const offset_t begin = off[r];
+    const std::int64_t length = off[r + 1] - begin;
+    offset_t lead_begin[candidate_count];
+    size_mask row_bad = 0;
+#pragma unroll
+    for (int i = 0; i < candidate_count; ++i) {
+      const int b = candidate_size(i);
+      const std::int64_t lead = r - r % b;
+      lead_begin[i] = off[lead];
+      if ((candidates & ~bad & (1u << b)) && !row_fits(b, length, off[lead + 1] - lead_begin[i])) row_bad |= 1u << b;
+    }
+    const size_mask check = candidates & ~bad & ~row_bad;
+    for (std::int64_t k = lane; check != 0 && k < length; k += 32) {
+      const index_t c = col[begin + k];
+      const index_t previous = k > 0 ? col[begin + k - 1] : 0;
+#pragma unroll
+      for (int i = 0; i < candidate_count; ++i) {
+        const int b = candidate_size(i);
+        if (!(check & (1u << b))) continue;
+        if (!entry_fits(b, k, c, previous, col[lead_begin[i] + k])) row_bad |= 1u << b;
+      }
+    }
+    bad |= __reduce_or_sync(0xffffffffu, row_bad);
+  }
+  if (lane == 0 && bad != 0) atomicOr(broken, bad);
+}
+
+// Block pattern of a b-blocked matrix: block_off[I] for I <= block_rows, and
+// the block columns of every block row (warp per block row).
+__global__ void __launch_bounds__(helper_threads)
+    block_pattern_kernel(int b, std::int64_t block_rows, const offset_t* __restrict__ off,
+                         const index_t* __restrict__ col, offset_t* __restrict__ block_off,
+                         index_t* __restrict__ block_col) {
+  const unsigned lane = threadIdx.x & 31u;
+  const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * (blockDim.x / 32);
+  const std::int64_t area = static_cast<std::int64_t>(b) * b;
+  for (std::int64_t i = (blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x) / 32; i <= block_rows;
+       i += warps) {
+    const offset_t begin = off[b * i];
+    if (lane == 0) block_off[i] = begin / area;
+    if (i == block_rows) continue;
+    const std::int64_t blocks = (off[b * i + 1] - begin) / b;
+    for (std::int64_t k = lane; k < blocks; k += 32) block_col[begin / area + k] = col[begin + k * b] / b;
+  }
+}
+
+// Products rounded on their own, then added (as the CPU reference; nvcc
+// would otherwise fuse them).
+__device__ __forceinline__ float mul_rn(float x, float y) { return __fmul_rn(x, y); }
+__device__ __forceinline__ double mul_rn(double x, double y) { return __dmul_rn(x, y); }
+__device__ __forceinline__ float add_rn(float x, float y) { return __fadd_rn(x, y); }
+__device__ __forceinline__ double add_rn(double x, double y) { return __dadd_rn(x, y); }
+
+// Position of `key` in the sorted cols[0 .. n) (it is there).
+__device__ __forceinline__ std::int64_t find_column(const index_t* cols, std::int64_t n, index_t key) {
+  std::int64_t lo = 0;
+  while (n > 0) {
+    const std::int64_t half = n / 2;
+    if (cols[lo + half] < key) {
+      lo += half + 1;
+      n -= half + 1;
+    } else {
+      n = half;
+    }
+  }
+  return lo;
+}
+
+// C = A * B for B-blocked A and B, C's block pattern (cb_off, cb_col) given.
+// Groups of `group` lanes, blockDim.x / group block rows per block;
+// shared_blocks: blocks of a row a group's share of the dynamic shared
+// memory holds (values of all groups first, then their columns).
+template <typename T, int B>
+__global__ void __launch_bounds__(numeric_threads)
+    numeric_kernel(std::int64_t block_rows, int group, std::int64_t shared_blocks, const offset_t* __restrict__ a_off,
+                   const index_t* __restrict__ a_col, const T* __restrict__ a_val, const offset_t* __restrict__ b_off,
+                   const index_t* __restrict__ b_col, const T* __restrict__ b_val, const offset_t* __restrict__ cb_off,
+                   const index_t* __restrict__ cb_col, offset_t* __restrict__ c_off, index_t* __restrict__ c_col,
+                   T* __restrict__ c_val) {
+  extern __shared__ __align__(16) unsigned char shared_raw[];
+  constexpr int area = B * B;
+  const int groups = static_cast<int>(blockDim.x) / group;
+  const int g = static_cast<int>(threadIdx.x) / group;
+  const int lane = static_cast<int>(threadIdx.x) % group;
+  const unsigned mask =
+      group == 32 ? 0xffffffffu : ((1u << group) - 1u) << ((threadIdx.x & 31u) & ~static_cast<unsigned>(group - 1));
+  const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * groups + g;
+  if (row >= block_rows) return;  // the whole group
+
+  T* const shared_acc = reinterpret_cast<T*>(shared_raw) + static_cast<std::int64_t>(g) * shared_blocks * area;
+  index_t* const shared_col =
+      reinterpret_cast<index_t*>(reinterpret_cast<T*>(shared_raw) + static_cast<std::int64_t>(groups) * shared_blocks * area) +
+      static_cast<std::int64_t>(g) * shared_blocks;
+
+  const offset_t c_begin = cb_off[row];
+  const std::int64_t c_len = cb_off[row + 1] - c_begin;
+  const std::int64_t c_values = area * c_len;
+  const offset_t c_first = area * c_begin;
+  const bool in_shared = c_len <= shared_blocks;
+  T* const acc = in_shared ? shared_acc : c_val + c_first;
+  const index_t* const cols = in_shared ? shared_col : cb_col + c_begin;
+  for (std::int64_t t = lane; t < c_values; t += group) acc[t] = T(0);
+  if (in_shared)
+    for (std::int64_t t = lane; t < c_len; t += group) shared_col[t] = cb_col[c_begin + t];
+  __syncwarp(mask);
+
+  const offset_t a_begin = a_off[B * row];
+  const std::int64_t a_row = a_off[B * row + 1] - a_begin;  // entries of each scalar row: B * blocks
+  for (std::int64_t k = 0; k < a_row / B; ++k) {
+    T a[B][B];
+#pragma unroll
+    for (int r = 0; r < B; ++r)
+#pragma unroll
+      for (int m = 0; m < B; ++m) a[r][m] = a_val[a_begin + r * a_row + k * B + m];
+    const std::int64_t kb = a_col[a_begin + k * B] / B;
+    const offset_t b_begin = b_off[B * kb];
+    const std::int64_t b_row = b_off[B * kb + 1] - b_begin;
+    for (std::int64_t q = lane; q < b_row / B; q += group) {
+      const std::int64_t p = find_column(cols, c_len, b_col[b_begin + q * B] / B);
+      T bv[B][B];
+#pragma unroll
+      for (int m = 0; m < B; ++m)
+#pragma unroll
+        for (int c = 0; c < B; ++c) bv[m][c] = b_val[b_begin + m * b_row + q * B + c];
+#pragma unroll
+      for (int r = 0; r < B; ++r) {
+        T* const out = acc + (r * c_len + p) * B;
+#pragma unroll
+        for (int c = 0; c < B; ++c) {
+          T s = out[c];
+#pragma unroll
+          for (int m = 0; m < B; ++m) s = add_rn(s, mul_rn(a[r][m], bv[m][c]));
+          out[c] = s;
+        }
+      }
+    }
+    __syncwarp(mask);  // the next K may add to the same blocks from other lanes
+  }
+
+  if (in_shared)
+    for (std::int64_t t = lane; t < c_values; t += group) c_val[c_first + t] = acc[t];
+  for (std::int64_t t = lane; t < c_values; t += group) {
+    const std::int64_t u = t % (B * c_len);
+    c_col[c_first + t] = static_cast<index_t>(B * cols[u / B] + u % B);
+  }
+  for (int r = lane; r < B; r += group) c_off[B * row + r] = c_first + r * B * c_len;
+  if (row == block_rows - 1 && lane == 0) c_off[B * block_rows] = c_first + c_values;
+}
+
+}  // namespace spgemm::block::kernels
