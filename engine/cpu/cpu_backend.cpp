@@ -67,6 +67,37 @@ const cpu_matrix& as_cpu(const stored_matrix& m) {
   return *cpu;
 }
 
+// Copies the rows of an upload into a host matrix as they arrive.
+template <typename T>
+class cpu_matrix_writer final : public matrix_writer {
+ public:
+  cpu_matrix_writer(const matrix_info& info, const host_csr_arrays& arrays, std::shared_ptr<byte_counter> counter)
+      : matrix_writer(info, arrays), counter_(std::move(counter)) {
+    m_.rows = info.rows;
+    m_.cols = info.cols;
+    m_.row_offsets.resize(static_cast<std::size_t>(info.rows) + 1);
+    m_.col_indices.resize(static_cast<std::size_t>(info.nnz));
+    m_.values.resize(static_cast<std::size_t>(info.nnz));
+  }
+
+  std::shared_ptr<stored_matrix> finish() override {
+    require_complete();
+    return std::make_shared<cpu_matrix>(std::move(m_), counter_);
+  }
+
+ private:
+  void copy(std::int64_t row_begin, std::int64_t row_end) override {
+    std::copy(arrays_.row_offsets + row_begin, arrays_.row_offsets + row_end + 1, m_.row_offsets.begin() + row_begin);
+    const offset_t first = arrays_.row_offsets[row_begin], last = arrays_.row_offsets[row_end];
+    std::copy(arrays_.col_indices + first, arrays_.col_indices + last, m_.col_indices.begin() + first);
+    const T* values = static_cast<const T*>(arrays_.values);
+    std::copy(values + first, values + last, m_.values.begin() + first);
+  }
+
+  std::shared_ptr<byte_counter> counter_;
+  csr_matrix<T> m_;
+};
+
 class cpu_backend final : public backend {
  public:
   explicit cpu_backend(int threads) : threads_(detail::resolve_threads(threads)) {}
@@ -86,6 +117,11 @@ class cpu_backend final : public backend {
 
   std::shared_ptr<stored_matrix> store(const any_csr& m) override {
     return std::make_shared<cpu_matrix>(m, counter_);
+  }
+
+  std::unique_ptr<matrix_writer> open_writer(const matrix_info& info, const host_csr_arrays& arrays) override {
+    if (info.type == value_type::f32) return std::make_unique<cpu_matrix_writer<float>>(info, arrays, counter_);
+    return std::make_unique<cpu_matrix_writer<double>>(info, arrays, counter_);
   }
 
   any_csr fetch(const stored_matrix& m, std::int64_t row_begin, std::int64_t row_end) override {

@@ -51,6 +51,7 @@ class cuda_backend final : public backend {
   void reset_peak() override;
 
   std::shared_ptr<stored_matrix> store(const any_csr& m) override;
+  std::unique_ptr<matrix_writer> open_writer(const matrix_info& info, const host_csr_arrays& arrays) override;  // cuda_writer.cpp
   any_csr fetch(const stored_matrix& m, std::int64_t row_begin, std::int64_t row_end) override;
   using backend::fetch;
 

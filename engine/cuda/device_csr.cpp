@@ -154,6 +154,34 @@ class staging {
 }  // namespace
 
 template <typename T>
+device_csr<T> allocate_csr(std::int64_t rows, std::int64_t cols, std::int64_t nnz, device_allocator& allocator,
+                           cudaStream_t stream, job_meter* meter) {
+  device_csr<T> d;
+  d.rows = rows;
+  d.cols = cols;
+  d.nnz = nnz;
+  d.row_offsets = device_buffer<offset_t>(allocator, static_cast<std::size_t>(rows) + 1, stream, meter);
+  d.col_indices = device_buffer<index_t>(allocator, static_cast<std::size_t>(nnz), stream, meter);
+  d.values = device_buffer<T>(allocator, static_cast<std::size_t>(nnz), stream, meter);
+  return d;
+}
+
+template <typename T>
+void upload_rows(device_csr<T>& d, const offset_t* row_offsets, const index_t* col_indices, const T* values,
+                 std::int64_t row_begin, std::int64_t row_end, cudaStream_t stream) {
+  staging st;
+  const auto offsets = static_cast<std::size_t>(row_end - row_begin + 1);
+  st.to_device(d.row_offsets.data() + row_begin, row_offsets + row_begin, offsets * sizeof(offset_t), stream);
+  const offset_t first = row_offsets[row_begin];
+  const auto n = static_cast<std::size_t>(row_offsets[row_end] - first);
+  if (n > 0) {
+    st.to_device(d.col_indices.data() + first, col_indices + first, n * sizeof(index_t), stream);
+    st.to_device(d.values.data() + first, values + first, n * sizeof(T), stream);
+  }
+  SPGEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+template <typename T>
 device_csr<T> upload(const csr_matrix<T>& m, device_allocator& allocator, cudaStream_t stream,
                      job_meter* meter) {
   // The arrays must at least agree in size: the copies below trust them.
@@ -163,20 +191,8 @@ device_csr<T> upload(const csr_matrix<T>& m, device_allocator& allocator, cudaSt
     throw_bad_input("matrix to store: array lengths do not match its shape (rows " +
                     std::to_string(m.rows) + ", nnz " + std::to_string(m.nnz()) + ")");
   }
-  device_csr<T> d;
-  d.rows = m.rows;
-  d.cols = m.cols;
-  d.nnz = m.nnz();
-  d.row_offsets = device_buffer<offset_t>(allocator, m.row_offsets.size(), stream, meter);
-  d.col_indices = device_buffer<index_t>(allocator, m.col_indices.size(), stream, meter);
-  d.values = device_buffer<T>(allocator, m.values.size(), stream, meter);
-  staging st;
-  st.to_device(d.row_offsets.data(), m.row_offsets.data(), d.row_offsets.bytes(), stream);
-  if (d.nnz > 0) {
-    st.to_device(d.col_indices.data(), m.col_indices.data(), d.col_indices.bytes(), stream);
-    st.to_device(d.values.data(), m.values.data(), d.values.bytes(), stream);
-  }
-  SPGEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
+  device_csr<T> d = allocate_csr<T>(m.rows, m.cols, m.nnz(), allocator, stream, meter);
+  upload_rows(d, m.row_offsets.data(), m.col_indices.data(), m.values.data(), 0, m.rows, stream);
   return d;
 }
 
@@ -206,6 +222,14 @@ csr_matrix<T> download_rows(const device_csr<T>& m, std::int64_t row_begin, std:
   return h;
 }
 
+template device_csr<float> allocate_csr<float>(std::int64_t, std::int64_t, std::int64_t, device_allocator&,
+                                                cudaStream_t, job_meter*);
+template device_csr<double> allocate_csr<double>(std::int64_t, std::int64_t, std::int64_t, device_allocator&,
+                                                  cudaStream_t, job_meter*);
+template void upload_rows(device_csr<float>&, const offset_t*, const index_t*, const float*, std::int64_t,
+                          std::int64_t, cudaStream_t);
+template void upload_rows(device_csr<double>&, const offset_t*, const index_t*, const double*, std::int64_t,
+                          std::int64_t, cudaStream_t);
 template device_csr<float> upload(const csr_matrix<float>&, device_allocator&, cudaStream_t, job_meter*);
 template device_csr<double> upload(const csr_matrix<double>&, device_allocator&, cudaStream_t, job_meter*);
 template csr_matrix<float> download_rows(const device_csr<float>&, std::int64_t, std::int64_t, cudaStream_t);

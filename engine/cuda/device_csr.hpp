@@ -85,6 +85,18 @@ device_csr<T> with_zero_offsets(std::int64_t rows, std::int64_t cols, device_all
   return c;
 }
 
+// A rows x cols matrix of nnz entries, allocated; nothing copied yet.
+template <typename T>
+device_csr<T> allocate_csr(std::int64_t rows, std::int64_t cols, std::int64_t nnz, device_allocator& allocator,
+                           cudaStream_t stream, job_meter* meter = nullptr);
+
+// Copies offsets row_begin .. row_end (both included) and the entries between
+// them from host arrays indexed as the whole matrix `d` (absolute offsets),
+// as upload does; synchronized.
+template <typename T>
+void upload_rows(device_csr<T>& d, const offset_t* row_offsets, const index_t* col_indices, const T* values,
+                 std::int64_t row_begin, std::int64_t row_end, cudaStream_t stream);
+
 // Copies a host matrix to the device (large arrays through cached pinned
 // staging buffers, double-buffered; synchronized).
 template <typename T>

@@ -9,6 +9,7 @@
 #include "ops/log.hpp"
 #include "rpc/row_blocks.hpp"
 #include "rpc/status_map.hpp"
+#include "rpc/upload_pipeline.hpp"
 #include "spgemm/errors.hpp"
 #include "spgemm/multiply.hpp"
 #include "wire/chunk_codec.hpp"
@@ -563,6 +564,20 @@ spgemm::csr_matrix<T> assemble(wire::chunk_assembler& a) {
   return m;
 }
 
+// The arrays an upload arrives into: reserved for the whole matrix by the
+// assembler, so they stay where they are while it fills them.
+spgemm::host_csr_arrays host_arrays(wire::chunk_assembler& a) {
+  spgemm::host_csr_arrays h;
+  h.row_offsets = a.row_offsets().data();
+  h.col_indices = a.col_indices().data();
+  if (a.header().value_type() == v1::FLOAT32) {
+    h.values = a.values_f32().data();
+  } else {
+    h.values = a.values_f64().data();
+  }
+  return h;
+}
+
 // Reads an upload: chunks are decoded from the received bytes straight into
 // the assembler (chunk_frame.hpp); the header, or a chunk in an unusual
 // encoding, through the generated class.
@@ -585,6 +600,13 @@ class upload_reactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
     bytes_in_ += static_cast<int64_t>(in_.Length());
     grpc::Status status = on_part();
     slices_.clear();
+    if (status.ok() && pipeline_) {
+      try {
+        pipeline_->arrived(assembler_->rows_received(), assembler_->nnz_received());
+      } catch (...) {
+        status = to_grpc_status(std::current_exception());
+      }
+    }
     if (!status.ok()) {
       finish(std::move(status));
       return;
@@ -631,6 +653,11 @@ class upload_reactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
                   " bytes, so it can never be used here"};
     }
     assembler_.emplace(h, /*check_columns=*/true, s_.upload_arrays.take(h.rows(), h.nnz(), h.value_type()));
+    try {
+      pipeline_ = upload_pipeline::open(s_.cache, info, host_arrays(*assembler_));
+    } catch (...) {
+      return to_grpc_status(std::current_exception());
+    }
     return grpc::Status::OK;
   }
 
@@ -658,8 +685,16 @@ class upload_reactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
       } else {
         m = assemble<double>(*assembler_);
       }
+      entry_info e;
+      if (pipeline_) {  // most of it is on the device already
+        e = s_.cache.insert_stored(tenant_of(ctx_), pipeline_->room(), pipeline_->finish(h.rows()), h.name(),
+                                   h.ttl_seconds());
+        pipeline_.reset();
+        s_.sched.poke();  // its room, held while it arrived, is now a cached matrix that a queued job may spill
+      } else {
+        e = s_.cache.insert_host(tenant_of(ctx_), m, h.name(), h.ttl_seconds());
+      }
       assembler_.reset();
-      entry_info e = s_.cache.insert_host(tenant_of(ctx_), m, h.name(), h.ttl_seconds());
       store_ms_ = seconds_since(received) * 1e3;
       s_.upload_arrays.give(arrays_of(std::move(m)));  // empty where the host copy took them
       v1::MatrixInfo info;
@@ -677,6 +712,7 @@ class upload_reactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
   void finish(grpc::Status status) {
     code_ = status.error_code();
     message_ = status.error_message();
+    pipeline_.reset();  // a failed upload's room is free again (the cache tells the scheduler)
     assembler_.reset();
     Finish(std::move(status));
   }
@@ -689,6 +725,7 @@ class upload_reactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
   wire::chunk_pieces pieces_;
   std::string handle_;
   std::optional<wire::chunk_assembler> assembler_;
+  std::unique_ptr<upload_pipeline> pipeline_;  // where a device had room at the header; goes before assembler_
   int64_t bytes_in_ = 0;
   steady::time_point created_ = steady::now();
   double receive_ms_ = 0, store_ms_ = 0;  // phases of a complete upload (log)

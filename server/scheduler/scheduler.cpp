@@ -313,7 +313,7 @@ void scheduler::finish(const std::shared_ptr<job>& j, grpc::Status status) {
   release_resident(*j);
   j->temps.clear();
   j->inputs.clear();  // unpins
-  if (!status.ok()) {
+  if (!status.ok()) {  // freed before the call hears of it
     j->result.reset();
     j->res.release();
   }
@@ -330,6 +330,12 @@ void scheduler::finish(const std::shared_ptr<job>& j, grpc::Status status) {
     auto done = std::move(j->done);
     done(*j, status);
   }
+  // What the callback left of the result and its reservation (a kept result
+  // its call no longer wants) goes now, not with the job's last reference:
+  // that may drop under this scheduler's lock, and freed memory pokes the
+  // scheduler.
+  j->result.reset();
+  j->res.release();
 }
 
 void scheduler::stop() {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,6 +32,47 @@ struct backend_memory {
   std::size_t peak_bytes = 0;     // the most allocated at once since reset_peak()
 };
 
+// Host arrays a matrix is being received into (an upload), indexed as the
+// whole matrix: row_offsets[0 .. rows] (absolute), col_indices and values
+// [0 .. nnz), the values of the matrix's value type.
+struct host_csr_arrays {
+  const offset_t* row_offsets = nullptr;
+  const index_t* col_indices = nullptr;
+  const void* values = nullptr;
+};
+
+// Stores a matrix while its rows still arrive, so that copying it in
+// overlaps receiving the rest (backend::open_writer). Rows are written in
+// order; the arrays must stay where they are, and the rows written must not
+// change, until finish() or destruction. One thread at a time.
+class matrix_writer {
+ public:
+  matrix_writer(const matrix_info& info, const host_csr_arrays& arrays) : info_(info), arrays_(arrays) {}
+  virtual ~matrix_writer() = default;
+  matrix_writer(const matrix_writer&) = delete;
+  matrix_writer& operator=(const matrix_writer&) = delete;
+
+  // Copies the rows after those written before, up to `row_end`, with their
+  // entries; row_offsets[row_end] must have arrived.
+  void write(std::int64_t row_end);
+  std::int64_t rows_written() const { return rows_written_; }
+  // Once every row was written: the stored matrix.
+  virtual std::shared_ptr<stored_matrix> finish() = 0;
+
+ protected:
+  // Offsets row_begin .. row_end (both included) and the entries between them.
+  virtual void copy(std::int64_t row_begin, std::int64_t row_end) = 0;
+  // Throws error(bad_input) unless every row was written.
+  void require_complete() const;
+
+  const matrix_info info_;
+  const host_csr_arrays arrays_;
+
+ private:
+  std::int64_t rows_written_ = 0;
+  bool started_ = false;  // row_offsets[0] was copied
+};
+
 class backend {
  public:
   virtual ~backend() = default;
@@ -43,6 +85,8 @@ class backend {
 
   // Copies a host matrix in. The matrix must be valid (see validate.hpp).
   virtual std::shared_ptr<stored_matrix> store(const any_csr& m) = 0;
+  // A writer that stores the matrix `info` as its rows arrive in `arrays`.
+  virtual std::unique_ptr<matrix_writer> open_writer(const matrix_info& info, const host_csr_arrays& arrays) = 0;
   // Rows [row_begin, row_end) of a stored matrix, offsets rebased to 0.
   virtual any_csr fetch(const stored_matrix& m, std::int64_t row_begin, std::int64_t row_end) = 0;
   any_csr fetch(const stored_matrix& m) { return fetch(m, 0, m.info().rows); }
