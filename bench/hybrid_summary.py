@@ -3,7 +3,7 @@
 
     python3 bench/hybrid_summary.py bench.tsv
 
-Per matrix: auto, hash, rmerge and esc against the fastest cuSPARSE ALG that
+Per matrix: auto, hash, rmerge, esc and block against the fastest cuSPARSE ALG that
 succeeded (rmat:18:16, which cuSPARSE cannot hold in 32-bit indices: ALG3's
 671 ms from ../shared/ANCHORS.md), auto against our fastest named method, and
 auto's peak device memory beyond C per entry of C; then the issue's targets.
@@ -32,7 +32,7 @@ def main(path):
     def ms(m, algo):
         return ok.get((m, algo), float("nan"))
 
-    print(f"{'matrix':<16} {'flops':>9} {'auto':>8} {'hash':>8} {'rmerge':>8} {'esc':>8} {'cuSP':>8} {'alg':>4} "
+    print(f"{'matrix':<16} {'flops':>9} {'auto':>8} {'hash':>8} {'rmerge':>8} {'esc':>8} {'block':>8} {'cuSP':>8} {'alg':>4} "
           f"{'ratio':>6} {'auto/best':>9} {'ws B/nnzC':>9}")
     ratios, below, behind = {}, [], []
     for m in order:
@@ -40,7 +40,7 @@ def main(path):
         best, alg = min(cusparse) if cusparse else (ANCHORS_MS[m], "ANCH")
         r = auto_row[m]
         auto = float(r["ms"])
-        ours = min(x for x in (ms(m, "hash"), ms(m, "rmerge"), ms(m, "esc")) if not math.isnan(x))
+        ours = min(x for x in (ms(m, "hash"), ms(m, "rmerge"), ms(m, "esc"), ms(m, "block")) if not math.isnan(x))
         nnz_c = int(r["nnz_c"])
         c_bytes = (int(r["n"]) + 1) * 8 + nnz_c * 12
         workspace = max(0, int(r["peak_bytes"]) - c_bytes) / nnz_c if nnz_c else 0.0
@@ -50,7 +50,7 @@ def main(path):
         if float(r["flops"]) >= 1e8 and auto > 1.1 * ours:
             behind.append(m)
         print(f"{m:<16} {float(r['flops']):9.2e} {auto:8.3f} {ms(m, 'hash'):8.3f} {ms(m, 'rmerge'):8.3f} "
-              f"{ms(m, 'esc'):8.3f} {best:8.3f} {alg:>4} {ratios[m]:6.2f} {auto / ours:9.2f} {workspace:9.1f}")
+              f"{ms(m, 'esc'):8.3f} {ms(m, 'block'):8.3f} {best:8.3f} {alg:>4} {ratios[m]:6.2f} {auto / ours:9.2f} {workspace:9.1f}")
 
     def geomean(names):
         names = [m for m in names if m in ratios]
@@ -62,7 +62,7 @@ def main(path):
     print("auto below cuSPARSE: " + (", ".join(below) or "none"))
     print("auto more than 10% behind our best method (>=1e8 flops): " + (", ".join(behind) or "none"))
     print("ratio = fastest cuSPARSE ms / auto ms (rmat:18:16: ANCHORS.md ALG3 671 ms, spgemm-bench skips cuSPARSE "
-          "where nnz(C) exceeds 32 bits); auto/best = auto ms / fastest of hash, rmerge, esc; ws = auto's peak "
+          "where nnz(C) exceeds 32 bits); auto/best = auto ms / fastest of hash, rmerge, esc, block; ws = auto's peak "
           "device memory beyond C per nnz(C) (peak counts what the product allocated: workspace + C)")
 
 
