@@ -285,10 +285,9 @@ class result_writer final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   // The size of the job's result where it is known before it runs: a kept
   // result of one step that ran before (the memo). Places the job.
   std::optional<spgemm::matrix_info> expected_result(job& j) {
-    if (!keep_ || j.steps.size() != 1 || !j.steps[0].history) return std::nullopt;
+    if (!keep_ || j.steps.size() != 1 || !j.steps[0].gave_before) return std::nullopt;
     s_.sched.place(j);
-    const std::optional<step_history> h = j.steps[0].history(j);
-    return h ? h->result : std::nullopt;
+    return j.steps[0].gave_before(j);
   }
 
   // Sends the kept message while the job still runs (from gRPC's thread,
@@ -738,7 +737,7 @@ void note_engine(job& j, steady::time_point started) { j.times.engine += seconds
 
 // Multiplies two operands: inputs (resident) or the job's intermediates. The
 // estimate of a product of two inputs is memoized in `memo`, with what it
-// gave (the step's history when it comes again).
+// gave (the step's gave_before when it comes again).
 job_step multiply_step(estimate_memo& memo, int left, int right, spgemm::multiply_options options,
                        bool left_is_temp = false, bool right_is_temp = false) {
   auto operand = [](job& j, int index, bool temp) -> const spgemm::stored_matrix& {
@@ -774,10 +773,9 @@ job_step multiply_step(estimate_memo& memo, int left, int right, spgemm::multipl
     return held + j.temps.back()->info().bytes();
   };
   if (memoized) {
-    step.history = [=, &memo](const job& j) -> std::optional<step_history> {
+    step.gave_before = [=, &memo](const job& j) -> std::optional<spgemm::matrix_info> {
       const auto known = memo.find(key(j));
-      if (!known) return std::nullopt;
-      return step_history{known->result};
+      return known ? known->result : std::nullopt;
     };
   }
   return step;

@@ -51,19 +51,15 @@ struct job_times {
   double engine = 0;    // of compute: the backend's call
 };
 
-// What a step gave when the same step ran before on the job's device.
-struct step_history {
-  std::optional<spgemm::matrix_info> result;  // the matrix it gave
-};
-
 struct job_step {
   std::string what;  // "multiply", "transpose" (logs)
   // What the step will allocate on the job's device, and the work and method it runs.
   std::function<spgemm::memory_estimate(job&, spgemm::backend&)> estimate;
   // Runs the step; returns the bytes the job holds on the device afterwards.
   std::function<std::size_t(job&, spgemm::backend&)> run;
-  // Optional: the step's history on the job's device (placed), where known.
-  std::function<std::optional<step_history>(const job&)> history;
+  // Optional: the matrix the same step gave when it ran before on the job's
+  // device (placed), where known.
+  std::function<std::optional<spgemm::matrix_info>(const job&)> gave_before;
 };
 
 struct job {
