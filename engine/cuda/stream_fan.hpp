@@ -20,6 +20,6 @@ using launch_fn = std::function<void(cudaStream_t)>;
 // of them. The launches must not depend on each other; memory they use must
 // be allocated on job_stream before the call and freed after it. One launch
 // runs on job_stream itself, with no events.
-void launch_side_by_side(cudaStream_t job_stream, const std::vector<launch_fn>& launches, int max_streams = 8);
+void launch_side_by_side(cudaStream_t job_stream, const std::vector<launch_fn>& launches, int max_streams = 16);
 
 }  // namespace spgemm::cuda

@@ -3,13 +3,13 @@
 //
 // Phases: (1) statistics and symbolic bins per row (one kernel; counters read
 // back), rows grouped by bin; (2) symbolic kernels write the nnz of each row
-// into C's offsets: every warp table bin in one launch, a launch per block
-// table bin, the segment rows per (row, segment) item, the global dense rows;
-// (3) exclusive scan, nnz read back, C allocated exactly; (4) numeric bins
-// from the exact nnz (histogram read back; segment and merge rows keep their
-// bin), rows regrouped; column ranges of B for the dense rows, and for the
+// into C's offsets: a launch per table bin, the segment rows per (row,
+// segment) item, the global dense rows; (3) numeric bins from the exact nnz
+// (segment and merge rows keep their bin), exclusive scan, the bins'
+// histogram and nnz read back in one synchronization, C allocated exactly;
+// (4) rows regrouped; column ranges of B for the dense rows, and for the
 // block table bins where planner::use_column_ranges; (5) numeric kernels
-// (copy, warp tables in one launch, block tables, segment items, dense rows).
+// (copy, warp tables, block tables, segment items, dense rows).
 // The launches of (2) and of (5) run side by side (cuda::launch_side_by_side:
 // they write disjoint rows of C), the longest-running first; on the H100
 // this took 18-29% off the graphs (wiki-Vote 0.69 -> 0.50 ms, web-NotreDame
@@ -67,7 +67,8 @@ std::int64_t setting(const char* name, std::int64_t fallback) {
 planner::limits job_limits(const device_facts& f, std::size_t value_bytes, const cuda::structure_view& a,
                            const cuda::structure_view& b, bool hybrid) {
   planner::limits lim = planner::limits_for(f.max_shared, value_bytes);
-  lim.segment_rows = lim.segment_rows && planner::segment_table_fits(b.rows, b.cols, a.nnz, b.nnz);
+  lim.segment_rows = lim.segment_rows && planner::segment_table_fits(b.rows, b.cols, a.nnz, b.nnz) &&
+                     planner::segment_symbolic_shared_bytes(b.cols) <= f.max_shared;
   if (hybrid) lim.merge_max_bound = setting("SPGEMM_HYBRID_MERGE_MAX", planner::default_merge_max_bound);
   return lim;
 }
@@ -236,8 +237,9 @@ segment_work allocate_segments(const cuda::structure_view& b, std::int64_t n, de
   return work;
 }
 
-// Symbolic pass of the segment rows: nnz of every item and of every row (into
-// row_nnz).
+// Symbolic pass of the segment rows: the offset of every item within its row
+// and the nnz of every row (into row_nnz); the segment starts of B's rows
+// for the numeric pass.
 void count_segments(segment_work& work, const cuda::structure_view& a, const cuda::structure_view& b,
                     const int* rows, offset_t* row_nnz, cudaStream_t stream) {
   const std::int64_t n = work.n;
@@ -248,15 +250,12 @@ void count_segments(segment_work& work, const cuda::structure_view& a, const cud
         b.rows, b.row_offsets, b.col_indices, stride, kernels::split_segments{}, work.pos.data());
     SPGEMM_CUDA_CHECK_LAUNCH();
   }
-  const std::int64_t items = n * work.segments;
   const int threads = planner::segment_block_threads;
-  kernels::symbolic_segment_kernel<<<static_cast<unsigned>(std::min<std::int64_t>(items, 1 << 20)), threads,
-                                     static_cast<std::size_t>(threads) * 16, stream>>>(
-      work.rows.data(), n, work.segments, work.pos.data(), a.row_offsets, a.col_indices, b.row_offsets,
-      b.col_indices, work.starts.data());
-  SPGEMM_CUDA_CHECK_LAUNCH();
-  kernels::segment_offsets_kernel<<<helper_blocks(n), helper_threads, 0, stream>>>(
-      work.rows.data(), n, work.segments, work.starts.data(), row_nnz);
+  const std::size_t shared = planner::segment_symbolic_shared_bytes(b.cols);
+  set_shared(kernels::symbolic_segment_kernel, shared);
+  kernels::symbolic_segment_kernel<<<static_cast<unsigned>(std::min<std::int64_t>(n, 1 << 20)), threads, shared,
+                                     stream>>>(work.rows.data(), n, work.segments, a.row_offsets, a.col_indices,
+                                               b.row_offsets, b.col_indices, work.starts.data(), row_nnz);
   SPGEMM_CUDA_CHECK_LAUNCH();
 }
 
@@ -285,27 +284,8 @@ void fill_segments(const segment_work& work, const cuda::csr_view<T>& a, const c
   SPGEMM_CUDA_CHECK_LAUNCH();
 }
 
-// The rows of the warp table bins (first_table_bin up to the bin of
-// planner::warp_max_table): one run of perm, how many, and the largest table
-// among them.
-struct warp_table_rows {
-  const int* rows = nullptr;
-  std::int64_t n = 0;
-  int max_table = 0;
-};
-
-warp_table_rows warp_rows_of(const std::int64_t* hist, const kernels::bin_starts& starts, const int* perm,
-                             int max_table) {
-  warp_table_rows w;
-  w.rows = perm + starts.start[planner::first_table_bin];
-  const int last = planner::table_bin_of(planner::warp_max_table, max_table);
-  for (int bin = planner::first_table_bin; bin <= last; ++bin) {
-    if (hist[bin] == 0) continue;
-    w.n += hist[bin];
-    w.max_table = planner::table_of_bin(bin);
-  }
-  return w;
-}
+// The warp table bins: first_table_bin up to the bin of planner::warp_max_table.
+int last_warp_bin(int max_table) { return planner::table_bin_of(planner::warp_max_table, max_table); }
 
 unsigned warp_row_blocks(std::int64_t n, const planner::table_config& cfg) {
   return static_cast<unsigned>((n + cfg.rows_per_block - 1) / cfg.rows_per_block);
@@ -420,7 +400,7 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
         const planner::table_config cfg = planner::config_for_table(planner::table_of_bin(bin), 0);
         set_shared(kernels::symbolic_shared_kernel<false>, cfg.shared_bytes);
         kernels::symbolic_shared_kernel<false><<<static_cast<unsigned>(n), cfg.block_threads, cfg.shared_bytes, st>>>(
-            perm.data() + starts.start[bin], n, nullptr, cfg.table, a.row_offsets, a.col_indices, b.row_offsets,
+            perm.data() + starts.start[bin], n, cfg.table, a.row_offsets, a.col_indices, b.row_offsets,
             b.col_indices, c.row_offsets.data());
         SPGEMM_CUDA_CHECK_LAUNCH();
       });
@@ -439,14 +419,18 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
                                          b.col_indices, c.row_offsets.data(), st, perm.data() + starts.start[bin]);
       });
     }
-    const warp_table_rows w = warp_rows_of(s.symbolic_bins, starts, perm.data(), lim.symbolic_max_table);
-    if (w.n > 0) {
-      launches.emplace_back([&](cudaStream_t st) {
-        const planner::table_config cfg = planner::config_for_table(w.max_table, 0);
+    // A launch per warp table bin: shared memory for its own table size
+    // (one launch for all with room for the largest table held the small
+    // rows of hep-th to 3 blocks per SM).
+    for (int bin = last_warp_bin(lim.symbolic_max_table); bin >= planner::first_table_bin; --bin) {
+      const std::int64_t n = s.symbolic_bins[bin];
+      if (n == 0) continue;
+      launches.emplace_back([&, bin, n](cudaStream_t st) {
+        const planner::table_config cfg = planner::config_for_table(planner::table_of_bin(bin), 0);
         set_shared(kernels::symbolic_shared_kernel<true>, cfg.shared_bytes);
-        kernels::symbolic_shared_kernel<true><<<warp_row_blocks(w.n, cfg), cfg.block_threads, cfg.shared_bytes, st>>>(
-            w.rows, w.n, bins.data(), w.max_table, a.row_offsets, a.col_indices, b.row_offsets, b.col_indices,
-            c.row_offsets.data());
+        kernels::symbolic_shared_kernel<true><<<warp_row_blocks(n, cfg), cfg.block_threads, cfg.shared_bytes, st>>>(
+            perm.data() + starts.start[bin], n, cfg.table, a.row_offsets, a.col_indices, b.row_offsets,
+            b.col_indices, c.row_offsets.data());
         SPGEMM_CUDA_CHECK_LAUNCH();
       });
     }
@@ -454,25 +438,29 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
   }
   cancel.throw_if_cancelled();
 
-  // Offsets of C, exact allocation.
+  // Numeric bins from the exact nnz of each row (in C's offsets until the
+  // scan), then C's offsets: the bins' histogram and nnz(C) come back in one
+  // read, and C is allocated exactly.
+  SPGEMM_CUDA_CHECK(cudaMemsetAsync(counters.data(), 0, counters.bytes(), stream));
+  kernels::numeric_bins_kernel<<<helper_blocks(m), helper_threads, 0, stream>>>(
+      m, a.row_offsets, c.row_offsets.data(), lim, bins.data(), counters.data());
+  SPGEMM_CUDA_CHECK_LAUNCH();
   {
     std::size_t bytes = scan_temp_bytes(m + 1);
     device_buffer<unsigned char> temp(allocator, bytes, stream, meter);
     SPGEMM_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp.data(), bytes, c.row_offsets.data(), m + 1, stream));
   }
-  c.nnz = cuda::read_back(c.row_offsets.data() + m, stream);
+  SPGEMM_CUDA_CHECK(cudaMemcpyAsync(host.data(), counters.data(), counters.bytes(), cudaMemcpyDeviceToHost, stream));
+  offset_t nnz = 0;
+  SPGEMM_CUDA_CHECK(cudaMemcpyAsync(&nnz, c.row_offsets.data() + m, sizeof(nnz), cudaMemcpyDeviceToHost, stream));
+  SPGEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
+  c.nnz = nnz;
   cancel.throw_if_cancelled();
   c.col_indices = device_buffer<index_t>(allocator, static_cast<std::size_t>(c.nnz), stream, meter);
   c.values = device_buffer<T>(allocator, static_cast<std::size_t>(c.nnz), stream, meter);
   if (c.nnz == 0) return c;
 
   // Numeric pass.
-  SPGEMM_CUDA_CHECK(cudaMemsetAsync(counters.data(), 0, counters.bytes(), stream));
-  kernels::numeric_bins_kernel<<<helper_blocks(m), helper_threads, 0, stream>>>(
-      m, a.row_offsets, c.row_offsets.data(), lim, bins.data(), counters.data());
-  SPGEMM_CUDA_CHECK_LAUNCH();
-  SPGEMM_CUDA_CHECK(cudaMemcpyAsync(host.data(), counters.data(), counters.bytes(), cudaMemcpyDeviceToHost, stream));
-  SPGEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
   std::int64_t hist[planner::max_bins];
   for (int i = 0; i < planner::max_bins; ++i) hist[i] = static_cast<std::int64_t>(host[kernels::counter_numeric_hist + i]);
   const kernels::bin_starts starts = group_rows(m, bins.data(), hist, cursors.data(), perm.data(), stream);
@@ -529,14 +517,15 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
       launch_block_table<T>(cfg, perm.data() + starts.start[bin], n, ranged_bins ? pos.data() : nullptr, a, b, c, st);
     });
   }
-  const warp_table_rows w = warp_rows_of(hist, starts, perm.data(), lim.numeric_max_table);
-  if (w.n > 0) {
-    launches.emplace_back([&](cudaStream_t st) {
-      const planner::table_config cfg = planner::config_for_table(w.max_table, sizeof(T));
+  for (int bin = last_warp_bin(lim.numeric_max_table); bin >= planner::first_table_bin; --bin) {
+    const std::int64_t n = hist[bin];
+    if (n == 0) continue;
+    launches.emplace_back([&, bin, n](cudaStream_t st) {
+      const planner::table_config cfg = planner::config_for_table(planner::table_of_bin(bin), sizeof(T));
       set_shared(kernels::numeric_warp_tables_kernel<T>, cfg.shared_bytes);
-      kernels::numeric_warp_tables_kernel<T><<<warp_row_blocks(w.n, cfg), cfg.block_threads, cfg.shared_bytes, st>>>(
-          w.rows, w.n, bins.data(), w.max_table, a.row_offsets, a.col_indices, a.values, b.row_offsets, b.col_indices,
-          b.values, c.row_offsets.data(), c.col_indices.data(), c.values.data());
+      kernels::numeric_warp_tables_kernel<T><<<warp_row_blocks(n, cfg), cfg.block_threads, cfg.shared_bytes, st>>>(
+          perm.data() + starts.start[bin], n, cfg.table, a.row_offsets, a.col_indices, a.values,
+          b.row_offsets, b.col_indices, b.values, c.row_offsets.data(), c.col_indices.data(), c.values.data());
       SPGEMM_CUDA_CHECK_LAUNCH();
     });
   }

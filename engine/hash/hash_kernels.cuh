@@ -333,13 +333,10 @@ __device__ __forceinline__ int insert_all(Table& t, const bool (&valid)[K], cons
   return added;
 }
 
-// Symbolic pass, shared tables: nnz of each row into row_nnz. Warps: the
-// rows of every warp table bin in one launch (the largest bins first), a
-// table of the row's bin each, room for max_table slots; blocks: one bin, a
-// table of max_table slots.
+// Symbolic pass, shared tables of `table` slots (one bin): nnz of each row
+// into row_nnz. Warps: a row per warp; blocks: a row per block.
 template <bool Warp>
-__global__ void symbolic_shared_kernel(const int* __restrict__ rows, std::int64_t n,
-                                       const unsigned char* __restrict__ bins, int max_table,
+__global__ void symbolic_shared_kernel(const int* __restrict__ rows, std::int64_t n, int table,
                                        const offset_t* __restrict__ a_off, const index_t* __restrict__ a_col,
                                        const offset_t* __restrict__ b_off, const index_t* __restrict__ b_col,
                                        offset_t* __restrict__ row_nnz) {
@@ -350,9 +347,8 @@ __global__ void symbolic_shared_kernel(const int* __restrict__ rows, std::int64_
   const int gi = Warp ? static_cast<int>(threadIdx.x >> 5) : 0;
   const std::int64_t r = static_cast<std::int64_t>(blockIdx.x) * groups + gi;
   if (r >= n) return;  // warp groups only: a block group has r < n
-  const std::int64_t row = rows[Warp ? n - 1 - r : r];
-  const int table = Warp ? planner::table_of_bin(bins[row]) : max_table;
-  unsigned char* base = smem + static_cast<std::size_t>(gi) * (static_cast<std::size_t>(g) * 16 + 4u * max_table);
+  const std::int64_t row = rows[r];
+  unsigned char* base = smem + static_cast<std::size_t>(gi) * (static_cast<std::size_t>(g) * 16 + 4u * table);
   stage<float> st{reinterpret_cast<offset_t*>(base), reinterpret_cast<long long*>(base + 8 * g), nullptr, nullptr};
   shared_table<float> t{reinterpret_cast<index_t*>(base + 16 * g), nullptr, static_cast<unsigned>(table - 1)};
   const int rank = grp::rank();
@@ -595,14 +591,12 @@ __device__ __forceinline__ void numeric_table_row(std::int64_t row, unsigned cha
   }
 }
 
-// Numeric pass, the warp tables of every size in one launch (the rows of
-// bins first_table_bin .. last warp bin, grouped by bin; the largest first,
-// so the heaviest rows start first): one warp per row, eight per block, each
-// with room for a table of max_table slots; the row's own table from its bin.
+// Numeric pass, one warp table bin: one warp per row, eight per block, a
+// table of `table` slots each.
 template <typename T>
 __global__ void __launch_bounds__(256)
-    numeric_warp_tables_kernel(const int* __restrict__ rows, std::int64_t n, const unsigned char* __restrict__ bins,
-                               int max_table, const offset_t* __restrict__ a_off, const index_t* __restrict__ a_col,
+    numeric_warp_tables_kernel(const int* __restrict__ rows, std::int64_t n, int table,
+                               const offset_t* __restrict__ a_off, const index_t* __restrict__ a_col,
                                const T* __restrict__ a_val, const offset_t* __restrict__ b_off,
                                const index_t* __restrict__ b_col, const T* __restrict__ b_val,
                                const offset_t* __restrict__ c_off, index_t* __restrict__ c_col,
@@ -611,13 +605,13 @@ __global__ void __launch_bounds__(256)
   const int gi = static_cast<int>(threadIdx.x >> 5);
   const std::int64_t r = static_cast<std::int64_t>(blockIdx.x) * (blockDim.x >> 5) + gi;
   if (r >= n) return;
-  const std::int64_t row = rows[n - 1 - r];
-  unsigned char* base = smem + static_cast<std::size_t>(gi) * numeric_group_bytes<T>(32, max_table);
+  const std::int64_t row = rows[r];
+  unsigned char* base = smem + static_cast<std::size_t>(gi) * numeric_group_bytes<T>(32, table);
   const auto run = [&](auto items) {
     numeric_table_row<true, decltype(items)::value, T>(row, base, nullptr, a_off, a_col, a_val, b_off, b_col, b_val,
                                                        c_off, c_col, c_val);
   };
-  switch (planner::table_of_bin(bins[row]) / 32) {
+  switch (table / 32) {
     case 1: return run(std::integral_constant<int, 1>{});
     case 2: return run(std::integral_constant<int, 2>{});
     case 4: return run(std::integral_constant<int, 4>{});
@@ -862,7 +856,7 @@ __global__ void stats_kernel(std::int64_t rows, int lanes, const offset_t* __res
 
 // Numeric bins from the exact nnz of each row.
 __global__ void numeric_bins_kernel(std::int64_t rows, const offset_t* __restrict__ a_off,
-                                    const offset_t* __restrict__ c_off, planner::limits lim,
+                                    const offset_t* __restrict__ row_nnz, planner::limits lim,
                                     unsigned char* __restrict__ bins, ull* __restrict__ counters) {
   __shared__ unsigned hist[planner::max_bins];
   for (int i = threadIdx.x; i < planner::max_bins; i += blockDim.x) hist[i] = 0;
@@ -874,7 +868,7 @@ __global__ void numeric_bins_kernel(std::int64_t rows, const offset_t* __restric
     // their symbolic pass.
     const int bin = planner::keeps_symbolic_bin(previous)
                         ? previous
-                        : planner::numeric_bin(a_off[i + 1] - a_off[i], c_off[i + 1] - c_off[i], lim);
+                        : planner::numeric_bin(a_off[i + 1] - a_off[i], row_nnz[i], lim);
     bins[i] = static_cast<unsigned char>(bin);
     atomicAdd(&hist[bin], 1u);
   }

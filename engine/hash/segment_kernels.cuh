@@ -7,9 +7,9 @@
 // row of B), enumerated in row order by for_each_product_chunk. The
 // accumulator is dense in shared memory: one bit per column (which columns
 // occur), one value per column, and one claim tag per column.
-//  * symbolic: set the bits, count them -> nnz of the item (segment_counts);
-//    a second kernel turns the counts of a row into offsets within the row
-//    and the row's nnz.
+//  * symbolic: per row, not per item: the bits of all columns of B at once
+//    (whole rows of B), counted per segment -> the offset of every item
+//    within its row, and the row's nnz.
 //  * numeric: set the bits; add every product to its column in product order
 //    (ordered_add: claims of the columns by position, then passes by entry of
 //    A or turns by warp), so each entry of C is the sequential sum in A's order, bit for bit
@@ -18,8 +18,9 @@
 //    they are read out and claim tags never need a reset, so a block clears
 //    its accumulator once and then takes items from a shared counter
 //    (persistent blocks: the items differ much in work).
-// Complexity per item: its products, plus W / 32 bitmap words and the
-// staging of every entry of A's row (two loads of the segment starts each).
+// Complexity: symbolic, per row, its products plus b.cols / 32 bitmap words;
+// numeric, per item, its products, plus W / 32 bitmap words and the staging
+// of every entry of A's row (two loads of the segment starts each).
 #pragma once
 
 #include <climits>
@@ -54,52 +55,57 @@ __device__ __forceinline__ void slots_of(const index_t (&col)[K], index_t lo, in
   for (int k = 0; k < K; ++k) slot[k] = static_cast<int>(col[k] - lo);
 }
 
-// Symbolic: seg_nnz[i * segments + s] = entries of C in segment s of row rows[i].
+// Symbolic: one block per segment row at a time, with a bitmap of every
+// column of B in shared memory (planner::segment_symbolic_shared_bytes): the
+// row's products set their bits (B's rows whole, A's row staged once), then
+// the bits of each segment are counted. seg_start[i * segments + s] receives
+// the offset of segment s within row rows[i], row_nnz the row's nnz. (Per
+// (row, segment) item, every item staged all of A's row: soc-Epinions1's 19
+// segments took 0.79 ms.)
 __global__ void __launch_bounds__(planner::segment_block_threads)
-    symbolic_segment_kernel(const int* __restrict__ rows, std::int64_t n, int segments, const int* __restrict__ pos,
+    symbolic_segment_kernel(const int* __restrict__ rows, std::int64_t n, int segments,
                             const offset_t* __restrict__ a_off, const index_t* __restrict__ a_col,
                             const offset_t* __restrict__ b_off, const index_t* __restrict__ b_col,
-                            int* __restrict__ seg_nnz) {
+                            int* __restrict__ seg_start, offset_t* __restrict__ row_nnz) {
   extern __shared__ __align__(16) unsigned char smem[];
-  __shared__ unsigned bits[segment_words];
+  __shared__ int counts[planner::max_segments];
   const int g = static_cast<int>(blockDim.x);
   stage<float> st{reinterpret_cast<offset_t*>(smem), reinterpret_cast<long long*>(smem + 8 * g), nullptr, nullptr};
-  const std::int64_t items = n * segments;
-  for (std::int64_t item = blockIdx.x; item < items; item += gridDim.x) {
-    const std::int64_t i = item / segments;
-    const int s = static_cast<int>(item - i * segments);
-    const index_t lo = static_cast<index_t>(s) * planner::segment_width;
-    for (int w = threadIdx.x; w < segment_words; w += g) bits[w] = 0;
+  unsigned* bits = reinterpret_cast<unsigned*>(smem + 16 * g);
+  const int words = segments * segment_words;
+  const int warp = static_cast<int>(threadIdx.x >> 5);
+  const int lane = static_cast<int>(threadIdx.x & 31);
+  for (std::int64_t i = blockIdx.x; i < n; i += gridDim.x) {
+    for (int w = threadIdx.x; w < words; w += g) bits[w] = 0;
     __syncthreads();
     for_each_product_chunk<false, false, symbolic_batch, float>(
         rows[i], a_off, a_col, static_cast<const float*>(nullptr), b_off, b_col, static_cast<const float*>(nullptr),
-        st, segment_part(pos, segments, s), [&](const auto& valid, const auto& col, const auto&, const auto&) {
-          int slot[symbolic_batch];
-          slots_of(col, lo, slot);
-          set_bits(bits, valid, slot);
+        st, whole_rows{}, [&](const auto& valid, const auto& col, const auto&, const auto&) {
+#pragma unroll
+          for (int k = 0; k < symbolic_batch; ++k) {
+            if (valid[k]) atomicOr(&bits[col[k] >> 5], 1u << (col[k] & 31));
+          }
         });
     __syncthreads();
-    long long count = 0;
-    for (int w = threadIdx.x; w < segment_words; w += g) count += __popc(bits[w]);
-    count = group<false>::sum(count);  // synchronizes: the bits are read before the next item clears them
-    if (threadIdx.x == 0) seg_nnz[item] = static_cast<int>(count);
-  }
-}
-
-// Per segment row (thread per row): the counts of its segments become their
-// offsets within the row, and the row's nnz goes to row_nnz.
-__global__ void segment_offsets_kernel(const int* __restrict__ rows, std::int64_t n, int segments,
-                                       int* __restrict__ seg_nnz, offset_t* __restrict__ row_nnz) {
-  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    int* counts = seg_nnz + i * segments;
-    int running = 0;
-    for (int s = 0; s < segments; ++s) {
-      const int c = counts[s];
-      counts[s] = running;
-      running += c;
+    for (int sg = warp; sg < segments; sg += g / 32) {
+      long long c = 0;
+      for (int w = lane; w < segment_words; w += 32) c += __popc(bits[sg * segment_words + w]);
+      c = warp_sum(c);
+      if (lane == 0) counts[sg] = static_cast<int>(c);
     }
-    row_nnz[rows[i]] = running;
+    __syncthreads();
+    if (warp == 0) {
+      long long running = 0;
+      for (int s0 = 0; s0 < segments; s0 += 32) {
+        const int sg = s0 + lane;
+        const long long c = sg < segments ? counts[sg] : 0;
+        const long long incl = warp_inclusive_scan(c);
+        if (sg < segments) seg_start[i * segments + sg] = static_cast<int>(running + incl - c);
+        running += __shfl_sync(full_mask, incl, 31);
+      }
+      if (lane == 0) row_nnz[rows[i]] = running;
+    }
+    __syncthreads();  // the counts and bits are read before the next row clears them
   }
 }
 
@@ -303,7 +309,7 @@ __device__ __forceinline__ void write_segment(const segment_item& it, unsigned* 
 // Numeric: the block enumerates an item's products together and adds them
 // with ordered_add (entry_passes: its rule for the rounds that span few
 // entries of A). seg_start holds the offsets of the segments within their rows
-// (segment_offsets_kernel), next_item the shared item counter (zero at launch).
+// (symbolic_segment_kernel), next_item the shared item counter (zero at launch).
 template <typename T>
 __global__ void __launch_bounds__(planner::segment_block_threads)
     numeric_segment_kernel(const int* __restrict__ rows, std::int64_t n, int segments, const int* __restrict__ pos,

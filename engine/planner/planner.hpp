@@ -168,6 +168,13 @@ inline std::size_t segment_shared_bytes(std::size_t value_bytes) {
          static_cast<std::size_t>(segment_block_threads) * (16 + value_bytes);
 }
 
+// Dynamic shared memory of the symbolic segment kernel: a bit per column of
+// B (all segments; 128 KiB at max_segments) and the staging of A's entries.
+inline std::size_t segment_symbolic_shared_bytes(std::int64_t b_cols) {
+  return static_cast<std::size_t>(segments_of(b_cols)) * (segment_width / 8) +
+         static_cast<std::size_t>(segment_block_threads) * 16;
+}
+
 // Bins whose rows keep the method of their symbolic pass in the numeric pass.
 SPGEMM_HOST_DEVICE inline bool keeps_symbolic_bin(int bin) { return bin == segment_bin || is_merge_bin(bin); }
 

@@ -49,6 +49,11 @@ TEST(Planner, SegmentRowsAreDenseInTheColumnsOfB) {
   EXPECT_NE(symbolic_bin(40, 1024, 65536, lim), segment_bin);
   EXPECT_TRUE(limits_for(232448 - 1024, 8).segment_rows);
   EXPECT_FALSE(limits_for(48 * 1024, 8).segment_rows);
+  // The symbolic pass holds a bit per column of B: 128 KiB at max_segments,
+  // within the H100's 227 KB.
+  EXPECT_EQ(segment_symbolic_shared_bytes(max_segments * segment_width), 128u * 1024 + 16 * segment_block_threads);
+  EXPECT_LE(segment_symbolic_shared_bytes(max_segments * segment_width), 232448u - 1024);
+  EXPECT_EQ(segment_symbolic_shared_bytes(1), segment_width / 8 + 16u * segment_block_threads);
 }
 
 TEST(Planner, NumericBinsKeepLoadAtMostFourFifths) {
