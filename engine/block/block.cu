@@ -88,6 +88,25 @@ block_pattern pattern_of(const cuda::structure_view& m, int b, device_allocator&
   return p;
 }
 
+// The block patterns of A and B (one for both where A and B are one
+// matrix, as in A * A).
+struct operand_patterns {
+  block_pattern a;
+  block_pattern b;  // empty where shared
+  bool shared = false;
+  const cuda::structure_view& ab() const { return a.view; }
+  const cuda::structure_view& bb() const { return shared ? a.view : b.view; }
+};
+
+operand_patterns patterns_of(const cuda::structure_view& a, const cuda::structure_view& b, int block_size,
+                             device_allocator& allocator, cudaStream_t stream, job_meter* meter) {
+  operand_patterns p;
+  p.shared = same_structure(a, b);
+  p.a = pattern_of(a, block_size, allocator, stream, meter);
+  if (!p.shared) p.b = pattern_of(b, block_size, allocator, stream, meter);
+  return p;
+}
+
 // The row statistics of A's block pattern follow from A's: every row of
 // block row I holds b len(I) entries.
 rmerge::row_stats block_stats(const rmerge::row_stats& s, int b) {
@@ -138,11 +157,9 @@ std::size_t workspace_bytes(const cuda::structure_view& a, const cuda::structure
 device_csr<float> block_product(const cuda::structure_view& a, const cuda::structure_view& b, int block_size,
                                 const rmerge::row_stats& a_stats, device_allocator& allocator, cudaStream_t stream,
                                 const cancel_token& cancel, job_meter* meter) {
-  const block_pattern pa = pattern_of(a, block_size, allocator, stream, meter);
-  const bool same = same_structure(a, b);
-  const block_pattern pb = same ? block_pattern{} : pattern_of(b, block_size, allocator, stream, meter);
-  const cuda::structure_view ab = pa.view;
-  const cuda::structure_view bb = same ? pa.view : pb.view;
+  const operand_patterns patterns = patterns_of(a, b, block_size, allocator, stream, meter);
+  const cuda::structure_view& ab = patterns.ab();
+  const cuda::structure_view& bb = patterns.bb();
   device_buffer<float> zeros(allocator, static_cast<std::size_t>(std::max(ab.nnz, bb.nnz)), stream, meter);
   SPGEMM_CUDA_CHECK(cudaMemsetAsync(zeros.data(), 0, zeros.bytes(), stream));
   const cuda::csr_view<float> av{ab.rows, ab.cols, ab.nnz, ab.row_offsets, ab.col_indices, zeros.data()};
@@ -217,11 +234,9 @@ size_mask detect_sizes(const cuda::structure_view& m, device_allocator& allocato
 memory_estimate estimate_multiply(const cuda::structure_view& a, const cuda::structure_view& b, int block_size,
                                   std::size_t value_bytes, const rmerge::row_stats& a_stats,
                                   device_allocator& allocator, cudaStream_t stream) {
-  const block_pattern pa = pattern_of(a, block_size, allocator, stream, nullptr);
-  const bool same = same_structure(a, b);
-  const block_pattern pb = same ? block_pattern{} : pattern_of(b, block_size, allocator, stream, nullptr);
-  const inner_estimate inner = estimate_inner(pa.view, same ? pa.view : pb.view, block_stats(a_stats, block_size),
-                                              allocator, stream);
+  const operand_patterns patterns = patterns_of(a, b, block_size, allocator, stream, nullptr);
+  const inner_estimate inner =
+      estimate_inner(patterns.ab(), patterns.bb(), block_stats(a_stats, block_size), allocator, stream);
   const std::int64_t area = std::int64_t{block_size} * block_size;
   memory_estimate e;
   e.exact = false;

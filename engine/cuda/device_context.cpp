@@ -81,7 +81,10 @@ stream_pool::~stream_pool() {
   int previous = -1;
   (void)cudaGetDevice(&previous);
   (void)cudaSetDevice(device_);
-  for (cudaStream_t s : all_) (void)cudaStreamDestroy(s);
+  for (const entry& e : all_) {
+    (void)cudaEventDestroy(e.event);
+    (void)cudaStreamDestroy(e.stream);
+  }
   if (previous >= 0) (void)cudaSetDevice(previous);
 }
 
@@ -89,22 +92,27 @@ stream_pool::lease stream_pool::acquire() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!free_.empty()) {
-      cudaStream_t s = free_.back();
+      const entry e = free_.back();
       free_.pop_back();
-      return lease(*this, s);
+      return lease(*this, e);
     }
   }
   device_guard guard(device_);
-  cudaStream_t s = nullptr;
-  SPGEMM_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  entry e;
+  SPGEMM_CUDA_CHECK(cudaStreamCreateWithFlags(&e.stream, cudaStreamNonBlocking));
+  const cudaError_t status = cudaEventCreateWithFlags(&e.event, cudaEventDisableTiming);
+  if (status != cudaSuccess) {
+    (void)cudaStreamDestroy(e.stream);
+    throw_cuda_error(status, "cudaEventCreateWithFlags", __FILE__, __LINE__);
+  }
   std::lock_guard<std::mutex> lock(mutex_);
-  all_.push_back(s);
-  return lease(*this, s);
+  all_.push_back(e);
+  return lease(*this, e);
 }
 
-void stream_pool::release(cudaStream_t stream) {
+void stream_pool::release(entry e) {
   std::lock_guard<std::mutex> lock(mutex_);
-  free_.push_back(stream);
+  free_.push_back(e);
 }
 
 device_context::device_context(int device_ordinal)

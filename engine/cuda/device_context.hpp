@@ -66,7 +66,9 @@ class device_allocator {
 };
 
 // Non-blocking streams, reused: acquire() hands one out (creating it when none
-// is free), the lease gives it back. Thread-safe.
+// is free), the lease gives it back. Each stream comes with an event, reused
+// with it, for ordering streams (record, then wait): creating events per use
+// cost more host time than the launches they ordered. Thread-safe.
 class stream_pool {
  public:
   explicit stream_pool(int device) : device_(device) {}
@@ -74,28 +76,34 @@ class stream_pool {
   stream_pool(const stream_pool&) = delete;
   stream_pool& operator=(const stream_pool&) = delete;
 
+  struct entry {
+    cudaStream_t stream = nullptr;
+    cudaEvent_t event = nullptr;
+  };
+
   class lease {
    public:
-    lease(stream_pool& pool, cudaStream_t stream) : pool_(&pool), stream_(stream) {}
-    ~lease() { pool_->release(stream_); }
+    lease(stream_pool& pool, entry e) : pool_(&pool), entry_(e) {}
+    ~lease() { pool_->release(entry_); }
     lease(const lease&) = delete;
     lease& operator=(const lease&) = delete;
-    cudaStream_t get() const { return stream_; }
+    cudaStream_t get() const { return entry_.stream; }
+    cudaEvent_t event() const { return entry_.event; }
 
    private:
     stream_pool* pool_;
-    cudaStream_t stream_;
+    entry entry_;
   };
 
   lease acquire();
 
  private:
-  void release(cudaStream_t stream);
+  void release(entry e);
 
   int device_;
   std::mutex mutex_;
-  std::vector<cudaStream_t> free_;
-  std::vector<cudaStream_t> all_;
+  std::vector<entry> free_;
+  std::vector<entry> all_;
 };
 
 // What the kernels' launch configurations read of the current device: its

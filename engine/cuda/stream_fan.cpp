@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <mutex>
 
 #include "cuda/cuda_check.hpp"
@@ -10,86 +11,51 @@
 namespace spgemm::cuda {
 namespace {
 
-// A side stream with its two events (the fork recorded on the job's stream,
-// the join recorded on the side stream), reused from call to call: creating
-// and destroying events cost more host time than the launches they order.
-struct lane {
-  cudaStream_t stream = nullptr;
-  cudaEvent_t fork = nullptr;
-  cudaEvent_t join = nullptr;
-};
-
-// The lanes of one device, shared by every job on it; a call holds the
-// lanes it uses. Never destroyed: they live as long as the process.
-class lane_pool {
- public:
-  explicit lane_pool(int device) : device_(device) {}
-
-  lane acquire() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (!free_.empty()) {
-        const lane l = free_.back();
-        free_.pop_back();
-        return l;
-      }
-    }
-    device_guard guard(device_);
-    lane l;
-    SPGEMM_CUDA_CHECK(cudaStreamCreateWithFlags(&l.stream, cudaStreamNonBlocking));
-    SPGEMM_CUDA_CHECK(cudaEventCreateWithFlags(&l.fork, cudaEventDisableTiming));
-    SPGEMM_CUDA_CHECK(cudaEventCreateWithFlags(&l.join, cudaEventDisableTiming));
-    return l;
-  }
-  void release(const std::vector<lane>& lanes) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    free_.insert(free_.end(), lanes.begin(), lanes.end());
-  }
-
- private:
-  int device_;
-  std::mutex mutex_;
-  std::vector<lane> free_;
-};
-
-lane_pool& lanes_of(int device) {
+// The side streams of every device, shared by all jobs on it (a call leases
+// the ones it uses). Never destroyed: they live as long as the process.
+stream_pool& side_streams(int device) {
   static std::mutex mutex;
-  static std::map<int, lane_pool*> pools;
+  static std::map<int, stream_pool*> pools;
   std::lock_guard<std::mutex> lock(mutex);
-  lane_pool*& pool = pools[device];
-  if (pool == nullptr) pool = new lane_pool(device);
+  stream_pool*& pool = pools[device];
+  if (pool == nullptr) pool = new stream_pool(device);
   return *pool;
 }
 
-// The lanes of one call: the job's stream waits for them when they go back
-// (also when a launch threw: the job's memory is freed in its order).
-class held_lanes {
+// The side streams of one call: the job's stream waits for them before they
+// go back, also when a launch threw (the job's memory is freed in its order).
+class held_sides {
  public:
-  held_lanes(lane_pool& pool, cudaStream_t job) : pool_(pool), job_(job) {}
-  ~held_lanes() {
-    if (!joined_) {
-      for (const lane& l : lanes_) {
-        if (cudaEventRecord(l.join, l.stream) == cudaSuccess) (void)cudaStreamWaitEvent(job_, l.join, 0);
-      }
+  explicit held_sides(cudaStream_t job) : job_(job) {}
+  ~held_sides() {
+    if (joined_) return;
+    for (const auto& side : sides_) {
+      if (cudaEventRecord(side->event(), side->get()) == cudaSuccess) (void)cudaStreamWaitEvent(job_, side->event(), 0);
     }
-    pool_.release(lanes_);
   }
-  held_lanes(const held_lanes&) = delete;
-  held_lanes& operator=(const held_lanes&) = delete;
+  held_sides(const held_sides&) = delete;
+  held_sides& operator=(const held_sides&) = delete;
 
-  void add(const lane& l) { lanes_.push_back(l); }
+  // A side stream that waits for what was issued on the job's stream so far
+  // (the first side's event also marks the fork).
+  cudaStream_t add(stream_pool& pool) {
+    sides_.push_back(std::unique_ptr<stream_pool::lease>(new stream_pool::lease(pool.acquire())));
+    const stream_pool::lease& fork = *sides_.front();
+    if (sides_.size() == 1) SPGEMM_CUDA_CHECK(cudaEventRecord(fork.event(), job_));
+    SPGEMM_CUDA_CHECK(cudaStreamWaitEvent(sides_.back()->get(), fork.event(), 0));
+    return sides_.back()->get();
+  }
   void join() {
-    for (const lane& l : lanes_) {
-      SPGEMM_CUDA_CHECK(cudaEventRecord(l.join, l.stream));
-      SPGEMM_CUDA_CHECK(cudaStreamWaitEvent(job_, l.join, 0));
+    for (const auto& side : sides_) {
+      SPGEMM_CUDA_CHECK(cudaEventRecord(side->event(), side->get()));
+      SPGEMM_CUDA_CHECK(cudaStreamWaitEvent(job_, side->event(), 0));
     }
     joined_ = true;
   }
 
  private:
-  lane_pool& pool_;
   cudaStream_t job_;
-  std::vector<lane> lanes_;
+  std::vector<std::unique_ptr<stream_pool::lease>> sides_;
   bool joined_ = false;
 };
 
@@ -102,22 +68,13 @@ void launch_side_by_side(cudaStream_t job_stream, const std::vector<launch_fn>& 
   }
   int device = 0;
   SPGEMM_CUDA_CHECK(cudaGetDevice(&device));
+  stream_pool& pool = side_streams(device);
   const std::size_t width = std::min(launches.size(), static_cast<std::size_t>(max_streams));
-  held_lanes held(lanes_of(device), job_stream);
+  held_sides sides(job_stream);
   std::vector<cudaStream_t> streams{job_stream};
-  cudaEvent_t fork = nullptr;
-  for (std::size_t i = 1; i < width; ++i) {
-    const lane l = lanes_of(device).acquire();
-    held.add(l);
-    if (fork == nullptr) {
-      fork = l.fork;
-      SPGEMM_CUDA_CHECK(cudaEventRecord(fork, job_stream));
-    }
-    SPGEMM_CUDA_CHECK(cudaStreamWaitEvent(l.stream, fork, 0));
-    streams.push_back(l.stream);
-  }
+  for (std::size_t i = 1; i < width; ++i) streams.push_back(sides.add(pool));
   for (std::size_t i = 0; i < launches.size(); ++i) launches[i](streams[i % width]);
-  held.join();
+  sides.join();
 }
 
 }  // namespace spgemm::cuda

@@ -287,8 +287,20 @@ void fill_segments(const segment_work& work, const cuda::csr_view<T>& a, const c
 // The warp table bins: first_table_bin up to the bin of planner::warp_max_table.
 int last_warp_bin(int max_table) { return planner::table_bin_of(planner::warp_max_table, max_table); }
 
-unsigned warp_row_blocks(std::int64_t n, const planner::table_config& cfg) {
+unsigned row_blocks(std::int64_t n, const planner::table_config& cfg) {
   return static_cast<unsigned>((n + cfg.rows_per_block - 1) / cfg.rows_per_block);
+}
+
+// The symbolic kernel of one table bin (rows: its n rows): a warp per row
+// up to planner::warp_max_table slots, else a block.
+void launch_symbolic_table(int bin, const int* rows, std::int64_t n, const cuda::structure_view& a,
+                           const cuda::structure_view& b, offset_t* row_nnz, cudaStream_t stream) {
+  const planner::table_config cfg = planner::config_for_table(planner::table_of_bin(bin), 0);
+  const auto kernel = cfg.warp_per_row ? kernels::symbolic_shared_kernel<true> : kernels::symbolic_shared_kernel<false>;
+  set_shared(kernel, cfg.shared_bytes);
+  kernel<<<row_blocks(n, cfg), cfg.block_threads, cfg.shared_bytes, stream>>>(
+      rows, n, cfg.table, a.row_offsets, a.col_indices, b.row_offsets, b.col_indices, row_nnz);
+  SPGEMM_CUDA_CHECK_LAUNCH();
 }
 
 // The numeric kernel of one block table bin: ITEMS = slots per thread, a
@@ -304,9 +316,21 @@ void launch_block_table(const planner::table_config& cfg, const int* rows, std::
   SPGEMM_CUDA_CHECK_LAUNCH();
 }
 
+// The numeric kernel of one table bin (rows: its n rows): a warp per row up
+// to planner::warp_max_table slots, else a block, on B's column ranges
+// where pos is given.
 template <typename T>
-void launch_block_table(const planner::table_config& cfg, const int* rows, std::int64_t n, const int* pos,
-                        const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, device_csr<T>& c, cudaStream_t stream) {
+void launch_numeric_table(int bin, const int* rows, std::int64_t n, const int* pos, const cuda::csr_view<T>& a,
+                          const cuda::csr_view<T>& b, device_csr<T>& c, cudaStream_t stream) {
+  const planner::table_config cfg = planner::config_for_table(planner::table_of_bin(bin), sizeof(T));
+  if (cfg.warp_per_row) {
+    set_shared(kernels::numeric_warp_tables_kernel<T>, cfg.shared_bytes);
+    kernels::numeric_warp_tables_kernel<T><<<row_blocks(n, cfg), cfg.block_threads, cfg.shared_bytes, stream>>>(
+        rows, n, cfg.table, a.row_offsets, a.col_indices, a.values, b.row_offsets, b.col_indices, b.values,
+        c.row_offsets.data(), c.col_indices.data(), c.values.data());
+    SPGEMM_CUDA_CHECK_LAUNCH();
+    return;
+  }
   const int items = cfg.table / cfg.block_threads;
   switch (items) {
     case 8: return launch_block_table<8, T>(cfg, rows, n, pos, a, b, c, stream);
@@ -392,19 +416,19 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
         SPGEMM_CUDA_CHECK_LAUNCH();
       });
     }
-    for (int bin = dense - 1; bin >= planner::table_bin_of(2 * planner::warp_max_table, lim.symbolic_max_table);
-         --bin) {
-      const std::int64_t n = s.symbolic_bins[bin];
-      if (n == 0) continue;
-      launches.emplace_back([&, bin, n](cudaStream_t st) {
-        const planner::table_config cfg = planner::config_for_table(planner::table_of_bin(bin), 0);
-        set_shared(kernels::symbolic_shared_kernel<false>, cfg.shared_bytes);
-        kernels::symbolic_shared_kernel<false><<<static_cast<unsigned>(n), cfg.block_threads, cfg.shared_bytes, st>>>(
-            perm.data() + starts.start[bin], n, cfg.table, a.row_offsets, a.col_indices, b.row_offsets,
-            b.col_indices, c.row_offsets.data());
-        SPGEMM_CUDA_CHECK_LAUNCH();
-      });
-    }
+    // A launch per table bin (from -> to, largest first), shared memory for
+    // its own table size.
+    const auto add_table_bins = [&](int from, int to) {
+      for (int bin = from; bin >= to; --bin) {
+        const std::int64_t n = s.symbolic_bins[bin];
+        if (n == 0) continue;
+        launches.emplace_back([&, bin, n](cudaStream_t st) {
+          launch_symbolic_table(bin, perm.data() + starts.start[bin], n, a.structure(), b.structure(),
+                                c.row_offsets.data(), st);
+        });
+      }
+    };
+    add_table_bins(dense - 1, last_warp_bin(lim.symbolic_max_table) + 1);
     if (seg.n > 0) {
       launches.emplace_back([&](cudaStream_t st) {
         count_segments(seg, a.structure(), b.structure(), perm.data() + starts.start[planner::segment_bin],
@@ -419,21 +443,9 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
                                          b.col_indices, c.row_offsets.data(), st, perm.data() + starts.start[bin]);
       });
     }
-    // A launch per warp table bin: shared memory for its own table size
-    // (one launch for all with room for the largest table held the small
-    // rows of hep-th to 3 blocks per SM).
-    for (int bin = last_warp_bin(lim.symbolic_max_table); bin >= planner::first_table_bin; --bin) {
-      const std::int64_t n = s.symbolic_bins[bin];
-      if (n == 0) continue;
-      launches.emplace_back([&, bin, n](cudaStream_t st) {
-        const planner::table_config cfg = planner::config_for_table(planner::table_of_bin(bin), 0);
-        set_shared(kernels::symbolic_shared_kernel<true>, cfg.shared_bytes);
-        kernels::symbolic_shared_kernel<true><<<warp_row_blocks(n, cfg), cfg.block_threads, cfg.shared_bytes, st>>>(
-            perm.data() + starts.start[bin], n, cfg.table, a.row_offsets, a.col_indices, b.row_offsets,
-            b.col_indices, c.row_offsets.data());
-        SPGEMM_CUDA_CHECK_LAUNCH();
-      });
-    }
+    // The warp table bins last (one launch for all with room for the
+    // largest table held hep-th's short rows to 3 blocks per SM).
+    add_table_bins(last_warp_bin(lim.symbolic_max_table), planner::first_table_bin);
     cuda::launch_side_by_side(stream, launches);
   }
   cancel.throw_if_cancelled();
@@ -509,24 +521,11 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
       SPGEMM_CUDA_CHECK_LAUNCH();
     });
   }
-  for (int bin = dense - 1; bin >= first_block_bin; --bin) {
+  for (int bin = dense - 1; bin >= planner::first_table_bin; --bin) {
     const std::int64_t n = hist[bin];
     if (n == 0) continue;
     launches.emplace_back([&, bin, n](cudaStream_t st) {
-      const planner::table_config cfg = planner::config_for_table(planner::table_of_bin(bin), sizeof(T));
-      launch_block_table<T>(cfg, perm.data() + starts.start[bin], n, ranged_bins ? pos.data() : nullptr, a, b, c, st);
-    });
-  }
-  for (int bin = last_warp_bin(lim.numeric_max_table); bin >= planner::first_table_bin; --bin) {
-    const std::int64_t n = hist[bin];
-    if (n == 0) continue;
-    launches.emplace_back([&, bin, n](cudaStream_t st) {
-      const planner::table_config cfg = planner::config_for_table(planner::table_of_bin(bin), sizeof(T));
-      set_shared(kernels::numeric_warp_tables_kernel<T>, cfg.shared_bytes);
-      kernels::numeric_warp_tables_kernel<T><<<warp_row_blocks(n, cfg), cfg.block_threads, cfg.shared_bytes, st>>>(
-          perm.data() + starts.start[bin], n, cfg.table, a.row_offsets, a.col_indices, a.values,
-          b.row_offsets, b.col_indices, b.values, c.row_offsets.data(), c.col_indices.data(), c.values.data());
-      SPGEMM_CUDA_CHECK_LAUNCH();
+      launch_numeric_table<T>(bin, perm.data() + starts.start[bin], n, ranged_bins ? pos.data() : nullptr, a, b, c, st);
     });
   }
   if (hist[planner::bin_copy] > 0) {

@@ -81,10 +81,9 @@ __global__ void __launch_bounds__(planner::segment_block_threads)
     for_each_product_chunk<false, false, symbolic_batch, float>(
         rows[i], a_off, a_col, static_cast<const float*>(nullptr), b_off, b_col, static_cast<const float*>(nullptr),
         st, whole_rows{}, [&](const auto& valid, const auto& col, const auto&, const auto&) {
-#pragma unroll
-          for (int k = 0; k < symbolic_batch; ++k) {
-            if (valid[k]) atomicOr(&bits[col[k] >> 5], 1u << (col[k] & 31));
-          }
+          int slot[symbolic_batch];
+          slots_of(col, 0, slot);
+          set_bits(bits, valid, slot);
         });
     __syncthreads();
     for (int sg = warp; sg < segments; sg += g / 32) {
