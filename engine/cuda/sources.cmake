@@ -6,6 +6,7 @@ target_sources(spgemm_engine PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/cuda_check.cpp
   ${CMAKE_CURRENT_LIST_DIR}/device_context.cpp
   ${CMAKE_CURRENT_LIST_DIR}/device_csr.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/read_back.cpp
   ${CMAKE_CURRENT_LIST_DIR}/stream_fan.cpp
   ${CMAKE_CURRENT_LIST_DIR}/device_ops.cu
   ${CMAKE_CURRENT_LIST_DIR}/transpose.cu

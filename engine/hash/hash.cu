@@ -3,24 +3,27 @@
 //
 // Phases: (1) statistics and symbolic bins per row (one kernel; counters read
 // back), rows grouped by bin; (2) symbolic kernels write the nnz of each row
-// into C's offsets: a launch per table bin, the segment rows per (row,
-// segment) item, the global dense rows; (3) numeric bins from the exact nnz
-// (segment and merge rows keep their bin), exclusive scan, the bins'
-// histogram and nnz read back in one synchronization, C allocated exactly;
-// (4) rows regrouped; column ranges of B for the dense rows, and for the
-// block table bins where planner::use_column_ranges; (5) numeric kernels
-// (copy, warp tables, block tables, segment items, dense rows).
+// into C's offsets: a launch per table bin (small products: one fused launch
+// for the bins up to planner::fused_max_table), the segment rows, the global
+// dense rows; (3) numeric bins from the exact nnz (segment and merge rows
+// keep their bin) and the exclusive scan in one kernel, the bins' histogram
+// and nnz read back in one synchronization, C allocated exactly; (4) rows
+// regrouped; column ranges of B for the dense rows, and for the block table
+// bins where planner::use_column_ranges; (5) numeric kernels (copy, warp
+// tables, block tables -- fused for small products as in (2) --, segment
+// items, dense rows).
 // The launches of (2) and of (5) run side by side (cuda::launch_side_by_side:
 // they write disjoint rows of C), the longest-running first; on the H100
 // this took 18-29% off the graphs (wiki-Vote 0.69 -> 0.50 ms, web-NotreDame
 // 5.4 -> 4.0, with the batched counters of stats_kernel and scatter_kernel).
-// Workspace: rows bytes (bins) + 4 rows bytes (rows grouped by bin) + 256
-// bytes of counters + the column ranges (32 KB + 132 bytes per row of B) +
-// the segment rows' tables (segment_bytes) + the largest of: CUB scan
-// storage, the symbolic dense bitmaps, the numeric dense accumulators
-// (bounded by planner::dense_blocks).
-#include <cub/device/device_scan.cuh>
-
+// A launch costs the host about 4.5 us there: the fused launches, the one
+// scan kernel and the one memset of all counters took hep-th from 0.20-0.22
+// to 0.14-0.15 ms.
+// Workspace: rows bytes (bins) + 4 rows bytes (rows grouped by bin) + the
+// counters (counter_words: 448 bytes + 8 bytes per 2048 rows) + the column
+// ranges (32 KB + 132 bytes per row of B) + the segment rows' tables
+// (segment_bytes) + the larger of: the symbolic dense bitmaps, the numeric
+// dense accumulators (bounded by planner::dense_blocks).
 #include <algorithm>
 #include <array>
 #include <cassert>
@@ -85,10 +88,11 @@ unsigned helper_blocks(std::int64_t n) {
   return static_cast<unsigned>(std::min<std::int64_t>(std::max<std::int64_t>(b, 1), 1 << 16));
 }
 
-std::size_t scan_temp_bytes(std::int64_t items) {
-  std::size_t bytes = 0;
-  SPGEMM_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, static_cast<offset_t*>(nullptr), items));
-  return bytes;
+// The job's counters (kernels::counter_count), the cursors of the symbolic
+// and of the numeric grouping, and the tile states of the numeric scan: all
+// zeroed by one memset.
+std::size_t counter_words(std::int64_t rows) {
+  return static_cast<std::size_t>(kernels::counter_count + 2 * planner::max_bins + kernels::scan_tiles(rows + 1));
 }
 
 std::size_t words_of(std::int64_t cols) { return static_cast<std::size_t>((cols + 31) / 32); }
@@ -117,15 +121,13 @@ struct workspace_plan {
   std::int64_t numeric_dense_blocks = 0;
   std::size_t symbolic_dense_bytes = 0;
   std::size_t numeric_dense_bytes = 0;
-  std::size_t scan_bytes = 0;
 };
 
 workspace_plan plan_workspace(const planner::job_stats& s, std::int64_t nnz_c, std::size_t value_bytes,
                               const planner::limits& lim, const device_facts& f) {
   workspace_plan w;
-  w.fixed = sizeof(ull) * kernels::counter_count + sizeof(ull) * planner::max_bins +
-            static_cast<std::size_t>(s.rows) * (1 + sizeof(int)) + column_range_bytes(s.b_rows) +
-            segment_bytes(s);
+  w.fixed = sizeof(ull) * counter_words(s.rows) + static_cast<std::size_t>(s.rows) * (1 + sizeof(int)) +
+            column_range_bytes(s.b_rows) + segment_bytes(s);
   const std::size_t budget = planner::dense_budget_per_nnz * static_cast<std::size_t>(std::max<std::int64_t>(nnz_c, 0));
   const std::int64_t sym_dense_rows = s.symbolic_bins[planner::dense_bin(lim.symbolic_max_table)];
   w.symbolic_dense_blocks = planner::dense_blocks(sym_dense_rows, s.b_cols, 0, budget, f.sm_count);
@@ -133,7 +135,6 @@ workspace_plan plan_workspace(const planner::job_stats& s, std::int64_t nnz_c, s
   w.numeric_dense_blocks = planner::dense_blocks(s.numeric_dense_candidates, s.b_cols, value_bytes, budget, f.sm_count);
   w.numeric_dense_bytes = static_cast<std::size_t>(w.numeric_dense_blocks) *
                           (words_of(s.b_cols) * sizeof(unsigned) + static_cast<std::size_t>(s.b_cols) * value_bytes);
-  w.scan_bytes = scan_temp_bytes(s.rows + 1);
   return w;
 }
 
@@ -144,9 +145,7 @@ void set_shared(K kernel, std::size_t bytes) {
 
 planner::job_stats read_counters(const ull* device_counters, const cuda::structure_view& a,
                                  const cuda::structure_view& b, cudaStream_t stream, ull* host) {
-  SPGEMM_CUDA_CHECK(cudaMemcpyAsync(host, device_counters, sizeof(ull) * kernels::counter_count,
-                                    cudaMemcpyDeviceToHost, stream));
-  SPGEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
+  cuda::read_back(device_counters, kernels::counter_count, host, stream);
   planner::job_stats s;
   s.rows = a.rows;
   s.nnz_a = a.nnz;
@@ -171,7 +170,8 @@ void launch_stats(const cuda::structure_view& a, const cuda::structure_view& b, 
   SPGEMM_CUDA_CHECK_LAUNCH();
 }
 
-// Groups the rows by bin; returns the first position of every bin in perm.
+// Groups the rows by bin (cursors: planner::max_bins zeroes); returns the
+// first position of every bin in perm.
 kernels::bin_starts group_rows(std::int64_t rows, const unsigned char* bins, const std::int64_t* hist,
                                ull* cursors, int* perm, cudaStream_t stream) {
   kernels::bin_starts starts{};
@@ -180,7 +180,6 @@ kernels::bin_starts group_rows(std::int64_t rows, const unsigned char* bins, con
     starts.start[i] = at;
     if (i != planner::bin_none) at += hist[i];
   }
-  SPGEMM_CUDA_CHECK(cudaMemsetAsync(cursors, 0, sizeof(ull) * planner::max_bins, stream));
   if (rows > 0) {
     kernels::scatter_kernel<<<helper_blocks(rows), helper_threads, 0, stream>>>(rows, bins, starts, cursors, perm);
     SPGEMM_CUDA_CHECK_LAUNCH();
@@ -339,6 +338,69 @@ void launch_numeric_table(int bin, const int* rows, std::int64_t n, const int* p
   }
 }
 
+// The fused launch of a pass (planner::fuse_table_bins): the table bins from
+// `top` down to the smallest (hist: rows per bin; largest tables first, their
+// blocks run longest), then, numeric, the copy rows. group_bytes(threads,
+// table): the shared memory of one row's group.
+struct fused_launch {
+  kernels::fused_bins bins;
+  unsigned blocks = 0;
+  std::size_t shared_bytes = 0;
+};
+
+template <typename GroupBytes>
+fused_launch plan_fused(int top, std::int64_t block_rows_max, bool copy_rows, const std::int64_t* hist,
+                        const kernels::bin_starts& starts, const int* perm, GroupBytes group_bytes) {
+  static_assert(kernels::max_fused_bins >= 8, "the table bins up to 2048 slots and the copy rows");
+  constexpr int threads = planner::fused_block_threads;
+  constexpr int warps = threads / 32;
+  fused_launch f;
+  const auto add = [&](int bin, kernels::fused_mode mode, int table) {
+    const std::int64_t n = hist[bin];
+    if (n == 0) return;
+    kernels::fused_bins& b = f.bins;
+    const int j = b.count++;
+    const bool block = mode == kernels::fused_mode::block_rows;
+    b.rows[j] = perm + starts.start[bin];
+    b.n[j] = n;
+    b.table[j] = table;
+    b.mode[j] = mode;
+    b.first_block[j] = f.blocks;
+    f.blocks += static_cast<unsigned>(block ? n : (n + warps - 1) / warps);
+    b.first_block[j + 1] = f.blocks;
+    if (mode != kernels::fused_mode::copy_rows) {
+      f.shared_bytes = std::max(f.shared_bytes, block ? group_bytes(threads, table) : warps * group_bytes(32, table));
+    }
+  };
+  for (int bin = top; bin >= planner::first_table_bin; --bin) {
+    const int table = planner::table_of_bin(bin);
+    add(bin,
+        planner::fused_warp_rows(table, hist[bin], block_rows_max) ? kernels::fused_mode::warp_rows
+                                                                   : kernels::fused_mode::block_rows,
+        table);
+  }
+  if (copy_rows) add(planner::bin_copy, kernels::fused_mode::copy_rows, 0);
+  return f;
+}
+
+// The job's fused launches: the top table bin they take (below
+// first_table_bin: none, every bin launches on its own), and the most rows
+// a bin may have for block rows (SPGEMM_FUSE_MAX_PRODUCTS and
+// SPGEMM_FUSED_BLOCK_ROWS_PER_SM override the planner's, for sweeps).
+struct fusion {
+  int top = planner::first_table_bin - 1;
+  std::int64_t block_rows_max = 0;
+  bool on() const { return top >= planner::first_table_bin; }
+};
+
+fusion fusion_for(const planner::job_stats& s, int max_table, int sm_count) {
+  fusion f;
+  if (!planner::fuse_table_bins(s.products, setting("SPGEMM_FUSE_MAX_PRODUCTS", planner::fuse_max_products))) return f;
+  f.top = std::min(planner::table_bin_of(planner::fused_max_table, max_table), planner::dense_bin(max_table) - 1);
+  f.block_rows_max = setting("SPGEMM_FUSED_BLOCK_ROWS_PER_SM", planner::fused_block_rows_per_sm) * sm_count;
+  return f;
+}
+
 }  // namespace
 
 planner::job_stats compute_stats(const cuda::structure_view& a, const cuda::structure_view& b,
@@ -359,7 +421,7 @@ memory_estimate estimate_from(const planner::job_stats& s, std::size_t value_byt
   e.exact = false;
   e.products = s.products;
   e.output_bytes = cuda::csr_bytes(s.rows, s.nnz_c_bound, value_bytes);
-  e.workspace_bytes = w.fixed + std::max({w.scan_bytes, w.symbolic_dense_bytes, w.numeric_dense_bytes});
+  e.workspace_bytes = w.fixed + std::max(w.symbolic_dense_bytes, w.numeric_dense_bytes);
   e.method = "hash";
   if (w.numeric_dense_blocks > 0) e.method += " +dense x" + std::to_string(w.numeric_dense_blocks);
   return e;
@@ -378,8 +440,10 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
   const std::int64_t m = a.rows;
   device_csr<T> c = cuda::with_zero_offsets<T>(m, b.cols, allocator, stream, meter);
 
-  device_buffer<ull> counters(allocator, kernels::counter_count, stream, meter);
-  device_buffer<ull> cursors(allocator, planner::max_bins, stream, meter);
+  device_buffer<ull> counters(allocator, counter_words(m), stream, meter);
+  ull* symbolic_cursors = counters.data() + kernels::counter_count;
+  ull* numeric_cursors = symbolic_cursors + planner::max_bins;
+  ull* scan_state = numeric_cursors + planner::max_bins;
   device_buffer<unsigned char> bins(allocator, static_cast<std::size_t>(m), stream, meter);
   device_buffer<int> perm(allocator, static_cast<std::size_t>(m), stream, meter);
   SPGEMM_CUDA_CHECK(cudaMemsetAsync(counters.data(), 0, counters.bytes(), stream));
@@ -394,7 +458,7 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
   segment_work seg;
   {
     const kernels::bin_starts starts =
-        group_rows(m, bins.data(), s.symbolic_bins, cursors.data(), perm.data(), stream);
+        group_rows(m, bins.data(), s.symbolic_bins, symbolic_cursors, perm.data(), stream);
     const int dense = planner::dense_bin(lim.symbolic_max_table);
     seg = allocate_segments(b.structure(), s.symbolic_bins[planner::segment_bin], allocator, stream, meter);
     device_buffer<unsigned> bitmaps;
@@ -428,7 +492,20 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
         });
       }
     };
-    add_table_bins(dense - 1, last_warp_bin(lim.symbolic_max_table) + 1);
+    const fusion fuse = fusion_for(s, lim.symbolic_max_table, f.sm_count);
+    add_table_bins(dense - 1, std::max(last_warp_bin(lim.symbolic_max_table), fuse.top) + 1);
+    if (fuse.on()) {
+      const fused_launch fl = plan_fused(fuse.top, fuse.block_rows_max, false, s.symbolic_bins, starts, perm.data(),
+                                         kernels::symbolic_group_bytes);
+      if (fl.blocks > 0) {
+        launches.emplace_back([&, fl](cudaStream_t st) {
+          set_shared(kernels::symbolic_fused_kernel, fl.shared_bytes);
+          kernels::symbolic_fused_kernel<<<fl.blocks, planner::fused_block_threads, fl.shared_bytes, st>>>(
+              fl.bins, a.row_offsets, a.col_indices, b.row_offsets, b.col_indices, c.row_offsets.data());
+          SPGEMM_CUDA_CHECK_LAUNCH();
+        });
+      }
+    }
     if (seg.n > 0) {
       launches.emplace_back([&](cudaStream_t st) {
         count_segments(seg, a.structure(), b.structure(), perm.data() + starts.start[planner::segment_bin],
@@ -443,30 +520,23 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
                                          b.col_indices, c.row_offsets.data(), st, perm.data() + starts.start[bin]);
       });
     }
-    // The warp table bins last (one launch for all with room for the
-    // largest table held hep-th's short rows to 3 blocks per SM).
-    add_table_bins(last_warp_bin(lim.symbolic_max_table), planner::first_table_bin);
+    // The warp table bins last, a launch each where not fused (one launch
+    // for all with room for the largest table held hep-th's short rows to 3
+    // blocks per SM).
+    if (!fuse.on()) add_table_bins(last_warp_bin(lim.symbolic_max_table), planner::first_table_bin);
     cuda::launch_side_by_side(stream, launches);
   }
   cancel.throw_if_cancelled();
 
   // Numeric bins from the exact nnz of each row (in C's offsets until the
-  // scan), then C's offsets: the bins' histogram and nnz(C) come back in one
-  // read, and C is allocated exactly.
-  SPGEMM_CUDA_CHECK(cudaMemsetAsync(counters.data(), 0, counters.bytes(), stream));
-  kernels::numeric_bins_kernel<<<helper_blocks(m), helper_threads, 0, stream>>>(
-      m, a.row_offsets, c.row_offsets.data(), lim, bins.data(), counters.data());
+  // scan) and C's offsets in one pass: the bins' histogram and nnz(C) come
+  // back in one read, and C is allocated exactly.
+  kernels::numeric_scan_kernel<<<static_cast<unsigned>(kernels::scan_tiles(m + 1)), kernels::scan_threads, 0,
+                                 stream>>>(m, a.row_offsets, c.row_offsets.data(), lim, bins.data(), counters.data(),
+                                           scan_state);
   SPGEMM_CUDA_CHECK_LAUNCH();
-  {
-    std::size_t bytes = scan_temp_bytes(m + 1);
-    device_buffer<unsigned char> temp(allocator, bytes, stream, meter);
-    SPGEMM_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp.data(), bytes, c.row_offsets.data(), m + 1, stream));
-  }
-  SPGEMM_CUDA_CHECK(cudaMemcpyAsync(host.data(), counters.data(), counters.bytes(), cudaMemcpyDeviceToHost, stream));
-  offset_t nnz = 0;
-  SPGEMM_CUDA_CHECK(cudaMemcpyAsync(&nnz, c.row_offsets.data() + m, sizeof(nnz), cudaMemcpyDeviceToHost, stream));
-  SPGEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
-  c.nnz = nnz;
+  cuda::read_back(counters.data(), kernels::counter_count, host.data(), stream);
+  c.nnz = static_cast<offset_t>(host[kernels::counter_nnz]);
   cancel.throw_if_cancelled();
   c.col_indices = device_buffer<index_t>(allocator, static_cast<std::size_t>(c.nnz), stream, meter);
   c.values = device_buffer<T>(allocator, static_cast<std::size_t>(c.nnz), stream, meter);
@@ -475,7 +545,8 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
   // Numeric pass.
   std::int64_t hist[planner::max_bins];
   for (int i = 0; i < planner::max_bins; ++i) hist[i] = static_cast<std::int64_t>(host[kernels::counter_numeric_hist + i]);
-  const kernels::bin_starts starts = group_rows(m, bins.data(), hist, cursors.data(), perm.data(), stream);
+  const kernels::bin_starts starts = group_rows(m, bins.data(), hist, numeric_cursors, perm.data(), stream);
+  const fusion fuse = fusion_for(s, lim.numeric_max_table, f.sm_count);
 
   // Workspace first (on the job's stream), then the launches side by side:
   // dense rows and the largest tables first, the segment rows' persistent
@@ -483,7 +554,7 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
   const int dense = planner::dense_bin(lim.numeric_max_table);
   const int first_block_bin = planner::table_bin_of(2 * planner::warp_max_table, lim.numeric_max_table);
   bool ranged_bins = false;
-  for (int bin = first_block_bin; bin < dense; ++bin) ranged_bins = ranged_bins || hist[bin] > 0;
+  for (int bin = std::max(first_block_bin, fuse.top + 1); bin < dense; ++bin) ranged_bins = ranged_bins || hist[bin] > 0;
   ranged_bins = ranged_bins && planner::use_column_ranges(s);
   // Dense rows always take column ranges: without them the warps of a block
   // commit one after another to global memory.
@@ -521,14 +592,26 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
       SPGEMM_CUDA_CHECK_LAUNCH();
     });
   }
-  for (int bin = dense - 1; bin >= planner::first_table_bin; --bin) {
+  for (int bin = dense - 1; bin > std::max(fuse.top, planner::first_table_bin - 1); --bin) {
     const std::int64_t n = hist[bin];
     if (n == 0) continue;
     launches.emplace_back([&, bin, n](cudaStream_t st) {
       launch_numeric_table<T>(bin, perm.data() + starts.start[bin], n, ranged_bins ? pos.data() : nullptr, a, b, c, st);
     });
   }
-  if (hist[planner::bin_copy] > 0) {
+  if (fuse.on()) {
+    const fused_launch fl =
+        plan_fused(fuse.top, fuse.block_rows_max, true, hist, starts, perm.data(), kernels::numeric_group_bytes<T>);
+    if (fl.blocks > 0) {
+      launches.emplace_back([&, fl](cudaStream_t st) {
+        set_shared(kernels::numeric_fused_kernel<T>, fl.shared_bytes);
+        kernels::numeric_fused_kernel<T><<<fl.blocks, planner::fused_block_threads, fl.shared_bytes, st>>>(
+            fl.bins, a.row_offsets, a.col_indices, a.values, b.row_offsets, b.col_indices, b.values,
+            c.row_offsets.data(), c.col_indices.data(), c.values.data());
+        SPGEMM_CUDA_CHECK_LAUNCH();
+      });
+    }
+  } else if (hist[planner::bin_copy] > 0) {
     launches.emplace_back([&](cudaStream_t st) {
       const std::int64_t n = hist[planner::bin_copy];
       const unsigned grid = static_cast<unsigned>((n * 32 + helper_threads - 1) / helper_threads);

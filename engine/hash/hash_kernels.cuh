@@ -31,6 +31,9 @@
 // ranges add two loads per (warp, entry of A's row).
 #pragma once
 
+#include <cub/block/block_scan.cuh>
+#include <cuda/atomic>
+
 #include <cstdint>
 #include <type_traits>
 
@@ -333,22 +336,21 @@ __device__ __forceinline__ int insert_all(Table& t, const bool (&valid)[K], cons
   return added;
 }
 
-// Symbolic pass, shared tables of `table` slots (one bin): nnz of each row
-// into row_nnz. Warps: a row per warp; blocks: a row per block.
+// Shared memory of one group's symbolic table of `table` slots: staging and keys.
+__host__ __device__ constexpr std::size_t symbolic_group_bytes(int group_threads, int table) {
+  return static_cast<std::size_t>(group_threads) * 16 + 4 * static_cast<std::size_t>(table);
+}
+
+// Symbolic pass of one row with a shared table of `table` slots at `base`
+// (symbolic_group_bytes): the row's nnz into row_nnz.
 template <bool Warp>
-__global__ void symbolic_shared_kernel(const int* __restrict__ rows, std::int64_t n, int table,
-                                       const offset_t* __restrict__ a_off, const index_t* __restrict__ a_col,
-                                       const offset_t* __restrict__ b_off, const index_t* __restrict__ b_col,
-                                       offset_t* __restrict__ row_nnz) {
-  extern __shared__ __align__(16) unsigned char smem[];
+__device__ __forceinline__ void symbolic_table_row(std::int64_t row, unsigned char* base, int table,
+                                                   const offset_t* __restrict__ a_off,
+                                                   const index_t* __restrict__ a_col,
+                                                   const offset_t* __restrict__ b_off,
+                                                   const index_t* __restrict__ b_col, offset_t* __restrict__ row_nnz) {
   using grp = group<Warp>;
   const int g = grp::size();
-  const int groups = Warp ? static_cast<int>(blockDim.x >> 5) : 1;
-  const int gi = Warp ? static_cast<int>(threadIdx.x >> 5) : 0;
-  const std::int64_t r = static_cast<std::int64_t>(blockIdx.x) * groups + gi;
-  if (r >= n) return;  // warp groups only: a block group has r < n
-  const std::int64_t row = rows[r];
-  unsigned char* base = smem + static_cast<std::size_t>(gi) * (static_cast<std::size_t>(g) * 16 + 4u * table);
   stage<float> st{reinterpret_cast<offset_t*>(base), reinterpret_cast<long long*>(base + 8 * g), nullptr, nullptr};
   shared_table<float> t{reinterpret_cast<index_t*>(base + 16 * g), nullptr, static_cast<unsigned>(table - 1)};
   const int rank = grp::rank();
@@ -362,6 +364,23 @@ __global__ void symbolic_shared_kernel(const int* __restrict__ rows, std::int64_
                                                              });
   count = grp::sum(count);
   if (rank == 0) row_nnz[row] = count;
+}
+
+// Symbolic pass, shared tables of `table` slots (one bin): nnz of each row
+// into row_nnz. Warps: a row per warp; blocks: a row per block.
+template <bool Warp>
+__global__ void symbolic_shared_kernel(const int* __restrict__ rows, std::int64_t n, int table,
+                                       const offset_t* __restrict__ a_off, const index_t* __restrict__ a_col,
+                                       const offset_t* __restrict__ b_off, const index_t* __restrict__ b_col,
+                                       offset_t* __restrict__ row_nnz) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  const int groups = Warp ? static_cast<int>(blockDim.x >> 5) : 1;
+  const int gi = Warp ? static_cast<int>(threadIdx.x >> 5) : 0;
+  const std::int64_t r = static_cast<std::int64_t>(blockIdx.x) * groups + gi;
+  if (r >= n) return;  // warp groups only: a block group has r < n
+  const int g = Warp ? 32 : static_cast<int>(blockDim.x);
+  symbolic_table_row<Warp>(rows[r], smem + static_cast<std::size_t>(gi) * symbolic_group_bytes(g, table), table,
+                           a_off, a_col, b_off, b_col, row_nnz);
 }
 
 // Symbolic pass, dense rows: one block per row at a time, bitmap in global memory.
@@ -591,6 +610,29 @@ __device__ __forceinline__ void numeric_table_row(std::int64_t row, unsigned cha
   }
 }
 
+// Numeric pass of one row by one warp, a table of `table` (32 .. 512) slots
+// at `base` (numeric_group_bytes).
+template <typename T>
+__device__ __forceinline__ void numeric_warp_row(std::int64_t row, unsigned char* base, int table,
+                                                 const offset_t* __restrict__ a_off,
+                                                 const index_t* __restrict__ a_col, const T* __restrict__ a_val,
+                                                 const offset_t* __restrict__ b_off,
+                                                 const index_t* __restrict__ b_col, const T* __restrict__ b_val,
+                                                 const offset_t* __restrict__ c_off, index_t* __restrict__ c_col,
+                                                 T* __restrict__ c_val) {
+  const auto run = [&](auto items) {
+    numeric_table_row<true, decltype(items)::value, T>(row, base, nullptr, a_off, a_col, a_val, b_off, b_col, b_val,
+                                                       c_off, c_col, c_val);
+  };
+  switch (table / 32) {
+    case 1: return run(std::integral_constant<int, 1>{});
+    case 2: return run(std::integral_constant<int, 2>{});
+    case 4: return run(std::integral_constant<int, 4>{});
+    case 8: return run(std::integral_constant<int, 8>{});
+    default: return run(std::integral_constant<int, 16>{});
+  }
+}
+
 // Numeric pass, one warp table bin: one warp per row, eight per block, a
 // table of `table` slots each.
 template <typename T>
@@ -605,19 +647,8 @@ __global__ void __launch_bounds__(256)
   const int gi = static_cast<int>(threadIdx.x >> 5);
   const std::int64_t r = static_cast<std::int64_t>(blockIdx.x) * (blockDim.x >> 5) + gi;
   if (r >= n) return;
-  const std::int64_t row = rows[r];
-  unsigned char* base = smem + static_cast<std::size_t>(gi) * numeric_group_bytes<T>(32, table);
-  const auto run = [&](auto items) {
-    numeric_table_row<true, decltype(items)::value, T>(row, base, nullptr, a_off, a_col, a_val, b_off, b_col, b_val,
-                                                       c_off, c_col, c_val);
-  };
-  switch (table / 32) {
-    case 1: return run(std::integral_constant<int, 1>{});
-    case 2: return run(std::integral_constant<int, 2>{});
-    case 4: return run(std::integral_constant<int, 4>{});
-    case 8: return run(std::integral_constant<int, 8>{});
-    default: return run(std::integral_constant<int, 16>{});
-  }
+  numeric_warp_row<T>(rows[r], smem + static_cast<std::size_t>(gi) * numeric_group_bytes<T>(32, table), table, a_off,
+                      a_col, a_val, b_off, b_col, b_val, c_off, c_col, c_val);
 }
 
 // Numeric pass, block tables of ITEMS * block-size slots: one block per row.
@@ -699,17 +730,15 @@ __global__ void numeric_dense_kernel(const int* __restrict__ rows, std::int64_t 
   }
 }
 
-// Rows whose A row holds one entry: C's row is a scaled copy of B's row.
+// A row whose A row holds one entry, by one warp: C's row is a scaled copy
+// of B's row.
 template <typename T>
-__global__ void copy_rows_kernel(const int* __restrict__ rows, std::int64_t n, const offset_t* __restrict__ a_off,
-                                 const index_t* __restrict__ a_col, const T* __restrict__ a_val,
-                                 const offset_t* __restrict__ b_off, const index_t* __restrict__ b_col,
-                                 const T* __restrict__ b_val, const offset_t* __restrict__ c_off,
-                                 index_t* __restrict__ c_col, T* __restrict__ c_val) {
-  const std::int64_t r = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
-  if (r >= n) return;
+__device__ __forceinline__ void copy_row(std::int64_t row, const offset_t* __restrict__ a_off,
+                                         const index_t* __restrict__ a_col, const T* __restrict__ a_val,
+                                         const offset_t* __restrict__ b_off, const index_t* __restrict__ b_col,
+                                         const T* __restrict__ b_val, const offset_t* __restrict__ c_off,
+                                         index_t* __restrict__ c_col, T* __restrict__ c_val) {
   const int lane = threadIdx.x & 31;
-  const std::int64_t row = rows[r];
   const offset_t e = a_off[row];
   const index_t k = a_col[e];
   const T av = a_val[e];
@@ -722,16 +751,107 @@ __global__ void copy_rows_kernel(const int* __restrict__ rows, std::int64_t n, c
   }
 }
 
+// The copy rows: a warp per row.
+template <typename T>
+__global__ void copy_rows_kernel(const int* __restrict__ rows, std::int64_t n, const offset_t* __restrict__ a_off,
+                                 const index_t* __restrict__ a_col, const T* __restrict__ a_val,
+                                 const offset_t* __restrict__ b_off, const index_t* __restrict__ b_col,
+                                 const T* __restrict__ b_val, const offset_t* __restrict__ c_off,
+                                 index_t* __restrict__ c_col, T* __restrict__ c_val) {
+  const std::int64_t r = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  if (r >= n) return;
+  copy_row(rows[r], a_off, a_col, a_val, b_off, b_col, b_val, c_off, c_col, c_val);
+}
+
+// --- Fused launches (small products, planner::fuse_table_bins) ---------------
+// The table bins of a pass (and, numeric, the copy rows) in one launch of
+// planner::fused_block_threads threads: consecutive runs of blocks, one run
+// per bin, each block taking a row per warp, a row for the whole block, or
+// a copied row per warp. Dynamic shared memory: the largest of the bins'.
+enum class fused_mode : int { warp_rows, block_rows, copy_rows };
+constexpr int max_fused_bins = 8;
+struct fused_bins {
+  int count = 0;
+  unsigned first_block[max_fused_bins + 1] = {};  // bin j: blocks [first_block[j], first_block[j + 1])
+  const int* rows[max_fused_bins] = {};
+  long long n[max_fused_bins] = {};
+  int table[max_fused_bins] = {};
+  fused_mode mode[max_fused_bins] = {};
+};
+
+// This block's bin, and the block's index within it.
+__device__ __forceinline__ int fused_bin_of(const fused_bins& f, std::int64_t& local) {
+  int j = 0;
+  while (j + 1 < f.count && blockIdx.x >= f.first_block[j + 1]) ++j;
+  local = blockIdx.x - f.first_block[j];
+  return j;
+}
+
+__global__ void __launch_bounds__(planner::fused_block_threads)
+    symbolic_fused_kernel(fused_bins f, const offset_t* __restrict__ a_off, const index_t* __restrict__ a_col,
+                          const offset_t* __restrict__ b_off, const index_t* __restrict__ b_col,
+                          offset_t* __restrict__ row_nnz) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  std::int64_t local = 0;
+  const int j = fused_bin_of(f, local);
+  const int table = f.table[j];
+  if (f.mode[j] == fused_mode::block_rows) {
+    symbolic_table_row<false>(f.rows[j][local], smem, table, a_off, a_col, b_off, b_col, row_nnz);
+    return;
+  }
+  const int gi = static_cast<int>(threadIdx.x >> 5);
+  const std::int64_t r = local * (blockDim.x >> 5) + gi;
+  if (r >= f.n[j]) return;
+  symbolic_table_row<true>(f.rows[j][r], smem + static_cast<std::size_t>(gi) * symbolic_group_bytes(32, table), table,
+                           a_off, a_col, b_off, b_col, row_nnz);
+}
+
+template <typename T>
+__global__ void __launch_bounds__(planner::fused_block_threads)
+    numeric_fused_kernel(fused_bins f, const offset_t* __restrict__ a_off, const index_t* __restrict__ a_col,
+                         const T* __restrict__ a_val, const offset_t* __restrict__ b_off,
+                         const index_t* __restrict__ b_col, const T* __restrict__ b_val,
+                         const offset_t* __restrict__ c_off, index_t* __restrict__ c_col, T* __restrict__ c_val) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  std::int64_t local = 0;
+  const int j = fused_bin_of(f, local);
+  const int table = f.table[j];
+  if (f.mode[j] == fused_mode::block_rows) {
+    const auto run = [&](auto items) {
+      numeric_table_row<false, decltype(items)::value, T>(f.rows[j][local], smem, nullptr, a_off, a_col, a_val, b_off,
+                                                          b_col, b_val, c_off, c_col, c_val);
+    };
+    switch (table / static_cast<int>(blockDim.x)) {
+      case 1: return run(std::integral_constant<int, 1>{});
+      case 2: return run(std::integral_constant<int, 2>{});
+      case 4: return run(std::integral_constant<int, 4>{});
+      default: return run(std::integral_constant<int, 8>{});
+    }
+  }
+  const int gi = static_cast<int>(threadIdx.x >> 5);
+  const std::int64_t r = local * (blockDim.x >> 5) + gi;
+  if (r >= f.n[j]) return;
+  if (f.mode[j] == fused_mode::copy_rows) {
+    copy_row(f.rows[j][r], a_off, a_col, a_val, b_off, b_col, b_val, c_off, c_col, c_val);
+    return;
+  }
+  numeric_warp_row<T>(f.rows[j][r], smem + static_cast<std::size_t>(gi) * numeric_group_bytes<T>(32, table), table,
+                      a_off, a_col, a_val, b_off, b_col, b_val, c_off, c_col, c_val);
+}
+
 using ull = unsigned long long;
 
 // Counters: [0] products, [1] nnz bound, [2] max row products, [3] max row
-// length, [4] numeric dense candidates, [8 ..) symbolic histogram,
+// length, [4] numeric dense candidates, [5] scan tickets, [6] nnz(C), [8 ..)
+// symbolic histogram,
 // [8 + max_bins ..) numeric histogram.
 constexpr int counter_products = 0;
 constexpr int counter_bound = 1;
 constexpr int counter_max_products = 2;
 constexpr int counter_max_length = 3;
 constexpr int counter_dense = 4;
+constexpr int counter_scan_ticket = 5;
+constexpr int counter_nnz = 6;
 constexpr int counter_symbolic_hist = 8;
 constexpr int counter_numeric_hist = 8 + planner::max_bins;
 constexpr int counter_count = 8 + 2 * planner::max_bins;
@@ -854,25 +974,118 @@ __global__ void stats_kernel(std::int64_t rows, int lanes, const offset_t* __res
   }
 }
 
-// Numeric bins from the exact nnz of each row.
-__global__ void numeric_bins_kernel(std::int64_t rows, const offset_t* __restrict__ a_off,
-                                    const offset_t* __restrict__ row_nnz, planner::limits lim,
-                                    unsigned char* __restrict__ bins, ull* __restrict__ counters) {
+// Numeric bins and C's row offsets in one pass (single-pass scan with
+// decoupled look-back, Merrill & Garland 2016; replaced a bins kernel and
+// CUB's two scan kernels, 4.5 us of host time a launch on the H100): per row
+// its numeric bin from its exact nnz (merge and segment rows keep their
+// symbolic bin) into bins and the numeric histogram; the row nnz in c_off
+// (rows + 1 entries, the last ignored) scanned in place to the exclusive
+// offsets; nnz(C) into counters[counter_nnz]. tile_state: scan_tiles(rows + 1)
+// zeroes; tiles are numbered by a ticket (counters[counter_scan_ticket],
+// zero at launch) in the order blocks start, so every tile looked back on
+// is running or done.
+constexpr int scan_threads = 256;
+constexpr int scan_items = 8;
+constexpr int scan_tile = scan_threads * scan_items;
+__host__ __device__ constexpr std::int64_t scan_tiles(std::int64_t items) {
+  return (items + scan_tile - 1) / scan_tile;
+}
+// Tile state: flag (bits 62-63; 1: the tile's own sum, 2: inclusive prefix) | value.
+constexpr ull scan_flag_aggregate = 1ull << 62;
+constexpr ull scan_flag_inclusive = 2ull << 62;
+constexpr ull scan_value_mask = scan_flag_aggregate - 1;
+
+__global__ void __launch_bounds__(scan_threads)
+    numeric_scan_kernel(std::int64_t rows, const offset_t* __restrict__ a_off, offset_t* __restrict__ c_off,
+                        planner::limits lim, unsigned char* __restrict__ bins, ull* __restrict__ counters,
+                        ull* __restrict__ tile_state) {
+  using block_scan = cub::BlockScan<long long, scan_threads>;
+  __shared__ typename block_scan::TempStorage scan_storage;
+  __shared__ long long s_rows[scan_tile];  // the tile's nnz, then its offsets
   __shared__ unsigned hist[planner::max_bins];
+  __shared__ unsigned long long s_tile;
+  __shared__ long long s_prefix;
   for (int i = threadIdx.x; i < planner::max_bins; i += blockDim.x) hist[i] = 0;
+  if (threadIdx.x == 0) s_tile = atomicAdd(&counters[counter_scan_ticket], 1ull);
   __syncthreads();
-  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < rows;
-       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    const int previous = bins[i];
-    // Merge-bin rows (hybrid plan) and segment rows stay with the method of
-    // their symbolic pass.
-    const int bin = planner::keeps_symbolic_bin(previous)
-                        ? previous
-                        : planner::numeric_bin(a_off[i + 1] - a_off[i], row_nnz[i], lim);
-    bins[i] = static_cast<unsigned char>(bin);
-    atomicAdd(&hist[bin], 1u);
+  const auto tile = static_cast<std::int64_t>(s_tile);
+  const std::int64_t first = tile * scan_tile;
+#pragma unroll
+  for (int i = 0; i < scan_items; ++i) {  // coalesced
+    const std::int64_t r = first + i * scan_threads + threadIdx.x;
+    s_rows[i * scan_threads + threadIdx.x] = r < rows ? c_off[r] : 0;
   }
   __syncthreads();
+  // Thread t takes rows first + t * scan_items ...: their bins and their sum.
+  long long nnz[scan_items];
+  long long sum = 0;
+#pragma unroll
+  for (int i = 0; i < scan_items; ++i) {
+    const std::int64_t r = first + threadIdx.x * scan_items + i;
+    nnz[i] = s_rows[threadIdx.x * scan_items + i];
+    sum += nnz[i];
+    if (r < rows) {
+      const int previous = bins[r];
+      const int bin = planner::keeps_symbolic_bin(previous)
+                          ? previous
+                          : planner::numeric_bin(a_off[r + 1] - a_off[r], nnz[i], lim);
+      bins[r] = static_cast<unsigned char>(bin);
+      atomicAdd(&hist[bin], 1u);
+    }
+  }
+  long long before = 0;
+  long long total = 0;
+  block_scan(scan_storage).ExclusiveSum(sum, before, total);
+
+  if (threadIdx.x < 32) {
+    const int lane = static_cast<int>(threadIdx.x);
+    ::cuda::atomic_ref<ull, ::cuda::thread_scope_device> own(tile_state[tile]);
+    if (tile == 0) {
+      if (lane == 0) {
+        own.store(scan_flag_inclusive | static_cast<ull>(total), ::cuda::memory_order_relaxed);
+        s_prefix = 0;
+      }
+    } else {
+      if (lane == 0) own.store(scan_flag_aggregate | static_cast<ull>(total), ::cuda::memory_order_relaxed);
+      long long exclusive = 0;
+      std::int64_t window_end = tile;  // lane l looks at tile window_end - 32 + l
+      for (;;) {
+        const std::int64_t pred = window_end - 32 + lane;
+        ull state = scan_flag_inclusive;  // before tile 0: an inclusive prefix of 0
+        if (pred >= 0) {
+          ::cuda::atomic_ref<ull, ::cuda::thread_scope_device> other(tile_state[pred]);
+          do {
+            state = other.load(::cuda::memory_order_relaxed);
+          } while ((state >> 62) == 0);
+        }
+        // Sum from the nearest inclusive prefix (or the whole window) up.
+        const unsigned inclusive = __ballot_sync(full_mask, (state >> 62) == 2);
+        const int from = inclusive != 0 ? 31 - __clz(inclusive) : 0;
+        exclusive += warp_sum(lane >= from ? static_cast<long long>(state & scan_value_mask) : 0);
+        if (inclusive != 0) break;
+        window_end -= 32;
+      }
+      if (lane == 0) {
+        own.store(scan_flag_inclusive | static_cast<ull>(exclusive + total), ::cuda::memory_order_relaxed);
+        s_prefix = exclusive;
+      }
+    }
+  }
+  __syncthreads();
+  long long at = s_prefix + before;
+#pragma unroll
+  for (int i = 0; i < scan_items; ++i) {
+    s_rows[threadIdx.x * scan_items + i] = at;
+    at += nnz[i];
+  }
+  __syncthreads();
+#pragma unroll
+  for (int i = 0; i < scan_items; ++i) {
+    const std::int64_t r = first + i * scan_threads + threadIdx.x;
+    const long long offset = s_rows[i * scan_threads + threadIdx.x];
+    if (r <= rows) c_off[r] = offset;
+    if (r == rows) counters[counter_nnz] = static_cast<ull>(offset);
+  }
   for (int i = threadIdx.x; i < planner::max_bins; i += blockDim.x) {
     if (hist[i] != 0) atomicAdd(counters + counter_numeric_hist + i, static_cast<ull>(hist[i]));
   }

@@ -253,6 +253,24 @@ inline table_config config_for_table(int table, std::size_t value_bytes) {
   return c;
 }
 
+// Small products (at most fuse_max_products products): one launch per pass
+// serves every table bin up to fused_max_table slots (and, numeric, the
+// copy rows), in blocks of fused_block_threads threads. On the H100 a launch
+// costs the host about 4.5 us, more than many small bins' kernels take.
+// A bin's rows take a warp each, or a block each where the bin has few rows
+// (at most fused_block_rows_per_sm per SM) and tables of a slot per thread
+// or more: a warp per row left the GPU nearly idle while hep-th's 32 largest
+// rows ran 70 us; where such bins have thousands of rows (ca-CondMat) warps
+// are faster.
+inline constexpr std::int64_t fuse_max_products = std::int64_t{1} << 23;
+inline constexpr int fused_max_table = 2048;
+inline constexpr int fused_block_threads = 256;
+inline constexpr std::int64_t fused_block_rows_per_sm = 4;
+inline bool fuse_table_bins(std::int64_t products, std::int64_t max_products) { return products <= max_products; }
+inline bool fused_warp_rows(int table, std::int64_t rows, std::int64_t block_rows_max) {
+  return table <= warp_max_table && (table < fused_block_threads || rows > block_rows_max);
+}
+
 // The largest tables a block can hold with `max_shared` bytes of dynamic
 // shared memory (cudaDevAttrMaxSharedMemoryPerBlockOptin).
 inline limits limits_for(std::size_t max_shared, std::size_t value_bytes) {

@@ -154,6 +154,29 @@ TEST_P(GpuMethod, MergeBins) {
   unsetenv("SPGEMM_HYBRID_MERGE_MAX");
 }
 
+// Small products run the table bins of a pass in one fused launch
+// (planner::fuse_table_bins; block rows where a bin has at most
+// SPGEMM_FUSED_BLOCK_ROWS_PER_SM rows per SM, else warp rows): the same
+// rows with fusion off, and fused with warp rows only and with block rows.
+TEST_P(GpuMethod, FusedAndSeparateTableBins) {
+  const auto a = testing::random_csr_rows<double>(400, 3000, 71, [](std::int64_t r, std::mt19937_64& rng) {
+    if (r % 9 == 1) return std::int64_t{1};
+    if (r % 50 == 3) return std::int64_t{120};  // rows of up to 2000 distinct columns
+    return std::uniform_int_distribution<std::int64_t>(0, 40)(rng);
+  });
+  const auto b = testing::random_csr<double>(3000, 5000, 16, 72);
+  for (const char* fuse_max : {"0", "100000000"}) {
+    for (const char* block_rows : {"0", "100"}) {
+      SCOPED_TRACE(std::string("fuse max ") + fuse_max + ", block rows per SM " + block_rows);
+      setenv("SPGEMM_FUSE_MAX_PRODUCTS", fuse_max, 1);
+      setenv("SPGEMM_FUSED_BLOCK_ROWS_PER_SM", block_rows, 1);
+      expect_product(a, b, algo());
+    }
+  }
+  unsetenv("SPGEMM_FUSE_MAX_PRODUCTS");
+  unsetenv("SPGEMM_FUSED_BLOCK_ROWS_PER_SM");
+}
+
 // B with the columns `hubs` added to every row: each of them is hit once per
 // entry of A's row (many claims of one column in a round of the segment rows).
 template <typename T>

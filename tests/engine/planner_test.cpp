@@ -90,6 +90,20 @@ TEST(Planner, TableConfigsFitSharedMemory) {
   EXPECT_LE(config_for_table(small.numeric_max_table, 8).shared_bytes, 99u * 1024);
 }
 
+TEST(Planner, FusedLaunchesForSmallProducts) {
+  EXPECT_TRUE(fuse_table_bins(fuse_max_products, fuse_max_products));
+  EXPECT_FALSE(fuse_table_bins(fuse_max_products + 1, fuse_max_products));
+  EXPECT_FALSE(fuse_table_bins(1, 0));  // 0 turns fusion off
+  // Block rows for bins of at most the given rows and tables of a slot per
+  // thread or more; warp rows for the rest up to warp_max_table.
+  EXPECT_FALSE(fused_warp_rows(fused_block_threads, 10, 10));
+  EXPECT_TRUE(fused_warp_rows(fused_block_threads, 11, 10));
+  EXPECT_TRUE(fused_warp_rows(fused_block_threads / 2, 1, 10));
+  EXPECT_TRUE(fused_warp_rows(warp_max_table, 100, 10));
+  EXPECT_FALSE(fused_warp_rows(2 * warp_max_table, 100, 10));
+  EXPECT_EQ(fused_max_table % fused_block_threads, 0);
+}
+
 TEST(Planner, DenseBlocksStayInBudget) {
   EXPECT_EQ(dense_blocks(0, 1000, 8, 1 << 30, 132), 0);
   EXPECT_EQ(dense_blocks(5, 1000, 8, 1 << 30, 132), 5);
