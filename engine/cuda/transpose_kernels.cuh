@@ -134,19 +134,24 @@ constexpr int index_bits = log2_of(entry_tile);  // an entry's index in its run,
 // columns share their low bits) onto any cell. Homes only at multiples of 8
 // gave a graph's scattered columns (one per group) 512 homes for up to 2048
 // columns and long probe runs: p2p-Gnutella31's rank pass took 54 us.
-// Linear probing. Keys only go from empty to a column, so a column read is
-// final.
+// A taken cell sends the column on by its group's step, an odd multiple of
+// 8 from other bits of the hash (double hashing over the cells of the
+// column's residue mod 8). Linear probing clustered the groups' blocks of 8
+// cells: a warp of p2p-Gnutella31 probed 35 times for its eighth entry, and
+// probing was 80% of the rank pass. Keys only go from empty to a column, so
+// a column read is final.
 constexpr int neighbour_bits = 3;
 __device__ __forceinline__ unsigned table_cell(unsigned* keys, unsigned c) {
   const volatile unsigned* seen = keys;
   constexpr int cell_bits = log2_of(table_cells);
-  unsigned s = ((((c >> neighbour_bits) * 2654435769u) >> (32 - cell_bits)) + (c & ((1u << neighbour_bits) - 1))) &
-               (table_cells - 1);
+  const unsigned hash = (c >> neighbour_bits) * 2654435769u;
+  const unsigned step = ((hash >> neighbour_bits) | 1u) << neighbour_bits;
+  unsigned s = ((hash >> (32 - cell_bits)) + (c & ((1u << neighbour_bits) - 1))) & (table_cells - 1);
   for (;;) {
     unsigned k = seen[s];
     if (k == empty_column) k = atomicCAS(&keys[s], empty_column, c);
     if (k == empty_column || k == c) return s;
-    s = (s + 1) & (table_cells - 1);
+    s = (s + step) & (table_cells - 1);
   }
 }
 
@@ -189,13 +194,19 @@ __global__ void __launch_bounds__(block_threads)
   __syncthreads();
 
   // The runs' places: a warp takes 32 neighbouring cells at a time (the
-  // atomics of neighbouring columns share sectors).
+  // atomics of neighbouring columns share sectors). All of a thread's
+  // atomics are issued before any result is stored: stored one by one, each
+  // waited a round trip to L2 (a scattered graph's tile: 16 in a row, most
+  // of the rank pass).
+  unsigned run_place[cells_per_thread];
 #pragma unroll
   for (int j = 0; j < cells_per_thread; ++j) {
     const int s = j * block_threads + threadIdx.x;
     const unsigned length = s_count[padded(s)];
-    if (length > 0) s_key[s] = atomicAdd(&counts[s_key[s]], length);
+    run_place[j] = length > 0 ? atomicAdd(&counts[s_key[s]], length) : 0u;
   }
+#pragma unroll
+  for (int j = 0; j < cells_per_thread; ++j) s_key[j * block_threads + threadIdx.x] = run_place[j];
   // The runs' positions in the tile, in cell order (neighbouring columns
   // next to each other): thread t lays out cells t * cells_per_thread, ...
   unsigned* own = s_count + padded(threadIdx.x * cells_per_thread);
@@ -423,6 +434,20 @@ __global__ void __launch_bounds__(block_threads)
   __shared__ T s_val[entry_tile];          // by group: the value
   const std::int64_t tile = static_cast<std::int64_t>(blockIdx.x) * entry_tile;
   const std::int64_t last = (tile + entry_tile < nnz ? tile + entry_tile : nnz) - 1;
+  // The entries' groups, slots and values are loaded first, so that their
+  // round trips to memory overlap the search for the tile's rows.
+  unsigned g[entry_items];
+  unsigned slot[entry_items];
+  T val[entry_items];
+#pragma unroll
+  for (int i = 0; i < entry_items; ++i) {
+    const std::int64_t k = tile + i * block_threads + threadIdx.x;
+    if (k <= last) {
+      g[i] = group[k];
+      slot[i] = start[a_col[k]] + place[k];
+      val[i] = a_val[k];
+    }
+  }
   if (threadIdx.x < 64) {  // warp 0: the row of the tile's first entry, warp 1: of its last
     const std::int64_t row = row_holding(a_off, a_rows, threadIdx.x < 32 ? tile : last);
     if (threadIdx.x % 32 == 0) s_rows[threadIdx.x / 32] = row;
@@ -439,10 +464,9 @@ __global__ void __launch_bounds__(block_threads)
   for (int i = 0; i < entry_items; ++i) {
     const std::int64_t k = tile + i * block_threads + threadIdx.x;
     if (k <= last) {
-      const unsigned g = group[k];
-      s_slot[g] = start[a_col[k]] + place[k];
-      s_val[g] = a_val[k];
-      s_row[g] = static_cast<index_t>(lo + row[i]);
+      s_slot[g[i]] = slot[i];
+      s_val[g[i]] = val[i];
+      s_row[g[i]] = static_cast<index_t>(lo + row[i]);
     }
   }
   __syncthreads();
