@@ -107,11 +107,14 @@ class stream_pool {
 };
 
 // What the kernels' launch configurations read of the current device: its
-// SMs and the dynamic shared memory a block may opt in to (less 1 KB for the
-// kernels' static shared memory). Queried once per device, then cached.
+// SMs, the dynamic shared memory a block may opt in to (less 1 KB for the
+// kernels' static shared memory) and whether a kernel may launch while the
+// one before it in its stream finishes (programmatic dependent launch,
+// Hopper on). Queried once per device, then cached.
 struct device_facts {
   int sm_count = 132;
   std::size_t max_shared = 48 * 1024;
+  bool dependent_launch = false;
 };
 device_facts current_device_facts();
 

@@ -3,7 +3,10 @@
 //
 // Stream operations: one memset (column counts, scan state, list counters),
 // then the rank, scan, scatter and sort_rows kernels, and merge_chunks where
-// rows(A) > 512 (only then can a row of A^T span several chunks). No host
+// rows(A) > 512 (only then can a row of A^T span several chunks). Each
+// kernel after the rank launches while the one before it finishes
+// (programmatic dependent launch; it waits on the device before reading that
+// one's output), so the GPU does not idle between them. No host
 // synchronization and no read-back: every size the kernels need stays on the
 // device. Allocations: the three arrays of A^T and one workspace buffer.
 #include <algorithm>
@@ -13,6 +16,7 @@
 #include <utility>
 
 #include "cuda/cuda_check.hpp"
+#include "cuda/device_context.hpp"
 #include "cuda/transpose.hpp"
 #include "cuda/transpose_kernels.cuh"
 #include "cuda/transpose_sort.cuh"
@@ -105,14 +109,30 @@ unsigned persistent_blocks(const void* kernel, std::int64_t useful) {
   return static_cast<unsigned>(std::clamp<std::int64_t>(useful, 1, resident_blocks(kernel)));
 }
 
+// Launches phase `kernel` on `grid` blocks to start while the stream's
+// previous kernel finishes, where the device can (see the kernels'
+// wait_for_previous_phase).
+template <typename... Params, typename... Args>
+void launch_phase(void (*kernel)(Params...), unsigned grid, cudaStream_t stream, Args... args) {
+  cudaLaunchAttribute early{};
+  early.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  early.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(grid);
+  config.blockDim = dim3(tk::block_threads);
+  config.stream = stream;
+  config.attrs = &early;
+  config.numAttrs = current_device_facts().dependent_launch ? 1 : 0;
+  SPGEMM_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, args...));
+}
+
 // Phase 4 with sort keys K (see transpose_sort.cuh).
 template <typename K, typename T>
 void sort_rows(const offset_t* t_off, index_t* t_col, T* t_val, const tk::lists_view& lists, index_t* work_col,
                T* work_val, std::int64_t tasks, cudaStream_t stream) {
   const auto* kernel = reinterpret_cast<const void*>(&tk::sort_rows_kernel<K, T>);
-  tk::sort_rows_kernel<K, T><<<persistent_blocks(kernel, blocks_for(tasks, tk::warps_per_block)), tk::block_threads,
-                               0, stream>>>(t_off, t_col, t_val, lists, work_col, work_val);
-  SPGEMM_CUDA_CHECK_LAUNCH();
+  launch_phase(&tk::sort_rows_kernel<K, T>, persistent_blocks(kernel, blocks_for(tasks, tk::warps_per_block)),
+               stream, t_off, t_col, t_val, lists, work_col, work_val);
 }
 
 }  // namespace
@@ -164,13 +184,11 @@ device_csr<T> transpose(const csr_view<T>& a, device_allocator& allocator, cudaS
   SPGEMM_CUDA_CHECK(cudaMemsetAsync(base, 0, w.zeroed, stream));
   tk::rank_kernel<<<entry_blocks, tk::block_threads, 0, stream>>>(a.col_indices, a.nnz, counts, place, group);
   SPGEMM_CUDA_CHECK_LAUNCH();
-  tk::scan_kernel<<<static_cast<unsigned>(w.scan_tiles), tk::block_threads, 0, stream>>>(
-      counts, a.cols, t_off, reinterpret_cast<tk::ull*>(base + w.state), lists);
-  SPGEMM_CUDA_CHECK_LAUNCH();
+  launch_phase(&tk::scan_kernel, static_cast<unsigned>(w.scan_tiles), stream, counts, a.cols, t_off,
+               reinterpret_cast<tk::ull*>(base + w.state), lists);
   cancel.throw_if_cancelled();
-  tk::scatter_kernel<T><<<entry_blocks, tk::block_threads, 0, stream>>>(
-      a.row_offsets, a.rows, a.col_indices, a.values, a.nnz, counts, place, group, t_col, t_val);
-  SPGEMM_CUDA_CHECK_LAUNCH();
+  launch_phase(&tk::scatter_kernel<T>, entry_blocks, stream, a.row_offsets, a.rows, a.col_indices, a.values, a.nnz,
+               counts, place, group, t_col, t_val);
   cancel.throw_if_cancelled();
   // At most min(cols, nnz / 2) rows to sort plus nnz / 512 further chunks; a
   // warp task sorts at least one of them.
@@ -182,9 +200,8 @@ device_csr<T> transpose(const csr_view<T>& a, device_allocator& allocator, cudaS
   }
   if (w.merge) {
     const auto* merge = reinterpret_cast<const void*>(&tk::merge_chunks_kernel<T>);
-    tk::merge_chunks_kernel<T><<<persistent_blocks(merge, w.chunk_capacity), tk::block_threads, 0, stream>>>(
-        t_off, lists, work_col, work_val, t_col, t_val);
-    SPGEMM_CUDA_CHECK_LAUNCH();
+    launch_phase(&tk::merge_chunks_kernel<T>, persistent_blocks(merge, w.chunk_capacity), stream, t_off, lists,
+                 work_col, work_val, t_col, t_val);
   }
   return t;  // the workspace is freed in stream order, after the kernels
 }

@@ -123,6 +123,21 @@ struct lists_view {
   int2* chunks = nullptr;           // (row of A^T, chunk number)
 };
 
+// Phases 2-5 are launched to start while the phase before them finishes
+// (programmatic dependent launch, transpose.cu): each waits for that grid
+// to complete before it reads what the grid wrote, then lets the next phase
+// launch. Without the launch attribute (or before Hopper) both are no-ops.
+__device__ __forceinline__ void wait_for_previous_phase() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void launch_next_phase() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
 // --- 1. runs: per-tile column counts, places and groups ------------------
 
 constexpr unsigned empty_column = 0xffffffffu;
@@ -169,6 +184,7 @@ __global__ void __launch_bounds__(block_threads)
   __shared__ unsigned s_key[table_cells];     // column, then the run's first place in it
   __shared__ unsigned s_count[padded_cells];  // entries, then the run's first position in the tile
   __shared__ typename block_scan::TempStorage scan_storage;
+  launch_next_phase();
   const std::int64_t base = static_cast<std::int64_t>(blockIdx.x) * entry_tile + threadIdx.x;
   unsigned c[entry_items];
 #pragma unroll
@@ -272,6 +288,8 @@ __global__ void __launch_bounds__(block_threads)
   __shared__ unsigned s_base[short_lists + 1];
   __shared__ unsigned s_columns[scan_tile];  // the tile's counts, then its row starts
 
+  wait_for_previous_phase();
+  launch_next_phase();
   // Tiles in the order blocks start, so every tile looked back on is running or done.
   if (threadIdx.x == 0) s_tile = atomicAdd(&lists.counters[counter_ticket], 1u);
   __syncthreads();
@@ -434,23 +452,34 @@ __global__ void __launch_bounds__(block_threads)
   __shared__ T s_val[entry_tile];          // by group: the value
   const std::int64_t tile = static_cast<std::int64_t>(blockIdx.x) * entry_tile;
   const std::int64_t last = (tile + entry_tile < nnz ? tile + entry_tile : nnz) - 1;
-  // The entries' groups, slots and values are loaded first, so that their
-  // round trips to memory overlap the search for the tile's rows.
-  unsigned g[entry_items];
-  unsigned slot[entry_items];
+  // The entries are loaded first, so that their round trips to memory
+  // overlap the search for the tile's rows; what A holds, before the wait
+  // for the scan (and the rank before it).
+  index_t column[entry_items];
   T val[entry_items];
 #pragma unroll
   for (int i = 0; i < entry_items; ++i) {
     const std::int64_t k = tile + i * block_threads + threadIdx.x;
     if (k <= last) {
-      g[i] = group[k];
-      slot[i] = start[a_col[k]] + place[k];
+      column[i] = a_col[k];
       val[i] = a_val[k];
     }
   }
   if (threadIdx.x < 64) {  // warp 0: the row of the tile's first entry, warp 1: of its last
     const std::int64_t row = row_holding(a_off, a_rows, threadIdx.x < 32 ? tile : last);
     if (threadIdx.x % 32 == 0) s_rows[threadIdx.x / 32] = row;
+  }
+  wait_for_previous_phase();
+  launch_next_phase();
+  unsigned by_group[entry_items];
+  unsigned slot[entry_items];
+#pragma unroll
+  for (int i = 0; i < entry_items; ++i) {
+    const std::int64_t k = tile + i * block_threads + threadIdx.x;
+    if (k <= last) {
+      by_group[i] = group[k];
+      slot[i] = start[column[i]] + place[k];
+    }
   }
   __syncthreads();
   const std::int64_t lo = s_rows[0];
@@ -464,9 +493,9 @@ __global__ void __launch_bounds__(block_threads)
   for (int i = 0; i < entry_items; ++i) {
     const std::int64_t k = tile + i * block_threads + threadIdx.x;
     if (k <= last) {
-      s_slot[g[i]] = slot[i];
-      s_val[g[i]] = val[i];
-      s_row[g[i]] = static_cast<index_t>(lo + row[i]);
+      s_slot[by_group[i]] = slot[i];
+      s_val[by_group[i]] = val[i];
+      s_row[by_group[i]] = static_cast<index_t>(lo + row[i]);
     }
   }
   __syncthreads();

@@ -59,12 +59,12 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "cuda/cuda_check.hpp"
 #include "cuda/read_back.hpp"
+#include "cuda/tuning_setting.hpp"
 #include "esc/esc.hpp"
 #include "esc/esc_kernels.cuh"
 #include "hash/hash.hpp"
@@ -426,10 +426,8 @@ class slice_runner {
 }  // namespace
 
 std::int64_t slice_products() {
-  const char* v = std::getenv("SPGEMM_ESC_SLICE_PRODUCTS");  // read per job: tests change it
-  if (v == nullptr || *v == '\0') return default_slice_products;
-  const long long x = std::atoll(v);
-  return std::clamp<std::int64_t>(x, 2, max_slice_products);
+  return std::clamp<std::int64_t>(cuda::tuning_setting("SPGEMM_ESC_SLICE_PRODUCTS", default_slice_products), 2,
+                                  max_slice_products);
 }
 
 memory_estimate estimate_from(const planner::job_stats& s, std::size_t value_bytes) {

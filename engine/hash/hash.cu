@@ -27,7 +27,6 @@
 #include <algorithm>
 #include <array>
 #include <cassert>
-#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -35,6 +34,7 @@
 #include "cuda/cuda_check.hpp"
 #include "cuda/read_back.hpp"
 #include "cuda/stream_fan.hpp"
+#include "cuda/tuning_setting.hpp"
 #include "hash/hash.hpp"
 #include "hash/hash_kernels.cuh"
 #include "hash/segment_kernels.cuh"
@@ -55,15 +55,6 @@ device_facts facts() { return cuda::current_device_facts(); }
 
 constexpr int helper_threads = 256;
 
-// A tuning setting from the environment (benchmark sweeps), else `fallback`;
-// read per job: tests and sweeps change it.
-std::int64_t setting(const char* name, std::int64_t fallback) {
-  const char* v = std::getenv(name);
-  if (v == nullptr || *v == '\0') return fallback;
-  const long long x = std::atoll(v);
-  return static_cast<std::int64_t>(x < 0 ? 0 : x);
-}
-
 // The job's limits: the device's tables, segment rows where their table of
 // segment starts fits, and in the hybrid plan the merge bins' output bound
 // (SPGEMM_HYBRID_MERGE_MAX; 0: off).
@@ -72,7 +63,9 @@ planner::limits job_limits(const device_facts& f, std::size_t value_bytes, const
   planner::limits lim = planner::limits_for(f.max_shared, value_bytes);
   lim.segment_rows = lim.segment_rows && planner::segment_table_fits(b.rows, b.cols, a.nnz, b.nnz) &&
                      planner::segment_symbolic_shared_bytes(b.cols) <= f.max_shared;
-  if (hybrid) lim.merge_max_bound = setting("SPGEMM_HYBRID_MERGE_MAX", planner::default_merge_max_bound);
+  if (hybrid) {
+    lim.merge_max_bound = cuda::tuning_setting("SPGEMM_HYBRID_MERGE_MAX", planner::default_merge_max_bound);
+  }
   return lim;
 }
 
@@ -274,7 +267,8 @@ void fill_segments(const segment_work& work, const cuda::csr_view<T>& a, const c
   const std::int64_t items = work.n * work.segments;
   const auto blocks =
       static_cast<unsigned>(std::min<std::int64_t>(items, std::max(per_sm, 1) * std::int64_t{sm_count}));
-  const auto entry_passes = static_cast<int>(setting("SPGEMM_SEGMENT_ENTRY_PASSES", planner::segment_entry_passes));
+  const auto entry_passes =
+      static_cast<int>(cuda::tuning_setting("SPGEMM_SEGMENT_ENTRY_PASSES", planner::segment_entry_passes));
   SPGEMM_CUDA_CHECK(cudaMemsetAsync(next_item, 0, sizeof(ull), stream));
   kernel<<<blocks, threads, shared, stream>>>(work.rows.data(), work.n, work.segments, work.pos.data(),
                                               work.starts.data(), next_item, entry_passes, a.row_offsets,
@@ -395,9 +389,11 @@ struct fusion {
 
 fusion fusion_for(const planner::job_stats& s, int max_table, int sm_count) {
   fusion f;
-  if (!planner::fuse_table_bins(s.products, setting("SPGEMM_FUSE_MAX_PRODUCTS", planner::fuse_max_products))) return f;
+  const std::int64_t fuse_max = cuda::tuning_setting("SPGEMM_FUSE_MAX_PRODUCTS", planner::fuse_max_products);
+  if (!planner::fuse_table_bins(s.products, fuse_max)) return f;
   f.top = std::min(planner::table_bin_of(planner::fused_max_table, max_table), planner::dense_bin(max_table) - 1);
-  f.block_rows_max = setting("SPGEMM_FUSED_BLOCK_ROWS_PER_SM", planner::fused_block_rows_per_sm) * sm_count;
+  f.block_rows_max =
+      cuda::tuning_setting("SPGEMM_FUSED_BLOCK_ROWS_PER_SM", planner::fused_block_rows_per_sm) * sm_count;
   return f;
 }
 
