@@ -204,8 +204,7 @@ device_csr<T> multiply_metered(const cuda::csr_view<T>& a, const cuda::csr_view<
       cb.nnz > 0 ? rmerge::compute_row_stats(cb.view().structure(), allocator, stream).max_row_length : 0;
   device_csr<T> c = cuda::with_zero_offsets<T>(a.rows, b.cols, allocator, stream, meter);
   c.nnz = std::int64_t{block_size} * block_size * cb.nnz;
-  c.col_indices = device_buffer<index_t>(allocator, static_cast<std::size_t>(c.nnz), stream, meter);
-  c.values = device_buffer<T>(allocator, static_cast<std::size_t>(c.nnz), stream, meter);
+  cuda::allocate_entries(c, c.nnz, allocator, stream, meter);
   if (c.nnz == 0) return c;
   switch (block_size) {
     case 1: launch_numeric<T, 1>(a, b, cb, longest_c, b_stats.max_row_length, c, stream); break;

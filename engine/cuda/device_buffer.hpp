@@ -24,6 +24,16 @@ class device_buffer {
   }
   ~device_buffer() { reset(); }
 
+  // `count` elements at `data`, inside an allocation another buffer owns
+  // (several arrays in one allocation: see device_csr::storage). Frees and
+  // counts nothing.
+  static device_buffer within(T* data, std::size_t count) {
+    device_buffer view;
+    view.data_ = data;
+    view.count_ = count;
+    return view;
+  }
+
   device_buffer(const device_buffer&) = delete;
   device_buffer& operator=(const device_buffer&) = delete;
   device_buffer(device_buffer&& other) noexcept { swap(other); }

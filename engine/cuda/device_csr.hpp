@@ -43,6 +43,10 @@ struct device_csr {
   std::int64_t rows = 0;
   std::int64_t cols = 0;
   std::int64_t nnz = 0;
+  // Where set, the one allocation that holds arrays below (those are then
+  // views into it, device_buffer::within): an allocation costs the host a few
+  // microseconds, a large share of a small job.
+  device_buffer<unsigned char> storage;
   device_buffer<offset_t> row_offsets;  // rows + 1 entries, starts at 0
   device_buffer<index_t> col_indices;
   device_buffer<T> values;
@@ -50,14 +54,15 @@ struct device_csr {
   csr_view<T> view() const {
     return {rows, cols, nnz, row_offsets.data(), col_indices.data(), values.data()};
   }
-  std::size_t bytes() const { return row_offsets.bytes() + col_indices.bytes() + values.bytes(); }
   matrix_info info() const { return {rows, cols, nnz, value_type_of<T>()}; }
   void bind_stream(cudaStream_t stream) {
+    storage.bind_stream(stream);
     row_offsets.bind_stream(stream);
     col_indices.bind_stream(stream);
     values.bind_stream(stream);
   }
   void detach_meter() {
+    storage.detach_meter();
     row_offsets.detach_meter();
     col_indices.detach_meter();
     values.detach_meter();
@@ -85,7 +90,21 @@ device_csr<T> with_zero_offsets(std::int64_t rows, std::int64_t cols, device_all
   return c;
 }
 
-// A rows x cols matrix of nnz entries, allocated; nothing copied yet.
+// Columns and values for nnz entries in one allocation (values first, so
+// both keep their natural alignment with no padding: csr_bytes stays exact).
+template <typename T>
+void allocate_entries(device_csr<T>& m, std::int64_t nnz, device_allocator& allocator, cudaStream_t stream,
+                      job_meter* meter) {
+  const auto n = static_cast<std::size_t>(nnz);
+  m.nnz = nnz;
+  m.storage = device_buffer<unsigned char>(allocator, n * (sizeof(T) + sizeof(index_t)), stream, meter);
+  unsigned char* at = m.storage.data();
+  m.values = device_buffer<T>::within(reinterpret_cast<T*>(at), n);
+  m.col_indices = device_buffer<index_t>::within(reinterpret_cast<index_t*>(at + n * sizeof(T)), n);
+}
+
+// A rows x cols matrix of nnz entries in one allocation (offsets, values,
+// columns: each naturally aligned, no padding); nothing copied yet.
 template <typename T>
 device_csr<T> allocate_csr(std::int64_t rows, std::int64_t cols, std::int64_t nnz, device_allocator& allocator,
                            cudaStream_t stream, job_meter* meter = nullptr);

@@ -8,7 +8,7 @@
 // (programmatic dependent launch; it waits on the device before reading that
 // one's output), so the GPU does not idle between them. No host
 // synchronization and no read-back: every size the kernels need stays on the
-// device. Allocations: the three arrays of A^T and one workspace buffer.
+// device. Allocations: A^T (one, device_csr::storage) and one workspace buffer.
 #include <algorithm>
 #include <climits>
 #include <map>
@@ -152,13 +152,7 @@ device_csr<T> transpose(const csr_view<T>& a, device_allocator& allocator, cudaS
   if (a.nnz > INT32_MAX || a.rows > INT32_MAX) {
     throw_bad_input("transpose of more than 2^31 - 1 entries or rows is not supported on the GPU");
   }
-  device_csr<T> t;
-  t.rows = a.cols;
-  t.cols = a.rows;
-  t.nnz = a.nnz;
-  t.row_offsets = device_buffer<offset_t>(allocator, static_cast<std::size_t>(a.cols) + 1, stream, meter);
-  t.col_indices = device_buffer<index_t>(allocator, static_cast<std::size_t>(a.nnz), stream, meter);
-  t.values = device_buffer<T>(allocator, static_cast<std::size_t>(a.nnz), stream, meter);
+  device_csr<T> t = allocate_csr<T>(a.cols, a.rows, a.nnz, allocator, stream, meter);
   if (a.nnz == 0) {
     SPGEMM_CUDA_CHECK(cudaMemsetAsync(t.row_offsets.data(), 0, t.row_offsets.bytes(), stream));
     return t;

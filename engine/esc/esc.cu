@@ -460,8 +460,7 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
   const std::int64_t m = a.rows;
   device_csr<T> c = cuda::with_zero_offsets<T>(m, b.cols, allocator, stream, meter);
   auto finish_empty = [&] {
-    c.col_indices = device_buffer<index_t>(allocator, 0, stream, meter);
-    c.values = device_buffer<T>(allocator, 0, stream, meter);
+    cuda::allocate_entries(c, 0, allocator, stream, meter);
     return std::move(c);
   };
   if (m == 0 || a.nnz == 0) return finish_empty();
@@ -507,8 +506,7 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
     run.scan_offsets();
     c.nnz = read_back(c.row_offsets.data() + m, stream);
     cancel.throw_if_cancelled();
-    c.col_indices = device_buffer<index_t>(allocator, static_cast<std::size_t>(c.nnz), stream, meter);
-    c.values = device_buffer<T>(allocator, static_cast<std::size_t>(c.nnz), stream, meter);
+    cuda::allocate_entries(c, c.nnz, allocator, stream, meter);
     // (5) Value pass.
     for (const slice& s : slices) {
       cancel.throw_if_cancelled();

@@ -155,8 +155,7 @@ device_csr<T> mul_limited(pass_config pass, const left_factor<T>& g, const cuda:
   scan_in_place(c.row_offsets.data(), g.rows + 1, allocator, stream, meter);
   c.nnz = read_back(c.row_offsets.data() + g.rows, stream);
   cancel.throw_if_cancelled();
-  c.col_indices = device_buffer<index_t>(allocator, static_cast<std::size_t>(c.nnz), stream, meter);
-  c.values = device_buffer<T>(allocator, static_cast<std::size_t>(c.nnz), stream, meter);
+  cuda::allocate_entries(c, c.nnz, allocator, stream, meter);
   if (c.nnz > 0) {
     launch_mul_limited_values<T>(pass, g, b.row_offsets, b.col_indices, b.values, c.row_offsets.data(),
                                  c.col_indices.data(), c.values.data(), stream, nullptr,
