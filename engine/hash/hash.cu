@@ -56,13 +56,15 @@ device_facts facts() { return cuda::current_device_facts(); }
 constexpr int helper_threads = 256;
 
 // The job's limits: the device's tables, segment rows where their table of
-// segment starts fits, and in the hybrid plan the merge bins' output bound
+// segment starts fits (SPGEMM_SEGMENT_MIN_BOUND overrides their least bound,
+// for sweeps), and in the hybrid plan the merge bins' output bound
 // (SPGEMM_HYBRID_MERGE_MAX; 0: off).
 planner::limits job_limits(const device_facts& f, std::size_t value_bytes, const cuda::structure_view& a,
                            const cuda::structure_view& b, bool hybrid) {
   planner::limits lim = planner::limits_for(f.max_shared, value_bytes);
   lim.segment_rows = lim.segment_rows && planner::segment_table_fits(b.rows, b.cols, a.nnz, b.nnz) &&
                      planner::segment_symbolic_shared_bytes(b.cols) <= f.max_shared;
+  lim.segment_min_bound = cuda::tuning_setting("SPGEMM_SEGMENT_MIN_BOUND", lim.segment_min_bound);
   if (hybrid) {
     lim.merge_max_bound = cuda::tuning_setting("SPGEMM_HYBRID_MERGE_MAX", planner::default_merge_max_bound);
   }
@@ -97,15 +99,22 @@ std::size_t column_range_bytes(std::int64_t b_rows) {
          sizeof(int) * static_cast<std::size_t>(b_rows) * (kernels::column_ranges + 1);
 }
 
-// Segment rows: the segment starts of every row of B; per row, its id and a
-// count then offset per segment; the item counter.
+// Rows of the segment bins (hist: rows per bin). Grouped, they lie together
+// in bin order, the heaviest first.
+std::int64_t segment_rows(const std::int64_t* hist) {
+  std::int64_t n = 0;
+  for (int i = 0; i < planner::segment_bin_count; ++i) n += hist[planner::first_segment_bin + i];
+  return n;
+}
+
+// Segment rows: the segment starts of every row of B; per row, its id and
+// an offset per segment (allocate_segments; the item counter is a counter).
 std::size_t segment_bytes(const planner::job_stats& s) {
-  const std::int64_t rows = s.symbolic_bins[planner::segment_bin];
+  const std::int64_t rows = segment_rows(s.symbolic_bins);
   if (rows == 0) return 0;
   const auto segments = static_cast<std::size_t>(planner::segments_of(s.b_cols));
   return sizeof(int) * (static_cast<std::size_t>(s.b_rows) * (segments + 1) +
-                        static_cast<std::size_t>(rows) * (segments + 1)) +
-         sizeof(ull);
+                        static_cast<std::size_t>(rows) * (segments + 1));
 }
 
 struct workspace_plan {
@@ -180,13 +189,24 @@ kernels::bin_starts group_rows(std::int64_t rows, const unsigned char* bins, con
   return starts;
 }
 
+// Where each column range starts in every row of B (pos: b.rows *
+// (column_ranges + 1) ints), in an allocation of column_range_bytes that
+// also holds the bucket counts and splits that found them.
+struct range_starts {
+  device_buffer<unsigned char> memory;
+  int* pos = nullptr;
+};
+
 // Splits B's columns into kernels::column_ranges balanced ranges and finds
-// where each range starts in every row of B (pos must hold
-// b.rows * (column_ranges + 1) ints).
-void compute_column_ranges(const cuda::structure_view& b, device_allocator& allocator, cudaStream_t stream,
-                           job_meter* meter, int* pos) {
-  device_buffer<ull> hist(allocator, kernels::split_buckets, stream, meter);
-  device_buffer<index_t> splits(allocator, kernels::column_ranges + 1, stream, meter);
+// where each range starts in every row of B.
+range_starts compute_column_ranges(const cuda::structure_view& b, device_allocator& allocator, cudaStream_t stream,
+                                   job_meter* meter) {
+  range_starts out;
+  out.memory = device_buffer<unsigned char>(allocator, column_range_bytes(b.rows), stream, meter);
+  auto hist = device_buffer<ull>::within(reinterpret_cast<ull*>(out.memory.data()), kernels::split_buckets);
+  auto splits = device_buffer<index_t>::within(reinterpret_cast<index_t*>(hist.data() + kernels::split_buckets),
+                                               kernels::column_ranges + 1);
+  int* pos = out.pos = reinterpret_cast<int*>(splits.data() + kernels::column_ranges + 1);
   SPGEMM_CUDA_CHECK(cudaMemsetAsync(hist.data(), 0, hist.bytes(), stream));
   if (b.nnz > 0) {
     kernels::column_histogram_kernel<<<helper_blocks(b.nnz), helper_threads, 0, stream>>>(b.nnz, b.col_indices,
@@ -201,6 +221,7 @@ void compute_column_ranges(const cuda::structure_view& b, device_allocator& allo
         b.rows, b.row_offsets, b.col_indices, kernels::column_ranges + 1, kernels::split_table{splits.data()}, pos);
     SPGEMM_CUDA_CHECK_LAUNCH();
   }
+  return out;
 }
 
 // The segment rows' work, from the symbolic pass to the numeric pass: where
@@ -209,23 +230,27 @@ void compute_column_ranges(const cuda::structure_view& b, device_allocator& allo
 struct segment_work {
   std::int64_t n = 0;
   int segments = 0;
+  device_buffer<int> memory;  // the three below
   device_buffer<int> pos;
   device_buffer<int> rows;
   device_buffer<int> starts;
 };
 
 // The segment rows' buffers (rows: the bin's rows, n of them), allocated on
-// the job's stream.
+// the job's stream in one allocation.
 segment_work allocate_segments(const cuda::structure_view& b, std::int64_t n, device_allocator& allocator,
                                cudaStream_t stream, job_meter* meter) {
   segment_work work;
   work.n = n;
   if (n == 0) return work;
   work.segments = static_cast<int>(planner::segments_of(b.cols));
-  const int stride = work.segments + 1;
-  work.pos = device_buffer<int>(allocator, static_cast<std::size_t>(b.rows) * stride, stream, meter);
-  work.rows = device_buffer<int>(allocator, static_cast<std::size_t>(n), stream, meter);
-  work.starts = device_buffer<int>(allocator, static_cast<std::size_t>(n) * work.segments, stream, meter);
+  const auto pos = static_cast<std::size_t>(b.rows) * (work.segments + 1);
+  const auto rows = static_cast<std::size_t>(n);
+  const auto starts = rows * work.segments;
+  work.memory = device_buffer<int>(allocator, pos + rows + starts, stream, meter);
+  work.pos = device_buffer<int>::within(work.memory.data(), pos);
+  work.rows = device_buffer<int>::within(work.pos.data() + pos, rows);
+  work.starts = device_buffer<int>::within(work.rows.data() + rows, starts);
   return work;
 }
 
@@ -252,7 +277,7 @@ void count_segments(segment_work& work, const cuda::structure_view& a, const cud
 }
 
 // Numeric pass of the segment rows: persistent blocks, as many as fit the
-// GPU, taking items from a counter (next_item, zeroed here).
+// GPU, taking items from a counter (next_item, zero).
 // SPGEMM_SEGMENT_ENTRY_PASSES overrides planner::segment_entry_passes
 // (benchmark sweeps).
 template <typename T>
@@ -269,7 +294,6 @@ void fill_segments(const segment_work& work, const cuda::csr_view<T>& a, const c
       static_cast<unsigned>(std::min<std::int64_t>(items, std::max(per_sm, 1) * std::int64_t{sm_count}));
   const auto entry_passes =
       static_cast<int>(cuda::tuning_setting("SPGEMM_SEGMENT_ENTRY_PASSES", planner::segment_entry_passes));
-  SPGEMM_CUDA_CHECK(cudaMemsetAsync(next_item, 0, sizeof(ull), stream));
   kernel<<<blocks, threads, shared, stream>>>(work.rows.data(), work.n, work.segments, work.pos.data(),
                                               work.starts.data(), next_item, entry_passes, a.row_offsets,
                                               a.col_indices, a.values, b.row_offsets, b.col_indices, b.values,
@@ -436,12 +460,16 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
   const std::int64_t m = a.rows;
   device_csr<T> c = cuda::with_zero_offsets<T>(m, b.cols, allocator, stream, meter);
 
-  device_buffer<ull> counters(allocator, counter_words(m), stream, meter);
+  // The counters, the rows grouped by bin and the bins in one allocation.
+  const std::size_t words = counter_words(m);
+  const auto rows = static_cast<std::size_t>(m);
+  device_buffer<unsigned char> work(allocator, words * sizeof(ull) + rows * (sizeof(int) + 1), stream, meter);
+  auto counters = device_buffer<ull>::within(reinterpret_cast<ull*>(work.data()), words);
+  auto perm = device_buffer<int>::within(reinterpret_cast<int*>(counters.data() + words), rows);
+  auto bins = device_buffer<unsigned char>::within(reinterpret_cast<unsigned char*>(perm.data() + rows), rows);
   ull* symbolic_cursors = counters.data() + kernels::counter_count;
   ull* numeric_cursors = symbolic_cursors + planner::max_bins;
   ull* scan_state = numeric_cursors + planner::max_bins;
-  device_buffer<unsigned char> bins(allocator, static_cast<std::size_t>(m), stream, meter);
-  device_buffer<int> perm(allocator, static_cast<std::size_t>(m), stream, meter);
   SPGEMM_CUDA_CHECK(cudaMemsetAsync(counters.data(), 0, counters.bytes(), stream));
   launch_stats(a.structure(), b.structure(), lim, bins.data(), c.row_offsets.data(), counters.data(), stream);
   std::array<ull, kernels::counter_count> host{};
@@ -456,7 +484,7 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
     const kernels::bin_starts starts =
         group_rows(m, bins.data(), s.symbolic_bins, symbolic_cursors, perm.data(), stream);
     const int dense = planner::dense_bin(lim.symbolic_max_table);
-    seg = allocate_segments(b.structure(), s.symbolic_bins[planner::segment_bin], allocator, stream, meter);
+    seg = allocate_segments(b.structure(), segment_rows(s.symbolic_bins), allocator, stream, meter);
     device_buffer<unsigned> bitmaps;
     std::int64_t dense_blocks = 0;
     if (s.symbolic_bins[dense] > 0) {
@@ -504,7 +532,7 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
     }
     if (seg.n > 0) {
       launches.emplace_back([&](cudaStream_t st) {
-        count_segments(seg, a.structure(), b.structure(), perm.data() + starts.start[planner::segment_bin],
+        count_segments(seg, a.structure(), b.structure(), perm.data() + starts.start[planner::first_segment_bin],
                        c.row_offsets.data(), st);
       });
     }
@@ -534,8 +562,7 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
   cuda::read_back(counters.data(), kernels::counter_count, host.data(), stream);
   c.nnz = static_cast<offset_t>(host[kernels::counter_nnz]);
   cancel.throw_if_cancelled();
-  c.col_indices = device_buffer<index_t>(allocator, static_cast<std::size_t>(c.nnz), stream, meter);
-  c.values = device_buffer<T>(allocator, static_cast<std::size_t>(c.nnz), stream, meter);
+  cuda::allocate_entries(c, c.nnz, allocator, stream, meter);
   if (c.nnz == 0) return c;
 
   // Numeric pass.
@@ -554,11 +581,9 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
   ranged_bins = ranged_bins && planner::use_column_ranges(s);
   // Dense rows always take column ranges: without them the warps of a block
   // commit one after another to global memory.
-  device_buffer<int> pos;
-  if (ranged_bins || hist[dense] > 0) {
-    pos = device_buffer<int>(allocator, static_cast<std::size_t>(b.rows) * (kernels::column_ranges + 1), stream, meter);
-    compute_column_ranges(b.structure(), allocator, stream, meter, pos.data());
-  }
+  range_starts ranges;
+  if (ranged_bins || hist[dense] > 0) ranges = compute_column_ranges(b.structure(), allocator, stream, meter);
+  const int* pos = ranges.pos;
   device_buffer<unsigned> dense_bitmaps;
   device_buffer<T> dense_values;
   std::int64_t dense_blocks = 0;
@@ -571,8 +596,6 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
     dense_values = device_buffer<T>(allocator, static_cast<std::size_t>(dense_blocks) * static_cast<std::size_t>(b.cols),
                                     stream, meter);
   }
-  device_buffer<ull> next_item;
-  if (seg.n > 0) next_item = device_buffer<ull>(allocator, 1, stream, meter);
 
   std::vector<cuda::launch_fn> launches;
   if (dense_blocks > 0) {
@@ -582,7 +605,7 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
       const int threads = planner::dense_block_threads;
       const std::size_t shared = static_cast<std::size_t>(threads) * (16 + 2 * sizeof(T));
       kernels::numeric_dense_kernel<T><<<static_cast<unsigned>(dense_blocks), threads, shared, st>>>(
-          perm.data() + starts.start[dense], hist[dense], b.cols, pos.data(), dense_bitmaps.data(),
+          perm.data() + starts.start[dense], hist[dense], b.cols, pos, dense_bitmaps.data(),
           dense_values.data(), a.row_offsets, a.col_indices, a.values, b.row_offsets, b.col_indices, b.values,
           c.row_offsets.data(), c.col_indices.data(), c.values.data());
       SPGEMM_CUDA_CHECK_LAUNCH();
@@ -592,7 +615,7 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
     const std::int64_t n = hist[bin];
     if (n == 0) continue;
     launches.emplace_back([&, bin, n](cudaStream_t st) {
-      launch_numeric_table<T>(bin, perm.data() + starts.start[bin], n, ranged_bins ? pos.data() : nullptr, a, b, c, st);
+      launch_numeric_table<T>(bin, perm.data() + starts.start[bin], n, ranged_bins ? pos : nullptr, a, b, c, st);
     });
   }
   if (fuse.on()) {
@@ -632,7 +655,9 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
     });
   }
   if (seg.n > 0) {
-    launches.emplace_back([&](cudaStream_t st) { fill_segments<T>(seg, a, b, c, f.sm_count, next_item.data(), st); });
+    launches.emplace_back([&](cudaStream_t st) {
+      fill_segments<T>(seg, a, b, c, f.sm_count, counters.data() + kernels::counter_segment_item, st);
+    });
   }
   cuda::launch_side_by_side(stream, launches);
   return c;

@@ -39,7 +39,7 @@ inline constexpr int bin_none = 0;
 inline constexpr int bin_copy = 1;
 inline constexpr int first_table_bin = 2;
 inline constexpr int smallest_table = 32;
-inline constexpr int max_bins = 24;       // table bins 0 .. 15 (tables up to 32 << 12), merge bins 16 .. 22
+inline constexpr int max_bins = 32;  // table bins 2 .. 13 (tables up to 32 << 11, dense), merge 16 .. 22, segment 24 .. 31
 inline constexpr int warp_max_table = 512;  // tables up to this size: one warp per row
 
 // Largest power-of-two tables that fit a block's shared memory: symbolic
@@ -54,6 +54,8 @@ struct limits {
   // Hybrid plan: rows of A of 2 .. 128 entries with at most this output bound
   // go to the merge bins; 0 turns the merge bins off (algorithm::hash).
   std::int64_t merge_max_bound = 0;
+  // Segment rows: the least output bound (is_segment_row).
+  std::int64_t segment_min_bound = 1024;
 };
 
 // Default output bound of the merge bins (docs/planner.md): 0, the merge bins
@@ -120,7 +122,7 @@ SPGEMM_HOST_DEVICE inline int merge_rows_per_thread(int bin) {
 }
 
 // Segment rows: rows of C dense enough in the columns of B (bound >= 1/64 of
-// them, and at least segment_min_bound) are computed per (row, segment of
+// them, and at least limits::segment_min_bound) are computed per (row, segment of
 // segment_width columns of B) by one block with a dense accumulator in
 // shared memory: a bit per column, a value per column, and an owner per
 // column that orders the additions (segment_kernels.cuh). No hash probes, no
@@ -130,24 +132,42 @@ SPGEMM_HOST_DEVICE inline int merge_rows_per_thread(int bin) {
 // its columns (the earliest product of each column wins and adds); the rest
 // follow in passes by entry of A where the round spans at most
 // segment_entry_passes entries, else in further claims.
-inline constexpr int segment_bin = 14;
+// The segment rows take segment_bin_count bins by their products, the
+// heaviest first (segment_bin_of): their kernels take rows in bin order, so
+// the longest rows start first instead of finishing last (wiki-Vote's ten
+// rows of 16,000-32,000 products, three items each).
+inline constexpr int first_segment_bin = 24;
+inline constexpr int segment_bin_count = 8;
+inline constexpr int segment_class_log2 = 10;  // the lightest class: products below 2^11
 inline constexpr int segment_entry_passes = 32;
 inline constexpr int segment_width = 4096;
 inline constexpr int segment_block_threads = 256;
 inline constexpr std::int64_t max_segments = 256;  // B of up to 2^20 columns
-inline constexpr std::int64_t segment_min_bound = 1024;
 inline constexpr std::int64_t segment_density_inverse = 64;
-static_assert(segment_bin > first_table_bin + 11 && segment_bin < first_merge_bin,
-              "the segment bin lies between the dense and the merge bins");
+static_assert(first_segment_bin >= first_merge_bin + merge_bin_count &&
+                  first_segment_bin + segment_bin_count <= max_bins,
+              "the segment bins follow the merge bins in the histogram");
+
+SPGEMM_HOST_DEVICE inline bool is_segment_bin(int bin) {
+  return bin >= first_segment_bin && bin < first_segment_bin + segment_bin_count;
+}
+
+// The bin of a segment row of `products` products: products of 2^(10 + c)
+// or more (c = 0 .. 7) go to first_segment_bin + 7 - c.
+SPGEMM_HOST_DEVICE inline int segment_bin_of(std::int64_t products) {
+  int c = 0;
+  while (c < segment_bin_count - 1 && (std::int64_t{1} << (segment_class_log2 + c + 1)) <= products) ++c;
+  return first_segment_bin + segment_bin_count - 1 - c;
+}
 
 SPGEMM_HOST_DEVICE inline std::int64_t segments_of(std::int64_t b_cols) {
   return (b_cols + segment_width - 1) / segment_width;
 }
 
-// A narrow B (fewer than 4 segment_min_bound columns) takes rows bound to a
-// quarter of its columns: its bitmap is short.
+// A narrow B (fewer than 4 lim.segment_min_bound columns) takes rows bound
+// to a quarter of its columns: its bitmap is short.
 SPGEMM_HOST_DEVICE inline bool is_segment_row(std::int64_t bound, std::int64_t b_cols, const limits& lim) {
-  const std::int64_t min_bound = b_cols / 4 < segment_min_bound ? b_cols / 4 : segment_min_bound;
+  const std::int64_t min_bound = b_cols / 4 < lim.segment_min_bound ? b_cols / 4 : lim.segment_min_bound;
   return lim.segment_rows && bound >= min_bound && bound > 0 && bound * segment_density_inverse >= b_cols;
 }
 
@@ -176,7 +196,7 @@ inline std::size_t segment_symbolic_shared_bytes(std::int64_t b_cols) {
 }
 
 // Bins whose rows keep the method of their symbolic pass in the numeric pass.
-SPGEMM_HOST_DEVICE inline bool keeps_symbolic_bin(int bin) { return bin == segment_bin || is_merge_bin(bin); }
+SPGEMM_HOST_DEVICE inline bool keeps_symbolic_bin(int bin) { return is_segment_bin(bin) || is_merge_bin(bin); }
 
 // Table size of a table bin.
 SPGEMM_HOST_DEVICE inline int table_of_bin(int bin) { return smallest_table << (bin - first_table_bin); }
@@ -203,7 +223,7 @@ SPGEMM_HOST_DEVICE inline int symbolic_bin(std::int64_t a_row_length, std::int64
   if (a_row_length == 1) return bin_copy;
   const std::int64_t distinct = products < b_cols ? products : b_cols;
   if (a_row_length <= merge_max_length && distinct <= lim.merge_max_bound) return merge_bin_of_length(a_row_length);
-  if (is_segment_row(distinct, b_cols, lim)) return segment_bin;
+  if (is_segment_row(distinct, b_cols, lim)) return segment_bin_of(products);
   const std::int64_t max_table = lim.symbolic_max_table;
   const std::int64_t roomy = distinct + distinct / 4;
   const std::int64_t slots = distinct > max_table ? distinct : (roomy < max_table ? roomy : max_table);

@@ -30,12 +30,12 @@ TEST(Planner, SymbolicBins) {
 TEST(Planner, SegmentRowsAreDenseInTheColumnsOfB) {
   limits lim;
   lim.segment_rows = true;
-  EXPECT_EQ(symbolic_bin(40, 1024, 65536, lim), segment_bin);        // bound 1/64 of the columns
-  EXPECT_NE(symbolic_bin(40, 1023, 65536, lim), segment_bin);        // too sparse
-  EXPECT_NE(symbolic_bin(40, 1000, 100000, lim), segment_bin);       // under segment_min_bound
-  EXPECT_EQ(symbolic_bin(40, 250, 1000, lim), segment_bin);          // narrow B: a quarter of its columns
-  EXPECT_NE(symbolic_bin(40, 249, 1000, lim), segment_bin);
-  EXPECT_EQ(symbolic_bin(40, 5000000, 4000, lim), segment_bin);      // bound capped by the columns
+  EXPECT_TRUE(is_segment_bin(symbolic_bin(40, 1024, 65536, lim)));  // bound 1/64 of the columns
+  EXPECT_FALSE(is_segment_bin(symbolic_bin(40, 1023, 65536, lim)));  // too sparse
+  EXPECT_FALSE(is_segment_bin(symbolic_bin(40, 1000, 100000, lim)));  // under segment_min_bound
+  EXPECT_TRUE(is_segment_bin(symbolic_bin(40, 250, 1000, lim)));  // narrow B: a quarter of its columns
+  EXPECT_FALSE(is_segment_bin(symbolic_bin(40, 249, 1000, lim)));
+  EXPECT_TRUE(is_segment_bin(symbolic_bin(40, 5000000, 4000, lim)));  // bound capped by the columns
   EXPECT_EQ(symbolic_bin(1, 5000, 4000, lim), bin_copy);             // one entry of A: a copy
   EXPECT_EQ(segments_of(segment_width), 1);
   EXPECT_EQ(segments_of(segment_width + 1), 2);
@@ -44,9 +44,17 @@ TEST(Planner, SegmentRowsAreDenseInTheColumnsOfB) {
   EXPECT_TRUE(segment_table_fits(1000, 4 * segment_width, 500, 750));     // 20000 bytes, 20000 allowed
   EXPECT_FALSE(segment_table_fits(1000, 4 * segment_width, 500, 749));
   EXPECT_FALSE(segment_table_fits(10, segment_width * (max_segments + 1), 1 << 20, 1 << 20));
-  EXPECT_TRUE(keeps_symbolic_bin(segment_bin));
+  EXPECT_TRUE(keeps_symbolic_bin(first_segment_bin));
+  EXPECT_TRUE(keeps_symbolic_bin(first_segment_bin + segment_bin_count - 1));
+  // Segment rows by their products, the heaviest in the first bin.
+  EXPECT_EQ(segment_bin_of(250), first_segment_bin + segment_bin_count - 1);
+  EXPECT_EQ(segment_bin_of(2047), first_segment_bin + segment_bin_count - 1);
+  EXPECT_EQ(segment_bin_of(2048), first_segment_bin + segment_bin_count - 2);
+  EXPECT_EQ(segment_bin_of(std::int64_t{1} << 17), first_segment_bin);
+  EXPECT_EQ(segment_bin_of(std::int64_t{1} << 40), first_segment_bin);
+  EXPECT_EQ(symbolic_bin(40, 5000000, 4000, lim), first_segment_bin);
   lim.segment_rows = false;  // no room for the accumulator
-  EXPECT_NE(symbolic_bin(40, 1024, 65536, lim), segment_bin);
+  EXPECT_FALSE(is_segment_bin(symbolic_bin(40, 1024, 65536, lim)));
   EXPECT_TRUE(limits_for(232448 - 1024, 8).segment_rows);
   EXPECT_FALSE(limits_for(48 * 1024, 8).segment_rows);
   // The symbolic pass holds a bit per column of B: 128 KiB at max_segments,
