@@ -203,8 +203,7 @@ device_csr<T> multiply_metered(const cuda::csr_view<T>& a, const cuda::csr_view<
   const std::int64_t longest_c =
       cb.nnz > 0 ? rmerge::compute_row_stats(cb.view().structure(), allocator, stream).max_row_length : 0;
   device_csr<T> c = cuda::with_zero_offsets<T>(a.rows, b.cols, allocator, stream, meter);
-  c.nnz = std::int64_t{block_size} * block_size * cb.nnz;
-  cuda::allocate_entries(c, c.nnz, allocator, stream, meter);
+  cuda::allocate_entries(c, std::int64_t{block_size} * block_size * cb.nnz, allocator, stream, meter);
   if (c.nnz == 0) return c;
   switch (block_size) {
     case 1: launch_numeric<T, 1>(a, b, cb, longest_c, b_stats.max_row_length, c, stream); break;

@@ -83,4 +83,21 @@ class device_buffer {
   std::size_t count_ = 0;
 };
 
+// Consecutive arrays of one allocation, handed out in order as views
+// (device_buffer::within); the caller orders them so that each stays aligned.
+class array_carver {
+ public:
+  explicit array_carver(void* memory) : at_(static_cast<unsigned char*>(memory)) {}
+
+  template <typename U>
+  device_buffer<U> next(std::size_t count) {
+    auto view = device_buffer<U>::within(reinterpret_cast<U*>(at_), count);
+    at_ += count * sizeof(U);
+    return view;
+  }
+
+ private:
+  unsigned char* at_;
+};
+
 }  // namespace spgemm::cuda

@@ -160,14 +160,12 @@ device_csr<T> allocate_csr(std::int64_t rows, std::int64_t cols, std::int64_t nn
   d.rows = rows;
   d.cols = cols;
   d.nnz = nnz;
-  const auto offsets = static_cast<std::size_t>(rows) + 1;
   const auto n = static_cast<std::size_t>(nnz);
   d.storage = device_buffer<unsigned char>(allocator, csr_bytes(rows, nnz, sizeof(T)), stream, meter);
-  unsigned char* at = d.storage.data();
-  d.row_offsets = device_buffer<offset_t>::within(reinterpret_cast<offset_t*>(at), offsets);
-  at += offsets * sizeof(offset_t);
-  d.values = device_buffer<T>::within(reinterpret_cast<T*>(at), n);
-  d.col_indices = device_buffer<index_t>::within(reinterpret_cast<index_t*>(at + n * sizeof(T)), n);
+  array_carver carve(d.storage.data());
+  d.row_offsets = carve.next<offset_t>(static_cast<std::size_t>(rows) + 1);
+  d.values = carve.next<T>(n);
+  d.col_indices = carve.next<index_t>(n);
   return d;
 }
 

@@ -98,9 +98,9 @@ void allocate_entries(device_csr<T>& m, std::int64_t nnz, device_allocator& allo
   const auto n = static_cast<std::size_t>(nnz);
   m.nnz = nnz;
   m.storage = device_buffer<unsigned char>(allocator, n * (sizeof(T) + sizeof(index_t)), stream, meter);
-  unsigned char* at = m.storage.data();
-  m.values = device_buffer<T>::within(reinterpret_cast<T*>(at), n);
-  m.col_indices = device_buffer<index_t>::within(reinterpret_cast<index_t*>(at + n * sizeof(T)), n);
+  array_carver carve(m.storage.data());
+  m.values = carve.next<T>(n);
+  m.col_indices = carve.next<index_t>(n);
 }
 
 // A rows x cols matrix of nnz entries in one allocation (offsets, values,

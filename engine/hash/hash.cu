@@ -203,10 +203,10 @@ range_starts compute_column_ranges(const cuda::structure_view& b, device_allocat
                                    job_meter* meter) {
   range_starts out;
   out.memory = device_buffer<unsigned char>(allocator, column_range_bytes(b.rows), stream, meter);
-  auto hist = device_buffer<ull>::within(reinterpret_cast<ull*>(out.memory.data()), kernels::split_buckets);
-  auto splits = device_buffer<index_t>::within(reinterpret_cast<index_t*>(hist.data() + kernels::split_buckets),
-                                               kernels::column_ranges + 1);
-  int* pos = out.pos = reinterpret_cast<int*>(splits.data() + kernels::column_ranges + 1);
+  cuda::array_carver carve(out.memory.data());
+  auto hist = carve.next<ull>(kernels::split_buckets);
+  auto splits = carve.next<index_t>(kernels::column_ranges + 1);
+  int* pos = out.pos = carve.next<int>(static_cast<std::size_t>(b.rows) * (kernels::column_ranges + 1)).data();
   SPGEMM_CUDA_CHECK(cudaMemsetAsync(hist.data(), 0, hist.bytes(), stream));
   if (b.nnz > 0) {
     kernels::column_histogram_kernel<<<helper_blocks(b.nnz), helper_threads, 0, stream>>>(b.nnz, b.col_indices,
@@ -248,9 +248,10 @@ segment_work allocate_segments(const cuda::structure_view& b, std::int64_t n, de
   const auto rows = static_cast<std::size_t>(n);
   const auto starts = rows * work.segments;
   work.memory = device_buffer<int>(allocator, pos + rows + starts, stream, meter);
-  work.pos = device_buffer<int>::within(work.memory.data(), pos);
-  work.rows = device_buffer<int>::within(work.pos.data() + pos, rows);
-  work.starts = device_buffer<int>::within(work.rows.data() + rows, starts);
+  cuda::array_carver carve(work.memory.data());
+  work.pos = carve.next<int>(pos);
+  work.rows = carve.next<int>(rows);
+  work.starts = carve.next<int>(starts);
   return work;
 }
 
@@ -464,9 +465,10 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
   const std::size_t words = counter_words(m);
   const auto rows = static_cast<std::size_t>(m);
   device_buffer<unsigned char> work(allocator, words * sizeof(ull) + rows * (sizeof(int) + 1), stream, meter);
-  auto counters = device_buffer<ull>::within(reinterpret_cast<ull*>(work.data()), words);
-  auto perm = device_buffer<int>::within(reinterpret_cast<int*>(counters.data() + words), rows);
-  auto bins = device_buffer<unsigned char>::within(reinterpret_cast<unsigned char*>(perm.data() + rows), rows);
+  cuda::array_carver carve(work.data());
+  auto counters = carve.next<ull>(words);
+  auto perm = carve.next<int>(rows);
+  auto bins = carve.next<unsigned char>(rows);
   ull* symbolic_cursors = counters.data() + kernels::counter_count;
   ull* numeric_cursors = symbolic_cursors + planner::max_bins;
   ull* scan_state = numeric_cursors + planner::max_bins;
