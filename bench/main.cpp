@@ -70,6 +70,7 @@ struct row {
   std::int64_t flops = 0;
   std::string algorithm;
   double ms = NAN;
+  double floor_ms = NAN;  // the memory floor: bytes of A, B (where not A) and C at memory_floor_bandwidth
   std::optional<std::size_t> peak_bytes;
   std::string status = "ok";
   bool cusparse = false;
@@ -114,7 +115,7 @@ class report {
     if (!o.tsv_path.empty()) {
       tsv_.open(o.tsv_path);
       if (!tsv_) throw std::runtime_error("cannot write " + o.tsv_path);
-      tsv_ << "gpu\tmatrix\tn\tnnz_a\tnnz_c\tflops\talgorithm\tms\tgflops\tpeak_bytes\tstatus\n";
+      tsv_ << "gpu\tmatrix\tn\tnnz_a\tnnz_c\tflops\talgorithm\tms\tfloor_ms\tgflops\tpeak_bytes\tstatus\n";
       tsv_.flush();
     }
     if (!o.markdown_path.empty()) {
@@ -130,8 +131,8 @@ class report {
   }
 
   void table_header() {
-    text("| matrix | n | nnz(A) | nnz(C) | flops | algorithm | ms | GFLOP/s | peak | status |\n"
-         "| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | --- |\n");
+    text("| matrix | n | nnz(A) | nnz(C) | flops | algorithm | ms | floor ms | GFLOP/s | peak | status |\n"
+         "| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | --- |\n");
   }
 
   void add(const row& r) {
@@ -142,6 +143,7 @@ class report {
       tsv_ << one_line(r.gpu) << '\t' << one_line(r.matrix) << '\t' << r.n << '\t' << r.nnz_a << '\t' << nnz_c
            << '\t' << r.flops << '\t' << one_line(r.algorithm) << '\t'
            << (std::isfinite(r.ms) ? format("%.4f", r.ms) : "NA") << '\t'
+           << (std::isfinite(r.floor_ms) ? format("%.4g", r.floor_ms) : "NA") << '\t'
            << (std::isfinite(gf) ? format("%.3f", gf) : "NA") << '\t'
            << (r.peak_bytes ? std::to_string(*r.peak_bytes) : "NA") << '\t' << one_line(r.status) << '\n';
       tsv_.flush();
@@ -149,7 +151,8 @@ class report {
     text("| " + markdown_cell(r.matrix) + " | " + std::to_string(r.n) + " | " + std::to_string(r.nnz_a) + " | " +
          (r.nnz_c >= 0 ? std::to_string(r.nnz_c) : "—") + " | " +
          format("%.3g", static_cast<double>(r.flops)) + " | " + markdown_cell(r.algorithm) + " | " +
-         human_ms(r.ms) + " | " + (std::isfinite(gf) ? format("%.2f", gf) : "—") + " | " +
+         human_ms(r.ms) + " | " + (std::isfinite(r.floor_ms) ? format("%.3g", r.floor_ms) : "—") + " | " +
+         (std::isfinite(gf) ? format("%.2f", gf) : "—") + " | " +
          (r.peak_bytes ? human_bytes(*r.peak_bytes) : "—") + " | " + markdown_cell(one_line(r.status)) + " |\n");
   }
 
@@ -328,6 +331,15 @@ struct matrix_job {
   spgemm::product_stats stats;
 };
 
+// The H100's device-to-device copy rate, bytes read + written (3.0 TB/s,
+// ../shared/GPU-HOST.md): no product moves A, B and C once faster.
+constexpr double memory_floor_bytes_per_ms = 3.0e9;
+
+// Bytes of the operands: A, and B where it is not A itself.
+std::size_t operand_bytes(const matrix_job& job) {
+  return spgemm::info_of(job.a).bytes() + (job.b ? spgemm::info_of(*job.b).bytes() : 0);
+}
+
 template <typename T>
 void run_matrix(environment& env, const options& o, const std::vector<method>& methods, matrix_job& job,
                 report& out, bool& mismatch) {
@@ -473,6 +485,14 @@ void run_matrix(environment& env, const options& o, const std::vector<method>& m
   }
   stored.clear();
 
+  // The memory floor, from the first nnz(C) known (the checked results agree on it).
+  for (const row& r : rows) {
+    if (r.nnz_c < 0) continue;
+    const spgemm::matrix_info c{a.rows, b.cols, r.nnz_c, spgemm::value_type_of<T>()};
+    const std::size_t bytes = operand_bytes(job) + c.bytes();
+    for (row& x : rows) x.floor_ms = static_cast<double>(bytes) / memory_floor_bytes_per_ms;
+    break;
+  }
   for (const row& r : rows) out.add(r);
 }
 
@@ -595,13 +615,6 @@ std::string transpose_ratio_line(const std::vector<row>& rows) {
   return line + parts + format("; geometric mean %.2f over %d matrices\n", std::exp(log_sum / count), count);
 }
 
-// "A,B" multiplies A by B; otherwise B is --b, or A itself.
-std::pair<std::string, std::string> split_pair(const std::string& input, const std::string& b_spec) {
-  const auto comma = input.find(',');
-  if (comma != std::string::npos) return {input.substr(0, comma), input.substr(comma + 1)};
-  return {input, b_spec};
-}
-
 // Ours = the planner's rows ("auto") where the run has them, else RMerge's.
 std::string ratio_line(const std::vector<row>& rows) {
   bool have_auto = false;
@@ -655,28 +668,27 @@ int run(const options& o) {
   report out(o);
   out.text("- device: " + env.device_line + "\n");
   if (!o.commit.empty()) out.text("- commit: " + o.commit + "\n");
-  out.text("- " + o.precision + " values, median of " + std::to_string(o.repeats) + " timed calls after " +
+  out.text("- " + o.precision + " values (where an input says no /f32 or /f64), median of " +
+           std::to_string(o.repeats) + " timed calls after " +
            std::to_string(o.warmups) + " warm-ups" + (o.check ? ", results checked" : ", results not checked") +
            "\n\n");
   out.table_header();
 
   bool mismatch = false, load_failed = false;
-  const spgemm::value_type precision = o.precision == "f32" ? spgemm::value_type::f32 : spgemm::value_type::f64;
+  const spgemm::value_type default_precision =
+      o.precision == "f32" ? spgemm::value_type::f32 : spgemm::value_type::f64;
   for (const std::string& input : o.inputs) {
-    const auto [a_spec, b_spec] = split_pair(input, o.b_spec);
     matrix_job job;
+    spgemm::value_type precision = default_precision;
     try {
-      job.name = spgemm::matrix_name(a_spec);
-      spgemm::csr_matrix<double> a = spgemm::load_matrix(a_spec);
-      std::optional<spgemm::csr_matrix<double>> b;
-      if (!b_spec.empty()) {
-        b = spgemm::load_matrix(b_spec);
-        job.name += "*" + spgemm::matrix_name(b_spec);
-      }
-      spgemm::require_conformable(spgemm::info_of(a), spgemm::info_of(b ? *b : a));
-      if (!o.transpose) job.stats = spgemm::compute_product_stats(a, b ? *b : a);
-      job.a = spgemm::convert_values(spgemm::any_csr(std::move(a)), precision);
-      if (b) job.b = spgemm::convert_values(spgemm::any_csr(std::move(*b)), precision);
+      const spgemm::product_input in = spgemm::parse_product_input(input, o.b_spec);
+      job.name = in.name;
+      precision = in.precision.value_or(default_precision);
+      spgemm::product_operands ops = spgemm::load_operands(in);
+      spgemm::require_conformable(spgemm::info_of(ops.a), spgemm::info_of(ops.b ? *ops.b : ops.a));
+      if (!o.transpose) job.stats = spgemm::compute_product_stats(ops.a, ops.b ? *ops.b : ops.a);
+      job.a = spgemm::convert_values(spgemm::any_csr(std::move(ops.a)), precision);
+      if (ops.b) job.b = spgemm::convert_values(spgemm::any_csr(std::move(*ops.b)), precision);
     } catch (const std::exception& e) {
       std::cerr << "spgemm-bench: " << input << ": " << error_text(e) << "\n";
       load_failed = true;
@@ -716,7 +728,8 @@ int main(int argc, char** argv) {
   CLI::App app{"spgemm-bench: times C = A*A (or A*B) for Matrix Market files and generator specs"};
   app.add_option("matrices", o.inputs,
                  "Matrix Market files (.mtx, .mtx.gz) or generator specs (poisson3d7:100, rmat:16:16, ...); "
-                 "A,B multiplies A by B")
+                 "A,B multiplies A by B; suffixes /aat or /ata multiply A by its transpose, /f32 or /f64 set the "
+                 "value type")
       ->required();
   app.add_option("--b", o.b_spec, "right factor B for every matrix (default: A itself)");
   app.add_option("--algorithms", o.algorithms,

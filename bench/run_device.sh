@@ -85,13 +85,14 @@ if [[ -s "$OUT/bench.tsv" ]]; then
   # One line per matrix: auto (and hash, rmerge) against the fastest cuSPARSE
   # ALG; rows that did not succeed are listed after it.
   awk -F'\t' '
-    NR == 1 { next }
-    !($2 in seen) { seen[$2] = 1; order[++n] = $2; flops[$2] = $6 }
-    $11 == "ok" && $7 !~ /^cusparse/ { t[$2, $7] = $8; if ($7 == "auto") { gf[$2] = $9; peak[$2] = $10; nnzc[$2] = $5 } }
-    $7 ~ /^cusparse/ && $11 == "ok" && (!($2 in best) || $8 + 0 < best[$2] + 0) { best[$2] = $8; alg[$2] = substr($7, 10) }
-    $11 != "ok" { note[$2] = note[$2] " " $7 ": " substr($11, 1, 50) ";" }
+    NR == 1 { for (i = 1; i <= NF; ++i) c[$i] = i; next }
+    { m = $c["matrix"]; algo = $c["algorithm"]; ok = $c["status"] == "ok" }
+    !(m in seen) { seen[m] = 1; order[++n] = m; flops[m] = $c["flops"] }
+    ok && algo !~ /^cusparse/ { t[m, algo] = $c["ms"]; if (algo == "auto") { gf[m] = $c["gflops"]; peak[m] = $c["peak_bytes"]; nnzc[m] = $c["nnz_c"]; floor_ms[m] = $c["floor_ms"] } }
+    algo ~ /^cusparse/ && ok && (!(m in best) || $c["ms"] + 0 < best[m] + 0) { best[m] = $c["ms"]; alg[m] = substr(algo, 10) }
+    !ok { note[m] = note[m] " " algo ": " substr($c["status"], 1, 50) ";" }
     END {
-      printf "%-16s %8s %8s %8s %8s %6s %7s %6s %6s %5s %6s %s\n", "matrix", "flops", "auto", "hash", "rmerge", "GF/s", "cuSP", "ALG", "ratio", "B/nzC", "best", "not ok"
+      printf "%-16s %8s %8s %8s %8s %6s %7s %6s %6s %5s %6s %7s %s\n", "matrix", "flops", "auto", "hash", "rmerge", "GF/s", "cuSP", "ALG", "ratio", "B/nzC", "best", "floor", "not ok"
       for (i = 1; i <= n; ++i) {
         m = order[i]
         a = ((m, "auto") in t) ? t[m, "auto"] : "-"
@@ -102,7 +103,7 @@ if [[ -s "$OUT/bench.tsv" ]]; then
         bpn = (m in peak && peak[m] != "NA" && nnzc[m] + 0 > 0) ? sprintf("%.1f", peak[m] / nnzc[m]) : "-"
         mine = (h != "-" && (r == "-" || h + 0 < r + 0)) ? h : r
         bestours = (mine != "-" && a != "-") ? sprintf("%.2f", a / mine) : "-"
-        printf "%-16s %8.3g %8s %8s %8s %6s %7s %6s %6s %5s %6s %s\n", substr(m, 1, 16), flops[m], a, h, r, (m in gf ? gf[m] : "-"), b, (m in alg ? alg[m] : "-"), ratio, bpn, bestours, note[m]
+        printf "%-16s %8.3g %8s %8s %8s %6s %7s %6s %6s %5s %6s %7s %s\n", substr(m, 1, 16), flops[m], a, h, r, (m in gf ? gf[m] : "-"), b, (m in alg ? alg[m] : "-"), ratio, bpn, bestours, (m in floor_ms ? floor_ms[m] : "-"), note[m]
       }
     }' "$OUT/bench.tsv"
 fi
@@ -113,7 +114,8 @@ if [[ "$TRANSPOSE" == 1 ]]; then
   timeout "$BENCH_TIMEOUT" "$BENCH" "${MATRICES[@]}" "${GENERATED[@]}" --transpose \
     --repeats "$REPEATS" --warmups "$WARMUPS" --commit "$COMMIT" --tsv "$OUT/transpose.tsv" \
     --markdown "$OUT/transpose.md" >"$OUT/transpose.log" 2>&1 || { echo "transpose bench: exit $? (see transpose.log)"; status=1; }
-  awk -F'\t' 'NR > 1 { t[$2, $7] = $8; st[$2, $7] = $11; if (!($2 in seen)) { seen[$2] = 1; order[++n] = $2 } }
+  awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; ++i) c[$i] = i; next }
+    { m = $c["matrix"]; a = $c["algorithm"]; t[m, a] = $c["ms"]; st[m, a] = $c["status"]; if (!(m in seen)) { seen[m] = 1; order[++n] = m } }
     END { for (i = 1; i <= n; ++i) { m = order[i]; printf "%-16s transpose %8s (%s)  csr2csc %8s (%s)\n", substr(m, 1, 16), t[m, "transpose"], st[m, "transpose"], t[m, "cusparse-csr2csc"], st[m, "cusparse-csr2csc"] } }' "$OUT/transpose.tsv" 2>/dev/null
   grep -h -E '^transpose vs' "$OUT/transpose.md" 2>/dev/null
 fi
