@@ -4,13 +4,19 @@
 # carried by the device tool): bin/, lib/ (the shared libraries ldd lists beyond glibc,
 # libstdc++, libgcc_s and the CUDA libraries the host has) and matrices/.
 #
-#   [DEST=dir] [BUILD=dir] bench/package_device.sh [--service]   --service: spgemmd, the CLI, the service tests and bench instead
+#   [DEST=dir] [BUILD=dir] bench/package_device.sh [--service | --peers]
+#     --service: spgemmd, the CLI, the service tests and bench instead
+#     --peers: spgemm-bench, spgemm-export-mtx and run_peers_device.sh with its scripts (stripped), the
+#              peer drivers of $PEERS_BIN (default .peers/bin, built by the developer and never committed;
+#              absent: none) in peers/, and the matrices of ../shared/corpus too (bench/README.md)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dest=${DEST:-.device}
 
 service=OFF
+peers=OFF
 [ "${1:-}" = "--service" ] && service=ON
+[ "${1:-}" = "--peers" ] && peers=ON
 build=${BUILD:-build-device}  # BUILD: one build folder per concurrent packager
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSPGEMM_WITH_CUDA=ON \
   -DCMAKE_CUDA_ARCHITECTURES=90 -DSPGEMM_WITH_SERVICE="$service" >/dev/null
@@ -18,13 +24,30 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSPGEMM_WITH_CUDA=ON
 # matrices and libraries they travel under the device tool's 64 MiB.
 if [ "$service" = ON ]; then
   targets=(spgemmd spgemm_cli spgemm_service_bench spgemmd_integration_test spgemm_client_tests)
+elif [ "$peers" = ON ]; then
+  targets=(spgemm_bench spgemm_export_mtx)
 else
   targets=(spgemm_bench spgemm_gpu_tests spgemm_engine_tests)
 fi
 cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
 
 rm -rf "$dest" && mkdir -p $dest/bin $dest/lib $dest/matrices
-if [ "$service" = OFF ]; then
+if [ "$peers" = ON ]; then
+  # Stripped, so that with every matrix and the drivers they stay under the device tool's 64 MiB.
+  cp "$build"/bench/spgemm-bench "$build"/bench/spgemm-export-mtx "$dest"/bin/
+  strip --strip-unneeded "$dest"/bin/*
+  cp bench/run_peers_device.sh bench/peer_runs.py bench/peers_summary.py "$dest"/
+  peers_bin=${PEERS_BIN:-.peers/bin}
+  if compgen -G "$peers_bin/*" >/dev/null; then
+    mkdir -p "$dest"/peers
+    cp "$peers_bin"/* "$dest"/peers/
+    strip --strip-unneeded "$dest"/peers/*
+  else
+    echo "no peer drivers in $peers_bin: the run fills our columns and cuSPARSE's only"
+  fi
+  cp ../shared/corpus/*.mtx.gz "$dest"/matrices/
+  cp ../shared/corpus/MANIFEST.tsv "$dest"/matrices/MANIFEST-corpus.tsv
+elif [ "$service" = OFF ]; then
   cp "$build"/bench/spgemm-bench "$build"/tests/engine/spgemm_gpu_tests "$build"/tests/engine/spgemm_engine_tests $dest/bin/
 else
   cp "$build"/server/spgemmd "$build"/client/spgemm "$build"/bench/spgemm-service-bench \
@@ -41,8 +64,10 @@ else
   cp -r client/python/tests $dest/python-tests
 fi
 cp bench/run_device.sh bench/device_env.sh $dest/
-for bin in $dest/bin/*; do
+for bin in "$dest"/bin/* "$dest"/peers/*; do
+  [ -f "$bin" ] || continue
   ldd "$bin" | awk '/=> \// {print $3}' | grep -v -E '/(libc|libm|libstdc\+\+|libgcc_s|libpthread|libdl|librt|libcusparse|libcublas|libcublasLt|libnvJitLink)\.so' || true
 done | sort -u | xargs -r -I{} cp -L {} $dest/lib/
 cp ../shared/matrices/*.mtx.gz $dest/matrices/
-du -sh "$dest"
+size=$(du -sm "$dest" | cut -f1)
+echo "$dest: $size MiB (the device tool carries at most 64 MiB)"

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Runs spgemm-bench (our methods and cuSPARSE) and the peer libraries' drivers
+# on the same matrices in one call on the GPU host, and merges everything into
+# one table with our ratio to the best peer per matrix (bench/peers_summary.py).
+#
+#   bench/run_peers_device.sh DIR [COMMIT]
+#
+# DIR holds bin/spgemm-bench, bin/spgemm-export-mtx, lib/, matrices/*.mtx.gz
+# (with MANIFEST-*.tsv), the scripts, and peers/ with the drivers the developer
+# built (optional: without them the peer columns stay empty). `bench/package_device.sh
+# --peers` gathers it. The inputs: every matrix file (A*A, or A*A^T where it is
+# rectangular) and the generated classes below. Results go to $OUT (default
+# ./peers-out):
+#   environment.txt   GPU, driver, host
+#   bench.log/.tsv/.md spgemm-bench's output (bench/README.md)
+#   export.log        spgemm-export-mtx's (the .mtx files go to $MTX_DIR, not $OUT)
+#   peers.tsv, peer-logs/  peer_runs.py's results and each driver's output
+#   h100-peers.tsv/.md the merged table and its summary
+# The summary comes last on stdout. Exit status 1 when a result of ours did not match.
+#
+# Settings (environment): GENERATED_LIST, MATRIX_NAMES (space-separated, narrow
+# the run), ALGORITHMS (spgemm-bench --algorithms; default: its own list),
+# REPEATS (7), WARMUPS (2), BENCH_TIMEOUT (300 s), PEER_TIMEOUT (45 s per input),
+# PEER_BUDGET (70 s per driver), MTX_DIR (/tmp/spgemm-peers-mtx).
+set -u
+
+# shellcheck source-path=SCRIPTDIR source=device_env.sh
+source "$(dirname "${BASH_SOURCE[0]}")/device_env.sh"
+device_setup peers-out "$@"
+
+BENCH="$DIR/bin/spgemm-bench"
+EXPORT="$DIR/bin/spgemm-export-mtx"
+GENERATED=(
+  poisson3d7:100 poisson3d27:64 poisson2d5:1024 elasticity3d:40 rmat:16:16 rmat:17:16 rmat:18:16
+  er:1000000:8 er:200000:32 er:1000000:2
+  chunglu:300000:16:2.2 chunglu:500000:16:2.5 chunglu:500000:16:3.0
+  kron:16:16:0.57:0.19:0.19 kron:17:16:0.45:0.15:0.15 kron:18:8:0.35:0.25:0.25
+  band:1000000:64:16 poisson3d13:100 poisson3d19:80 femblocks:30:6 circuit:500000:4:4:10000
+  tall:1000000:125000:2/aat tall:1000000:125000:2/ata tall:200000:2000:8/ata
+  poisson3d7:100/f32 er:1000000:8/f32 chunglu:500000:16:2.5/f32 rmat:16:16/f32
+)
+if [[ -n "${GENERATED_LIST+x}" ]]; then read -r -a GENERATED <<<"$GENERATED_LIST"; fi
+REPEATS=${REPEATS:-7}
+WARMUPS=${WARMUPS:-2}
+BENCH_TIMEOUT=${BENCH_TIMEOUT:-300}
+PEER_TIMEOUT=${PEER_TIMEOUT:-45}
+PEER_BUDGET=${PEER_BUDGET:-70}
+MTX_DIR=${MTX_DIR:-/tmp/spgemm-peers-mtx}
+for b in "$BENCH" "$EXPORT"; do
+  if [[ ! -x "$b" ]]; then
+    echo "error: $b not found (bench/package_device.sh --peers)" >&2
+    exit 1
+  fi
+done
+
+write_environment
+started=$SECONDS
+stage() { echo "== $1 (at $((SECONDS - started)) s)"; }
+
+# Every matrix file, square ones as A*A, rectangular ones as A*A^T.
+find_matrices
+INPUTS=()
+for f in "${MATRICES[@]}"; do
+  name=$(basename "$f" .mtx.gz)
+  if [[ -n "${MATRIX_NAMES:-}" && " $MATRIX_NAMES " != *" $name "* ]]; then continue; fi
+  square=$(zcat "$f" 2>/dev/null | awk '!/^%/ { print ($1 == $2); exit }')
+  if [[ "$square" == 1 ]]; then INPUTS+=("$f"); else INPUTS+=("$f/aat"); fi
+done
+INPUTS+=("${GENERATED[@]}")
+
+PEERS=0
+if compgen -G "$DIR/peers/*" >/dev/null; then PEERS=1; fi
+if [[ $PEERS == 1 ]]; then
+  stage "spgemm-export-mtx: ${#INPUTS[@]} inputs as Matrix Market files for the peers, into $MTX_DIR"
+  rm -rf "$MTX_DIR"
+  "$EXPORT" --dir "$MTX_DIR" --manifest "$MTX_DIR/manifest.tsv" "${INPUTS[@]}" >"$OUT/export.log" 2>&1 ||
+    { echo "spgemm-export-mtx: exit $? (see export.log)"; tail -n 5 "$OUT/export.log"; }
+fi
+
+stage "spgemm-bench: ${#INPUTS[@]} inputs, median of $REPEATS"
+algorithms=()
+if [[ -n "${ALGORITHMS:-}" ]]; then algorithms=(--algorithms "$ALGORITHMS"); fi
+timeout "$BENCH_TIMEOUT" "$BENCH" "${INPUTS[@]}" "${algorithms[@]}" --repeats "$REPEATS" --warmups "$WARMUPS" \
+  --commit "$COMMIT" --tsv "$OUT/bench.tsv" --markdown "$OUT/bench.md" >"$OUT/bench.log" 2>&1
+bench_status=$?
+if [[ $bench_status -ne 0 ]]; then
+  echo "spgemm-bench: exit $bench_status (124: stopped after $BENCH_TIMEOUT s; see bench.log)"
+  grep -v '^|' "$OUT/bench.log" | tail -n 5
+fi
+
+HERE=$(dirname "${BASH_SOURCE[0]}")
+if [[ $PEERS == 1 ]]; then
+  drivers=("$DIR"/peers/*)
+  stage "peers: ${drivers[*]##*/}"
+  python3 "$HERE/peer_runs.py" --drivers "$DIR/peers" --manifest "$MTX_DIR/manifest.tsv" --tsv "$OUT/peers.tsv" \
+    --logs "$OUT/peer-logs" --repeats "$REPEATS" --warmups "$WARMUPS" --timeout "$PEER_TIMEOUT" --budget "$PEER_BUDGET"
+else
+  stage "peers: no drivers in $DIR/peers, their columns stay empty"
+fi
+
+stage "summary"
+manifests=()
+for m in "$DIR"/matrices/MANIFEST-*.tsv; do [[ -f "$m" ]] && manifests+=(--manifest "$m"); done
+python3 "$HERE/peers_summary.py" "$OUT/bench.tsv" --peers "$OUT/peers.tsv" "${manifests[@]}" \
+  --tsv "$OUT/h100-peers.tsv" --markdown "$OUT/h100-peers.md"
+echo "(done in $((SECONDS - started)) s)"
+# spgemm-bench exits 1 on a mismatch; a timeout (124) leaves a partial table, reported above.
+[[ $bench_status -eq 1 ]] && exit 1
+exit 0
