@@ -21,7 +21,8 @@
 # Settings (environment): GENERATED_LIST, MATRIX_NAMES (space-separated, narrow
 # the run), ALGORITHMS (spgemm-bench --algorithms; default: its own list),
 # REPEATS (7), WARMUPS (2), BENCH_TIMEOUT (300 s), PEER_TIMEOUT (45 s per input),
-# PEER_BUDGET (70 s per driver), MTX_DIR (/tmp/spgemm-peers-mtx).
+# PEER_BUDGET (70 s per driver), MTX_DIR (/tmp/spgemm-peers-mtx), STAGES ("bench peers": one of
+# them splits the run over two calls; bench/peers_summary.py then merges the two TSVs anywhere).
 set -u
 
 # shellcheck source-path=SCRIPTDIR source=device_env.sh
@@ -46,6 +47,7 @@ BENCH_TIMEOUT=${BENCH_TIMEOUT:-300}
 PEER_TIMEOUT=${PEER_TIMEOUT:-45}
 PEER_BUDGET=${PEER_BUDGET:-70}
 MTX_DIR=${MTX_DIR:-/tmp/spgemm-peers-mtx}
+STAGES=" ${STAGES:-bench peers} "
 for b in "$BENCH" "$EXPORT"; do
   if [[ ! -x "$b" ]]; then
     echo "error: $b not found (bench/package_device.sh --peers)" >&2
@@ -69,7 +71,7 @@ done
 INPUTS+=("${GENERATED[@]}")
 
 PEERS=0
-if compgen -G "$DIR/peers/*" >/dev/null; then PEERS=1; fi
+if [[ "$STAGES" == *" peers "* ]] && compgen -G "$DIR/peers/*" >/dev/null; then PEERS=1; fi
 if [[ $PEERS == 1 ]]; then
   stage "spgemm-export-mtx: ${#INPUTS[@]} inputs as Matrix Market files for the peers, into $MTX_DIR"
   rm -rf "$MTX_DIR"
@@ -77,15 +79,18 @@ if [[ $PEERS == 1 ]]; then
     { echo "spgemm-export-mtx: exit $? (see export.log)"; tail -n 5 "$OUT/export.log"; }
 fi
 
-stage "spgemm-bench: ${#INPUTS[@]} inputs, median of $REPEATS"
-algorithms=()
-if [[ -n "${ALGORITHMS:-}" ]]; then algorithms=(--algorithms "$ALGORITHMS"); fi
-timeout "$BENCH_TIMEOUT" "$BENCH" "${INPUTS[@]}" "${algorithms[@]}" --repeats "$REPEATS" --warmups "$WARMUPS" \
-  --commit "$COMMIT" --tsv "$OUT/bench.tsv" --markdown "$OUT/bench.md" >"$OUT/bench.log" 2>&1
-bench_status=$?
-if [[ $bench_status -ne 0 ]]; then
-  echo "spgemm-bench: exit $bench_status (124: stopped after $BENCH_TIMEOUT s; see bench.log)"
-  grep -v '^|' "$OUT/bench.log" | tail -n 5
+bench_status=0
+if [[ "$STAGES" == *" bench "* ]]; then
+  stage "spgemm-bench: ${#INPUTS[@]} inputs, median of $REPEATS"
+  algorithms=()
+  if [[ -n "${ALGORITHMS:-}" ]]; then algorithms=(--algorithms "$ALGORITHMS"); fi
+  timeout "$BENCH_TIMEOUT" "$BENCH" "${INPUTS[@]}" "${algorithms[@]}" --repeats "$REPEATS" --warmups "$WARMUPS" \
+    --commit "$COMMIT" --tsv "$OUT/bench.tsv" --markdown "$OUT/bench.md" >"$OUT/bench.log" 2>&1
+  bench_status=$?
+  if [[ $bench_status -ne 0 ]]; then
+    echo "spgemm-bench: exit $bench_status (124: stopped after $BENCH_TIMEOUT s; see bench.log)"
+    grep -v '^|' "$OUT/bench.log" | tail -n 5
+  fi
 fi
 
 HERE=$(dirname "${BASH_SOURCE[0]}")
@@ -94,15 +99,17 @@ if [[ $PEERS == 1 ]]; then
   stage "peers: ${drivers[*]##*/}"
   python3 "$HERE/peer_runs.py" --drivers "$DIR/peers" --manifest "$MTX_DIR/manifest.tsv" --tsv "$OUT/peers.tsv" \
     --logs "$OUT/peer-logs" --repeats "$REPEATS" --warmups "$WARMUPS" --timeout "$PEER_TIMEOUT" --budget "$PEER_BUDGET"
-else
+elif [[ "$STAGES" == *" peers "* ]]; then
   stage "peers: no drivers in $DIR/peers, their columns stay empty"
 fi
 
-stage "summary"
-manifests=()
-for m in "$DIR"/matrices/MANIFEST-*.tsv; do [[ -f "$m" ]] && manifests+=(--manifest "$m"); done
-python3 "$HERE/peers_summary.py" "$OUT/bench.tsv" --peers "$OUT/peers.tsv" "${manifests[@]}" \
-  --tsv "$OUT/h100-peers.tsv" --markdown "$OUT/h100-peers.md"
+if [[ -s "$OUT/bench.tsv" ]]; then
+  stage "summary"
+  manifests=()
+  for m in "$DIR"/matrices/MANIFEST-*.tsv; do [[ -f "$m" ]] && manifests+=(--manifest "$m"); done
+  python3 "$HERE/peers_summary.py" "$OUT/bench.tsv" --peers "$OUT/peers.tsv" "${manifests[@]}" \
+    --tsv "$OUT/h100-peers.tsv" --markdown "$OUT/h100-peers.md"
+fi
 echo "(done in $((SECONDS - started)) s)"
 # spgemm-bench exits 1 on a mismatch; a timeout (124) leaves a partial table, reported above.
 [[ $bench_status -eq 1 ]] && exit 1
