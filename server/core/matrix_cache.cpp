@@ -1,4 +1,4 @@
-#include "cache/matrix_cache.hpp"
+#include "core/matrix_cache.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -6,7 +6,7 @@
 
 #include "spgemm/errors.hpp"
 
-namespace spgemmd {
+namespace spgemmd::core {
 
 pin& pin::operator=(pin&& o) noexcept {
   if (this != &o) {
@@ -402,4 +402,4 @@ void matrix_cache::start_sweeper(std::chrono::milliseconds period) {
   });
 }
 
-}  // namespace spgemmd
+}  // namespace spgemmd::core

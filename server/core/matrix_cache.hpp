@@ -26,7 +26,7 @@
 #include "spgemm/backend.hpp"
 #include "spgemm/csr.hpp"
 
-namespace spgemmd {
+namespace spgemmd::core {
 
 using steady = std::chrono::steady_clock;
 using wall = std::chrono::system_clock;
@@ -216,4 +216,4 @@ class matrix_cache {
   std::thread sweeper_;
 };
 
-}  // namespace spgemmd
+}  // namespace spgemmd::core
