@@ -37,9 +37,17 @@ scheduler::~scheduler() { stop(); }
 
 void scheduler::enqueue_locked(std::shared_ptr<job> j) {
   j->queued_at = steady::now();
-  auto it = std::find_if(queue_.begin(), queue_.end(), [&](const std::shared_ptr<job>& o) {
-    return o->priority < j->priority || (o->priority == j->priority && o->seq > j->seq);
-  });
+  // A job between its steps goes before any that has not started: it holds
+  // memory (its intermediates) that only its end frees, so a head waiting for
+  // memory must not block it.
+  auto started = [](const job& x) { return x.next_step > 0; };
+  auto goes_before = [&](const job& a, const job& b) {
+    if (started(a) != started(b)) return started(a);
+    if (a.priority != b.priority) return a.priority > b.priority;
+    return a.seq < b.seq;
+  };
+  auto it = std::find_if(queue_.begin(), queue_.end(),
+                         [&](const std::shared_ptr<job>& o) { return goes_before(*j, *o); });
   queue_.insert(it, std::move(j));
   dirty_ = true;
   posted_.fetch_add(1, std::memory_order_relaxed);
@@ -110,6 +118,15 @@ scheduler::admission scheduler::try_admit(const std::shared_ptr<job>& j, outcome
                   cache_.backends()[d]->name() + " is " + std::to_string(budget) + " bytes"};
     return admission::finished;
   }
+  bool busy = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    busy = running_[d] >= workers_per_device_;
+  }
+  if (busy) {
+    release_resident(*j);  // a job between its steps held its inputs there
+    return admission::wait;
+  }
   try {
     if (j->resident.size() != j->inputs.size()) {
       j->resident.clear();
@@ -121,10 +138,6 @@ scheduler::admission scheduler::try_admit(const std::shared_ptr<job>& j, outcome
         }
         j->resident.push_back(std::move(s));
       }
-    }
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (running_[d] >= workers_per_device_) return admission::wait;
     }
     if (!j->step_estimated) {
       const steady::time_point sizing = steady::now();
@@ -149,7 +162,10 @@ scheduler::admission scheduler::try_admit(const std::shared_ptr<job>& j, outcome
                   " bytes, so it can never run there"};
     return admission::finished;
   }
-  if (!j->res.try_grow(j->step_estimate)) return admission::wait;
+  if (!j->res.try_grow(j->step_estimate)) {
+    release_resident(*j);
+    return admission::wait;
+  }
   return admission::admitted;
 }
 
@@ -304,8 +320,11 @@ void scheduler::worker_loop() {
 }
 
 void scheduler::release_resident(job& j) {
-  for (std::size_t i = 0; i < j.resident.size(); ++i) cache_.release_resident(*j.inputs[i]);
+  // The job's references go first: an entry released may spill at once, and
+  // its device copy must go with it, or the device holds more than the cache counts.
+  const std::size_t n = j.resident.size();
   j.resident.clear();
+  for (std::size_t i = 0; i < n; ++i) cache_.release_resident(*j.inputs[i]);
 }
 
 void scheduler::finish(const std::shared_ptr<job>& j, outcome ended) {

@@ -8,13 +8,15 @@
 // unpinned cache entries to the host for room). After a step the reservation
 // shrinks to what the job still holds (intermediates, then the result). A job
 // that can not be admitted waits in a bounded queue ordered by priority,
-// FIFO within a priority; between its steps a job keeps its place. It is
-// rejected (does_not_fit) only when it could never fit: its inputs, what it
-// holds and the step's estimate exceed the device budget; a full queue turns
-// it away (queue_full). A job runs on the device where most of its input
-// bytes are cached, else on the device with the most room; up to `workers`
-// jobs run at once per device. A cancelled job leaves the queue at once, or
-// stops at the engine's next phase boundary, and releases everything it held.
+// FIFO within a priority; a job between its steps goes first, since only its
+// end frees what it holds. A job that waits holds no input on the device:
+// those stay free to spill. It is rejected (does_not_fit) only when it could
+// never fit: its inputs, what it holds and the step's estimate exceed the
+// device budget; a full queue turns it away (queue_full). A job runs on the
+// device where most of its input bytes are cached, else on the device with
+// the most room; up to `workers` jobs run at once per device. A cancelled job
+// leaves the queue at once, or stops at the engine's next phase boundary, and
+// releases everything it held.
 #pragma once
 
 #include <atomic>

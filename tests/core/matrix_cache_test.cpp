@@ -177,5 +177,21 @@ TEST(matrix_cache, jobs_go_where_their_inputs_are_else_where_there_is_room) {
   EXPECT_EQ(f.cache->roomiest_device(), 1 - device_a);
 }
 
+TEST(matrix_cache, a_matrix_in_use_on_one_device_does_not_move_to_another_until_it_is_free) {
+  core_fixture f(2, 4 * small.bytes(), 0);
+  const std::string a = f.upload(small);
+  core::pin p = f.pin(a);
+  const int here = f.cache->describe("", a)->device == "fake0" ? 0 : 1;
+  ASSERT_NE(f.cache->make_resident(*p, here), nullptr);
+  // A job there reads its copy: moving it would leave that copy allocated
+  // beside the cache's count.
+  EXPECT_EQ(f.cache->make_resident(*p, 1 - here), nullptr);
+  f.cache->release_resident(*p);
+  ASSERT_NE(f.cache->make_resident(*p, 1 - here), nullptr);
+  EXPECT_EQ(f.fake(here).allocated(), 0u);
+  EXPECT_EQ(f.fake(1 - here).allocated(), small.bytes());
+  f.cache->release_resident(*p);
+}
+
 }  // namespace
 }  // namespace spgemmd::testing

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "core/recipes/galerkin.hpp"
@@ -266,6 +267,54 @@ TEST_F(scheduler_test, recipes_refuse_operands_of_the_wrong_shapes) {
   auto t = core::transpose_job(f.pin(r));
   EXPECT_EQ(t->kind, "transpose");
   EXPECT_EQ(t->steps.size(), 1u);
+}
+
+TEST_F(scheduler_test, a_job_waiting_for_memory_leaves_its_inputs_free_to_spill) {
+  const std::size_t bytes = small.bytes();
+  core_fixture f(1, 4 * bytes, 4 * bytes, 64, /*workers=*/2);
+  f.fake().set_workspace(bytes / 2);  // a product reserves 1.5 matrices
+  const std::string a = f.upload(small), b = f.upload(small);
+  auto blocked = start_blocker(f, a);  // 3.5 of 4 in use
+  auto waiting = submit_square(f, b).second;
+  std::this_thread::sleep_for(100ms);  // the dispatcher has tried it (every 20 ms): it does not fit
+  EXPECT_EQ(f.sched->stats().queue_depth, 1);
+  core::reservation r(f.cache.get(), 0);
+  EXPECT_TRUE(r.try_grow(bytes));  // spills b
+  EXPECT_FALSE(f.cache->describe("", b)->on_device);
+  r.release();
+  f.fake().open_gate();
+  ASSERT_TRUE(ready_within(blocked, 10s));
+  blocked.get();  // its result let go
+  ASSERT_TRUE(ready_within(waiting, 10s));
+  EXPECT_TRUE(waiting.get().result.ok());
+}
+
+TEST_F(scheduler_test, a_job_between_its_steps_goes_before_a_waiting_job_of_higher_priority) {
+  // G = P^T A P holds its intermediates between steps; H = B B, of higher
+  // priority, fits only once G has ended and let go. Were H first in the
+  // queue, it would wait for memory that only G's end frees, and G behind it.
+  const spgemm::matrix_info p_info{100, 10, 100, spgemm::value_type::f64};  // P^T: 1288 bytes
+  const spgemm::matrix_info b_info = square(100, 2000);                     // B B: 24808 bytes
+  const std::size_t cached = p_info.bytes() + small.bytes() + b_info.bytes();
+  core_fixture f(1, cached + 25000, 0, 64, /*workers=*/1);
+  const std::string p = f.upload(p_info), a = f.upload(small), b = f.upload(b_info);
+  f.fake().close_gate();
+  std::shared_ptr<core::job> g;
+  ASSERT_TRUE(core::galerkin_job(memo, core::galerkin_form::pt_a_p, f.pin(p), f.pin(a), {}, 0, &g).ok());
+  auto g_end = on_end(*g);
+  ASSERT_TRUE(f.sched->submit(g).ok());
+  ASSERT_TRUE(f.fake().wait_running(1));  // its transpose
+  auto h = square_of(f, b, /*priority=*/1);
+  auto h_end = on_end(*h);
+  ASSERT_TRUE(f.sched->submit(h).ok());
+  f.fake().open_gate();
+  ASSERT_TRUE(ready_within(g_end, 5s)) << "the Galerkin job waits behind one that waits for its memory";
+  job_end e = g_end.get();
+  EXPECT_TRUE(e.result.ok()) << e.result.message;
+  EXPECT_FALSE(ready_within(h_end, 50ms));  // G's result still holds room
+  e = {};
+  ASSERT_TRUE(ready_within(h_end, 5s));
+  EXPECT_TRUE(h_end.get().result.ok());
 }
 
 }  // namespace
