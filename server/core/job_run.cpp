@@ -45,13 +45,16 @@ outcome job_run::submit(std::shared_ptr<job> j, std::function<void(ending)> ende
   return submitted;
 }
 
-std::optional<entry_info> job_run::announce() {
+std::optional<entry_info> job_run::promise() const {
   if (!expected_ || over()) return std::nullopt;
-  entry_info promised = cache_.promise_stored(*expected_, expected_device_, keep_name_, 0);
+  return cache_.promise_stored(*expected_, expected_device_, keep_name_, 0);
+}
+
+bool job_run::announce(const entry_info& promised) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (over_) return std::nullopt;  // it ended meanwhile
+  if (over_) return false;
   announced_ = promised;
-  return promised;
+  return true;
 }
 
 void job_run::cancel() {

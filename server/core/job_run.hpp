@@ -62,11 +62,13 @@ class job_run {
   // Submits `j` (a recipe's). `ended` is called once, from a scheduler
   // thread, when it ends; not where submit fails.
   outcome submit(std::shared_ptr<job> j, std::function<void(ending)> ended);
-  // The entry a kept result will be, where its size is known before it runs:
-  // its handle is drawn now, and the job's end keeps the result under it (or
-  // fails). nullopt where it is not known, or the job ended already. Once,
-  // after submit succeeded.
-  std::optional<entry_info> announce();
+  // The entry a kept result will be, where its size is known before it runs,
+  // its handle drawn now; nullopt where it is not known, or the job ended
+  // already. After submit succeeded.
+  std::optional<entry_info> promise() const;
+  // Commits to `promised` (from promise()): the job's end keeps the result
+  // under its handle, or fails. False where the job ended meanwhile. Once.
+  bool announce(const entry_info& promised);
   // Cancels the job: it leaves the queue, or stops at its next phase.
   void cancel();
 

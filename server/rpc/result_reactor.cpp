@@ -74,10 +74,11 @@ void result_reactor::start_job(std::shared_ptr<core::job> j, bool keep, std::str
   // The kept message goes while the job still runs (from gRPC's thread,
   // which answers its completion at once): at the job's end only the stats
   // are left to write, not two messages one after the other.
+  std::optional<core::entry_info> promised = run_->promise();
+  if (!promised) return;
   {
     std::lock_guard<std::mutex> lock(reply_mu_);
-    std::optional<core::entry_info> promised = run_->announce();
-    if (!promised) return;
+    if (!run_->announce(*promised)) return;  // it ended meanwhile: the usual reply
     kept_ = std::move(*promised);
     announce_ = announcement::in_flight;
     state_ = state::kept;

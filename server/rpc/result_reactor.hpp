@@ -62,8 +62,8 @@ class result_reactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   bool send_stats_ = true;
   // A kept message announced while the job runs: in flight, then sent. The
   // job's end waits for it: what it leaves goes on from OnWriteDone. Guarded
-  // by reply_mu_, which is held while the job is announced (job_run::announce
-  // decides that against the job's end).
+  // by reply_mu_, which is held while job_run::announce decides against the
+  // job's end, so the end sees the announcement in flight.
   enum class announcement { none, in_flight, sent };
   std::mutex reply_mu_;
   announcement announce_ = announcement::none;

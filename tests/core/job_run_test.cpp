@@ -42,7 +42,7 @@ TEST_F(job_run_test, a_streamed_result_is_handed_over_with_its_reservation) {
   const std::string a = f.upload(small);
   core::job_run run(*f.cache, *f.sched, "", /*keep=*/false, "", core::steady::now());
   auto ended = submit(run, square_of(f, a));
-  EXPECT_FALSE(run.announce());  // nothing is announced for a streamed result
+  EXPECT_FALSE(run.promise());  // nothing is announced for a streamed result
   ASSERT_TRUE(ready_within(ended, 5s));
   core::job_run::ending e = ended.get();
   ASSERT_TRUE(e.result.ok()) << e.result.message;
@@ -64,7 +64,7 @@ TEST_F(job_run_test, a_kept_result_goes_into_the_cache_and_its_reservation_with_
   const std::string a = f.upload(small);
   core::job_run run(*f.cache, *f.sched, "", /*keep=*/true, "a2", core::steady::now());
   auto ended = submit(run, square_of(f, a));
-  EXPECT_FALSE(run.announce());  // its size is not known before it first runs
+  EXPECT_FALSE(run.promise());  // its size is not known before it first runs
   ASSERT_TRUE(ready_within(ended, 5s));
   const core::job_run::ending e = ended.get();
   ASSERT_TRUE(e.result.ok()) << e.result.message;
@@ -85,8 +85,9 @@ TEST_F(job_run_test, a_repeated_kept_product_is_announced_while_it_runs_and_kept
   core::job_run again(*f.cache, *f.sched, "", true, "again", core::steady::now());
   auto ended = submit(again, square_of(f, a));
   ASSERT_TRUE(f.fake().wait_running(1));
-  const std::optional<core::entry_info> announced = again.announce();
+  const std::optional<core::entry_info> announced = again.promise();
   ASSERT_TRUE(announced);
+  ASSERT_TRUE(again.announce(*announced));
   EXPECT_EQ(announced->info.nnz, 1000);
   EXPECT_EQ(announced->name, "again");
   EXPECT_FALSE(f.cache->describe("", announced->handle));  // not before it ends
@@ -96,7 +97,8 @@ TEST_F(job_run_test, a_repeated_kept_product_is_announced_while_it_runs_and_kept
   ASSERT_TRUE(e.result.ok()) << e.result.message;
   EXPECT_EQ(e.kept.handle, announced->handle);
   EXPECT_TRUE(f.cache->describe("", announced->handle));
-  EXPECT_FALSE(again.announce());  // once over, never
+  EXPECT_FALSE(again.promise());  // once over, never
+  EXPECT_FALSE(again.announce(*announced));
 }
 
 TEST_F(job_run_test, an_announced_result_that_came_out_another_size_is_not_kept) {
@@ -108,7 +110,9 @@ TEST_F(job_run_test, an_announced_result_that_came_out_another_size_is_not_kept)
   core::job_run again(*f.cache, *f.sched, "", true, "", core::steady::now());
   auto ended = submit(again, square_of(f, a));
   ASSERT_TRUE(f.fake().wait_running(1));
-  ASSERT_TRUE(again.announce());
+  const std::optional<core::entry_info> announced = again.promise();
+  ASSERT_TRUE(announced);
+  ASSERT_TRUE(again.announce(*announced));
   f.fake().open_gate();
   ASSERT_TRUE(ready_within(ended, 5s));
   const core::job_run::ending e = ended.get();

@@ -135,7 +135,7 @@ TEST(scheduler_budget, no_device_ever_holds_more_than_its_budget_under_a_random_
         ++refused;
         continue;
       }
-      run->announce();
+      if (auto promised = run->promise()) run->announce(*promised);
       if (rng() % 10 == 0) {
         std::this_thread::sleep_for(std::chrono::microseconds(rng() % 400));
         run->cancel();
