@@ -72,7 +72,7 @@ class job_run {
   // Cancels the job: it leaves the queue, or stops at its next phase.
   void cancel();
 
-  // Whether the job ended (it was submitted and its `ended` was called).
+  // Whether the job ended: true from just before its `ended` is called.
   bool over() const;
   // Once over():
   const job_report& report() const { return report_; }
