@@ -17,12 +17,13 @@
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
 
-#include "cache/matrix_cache.hpp"
+#include "core/matrix_cache.hpp"
+#include "core/scheduler.hpp"
 #include "ops/config.hpp"
 #include "ops/log.hpp"
 #include "ops/metrics.hpp"
+#include "ops/service_metrics.hpp"
 #include "rpc/service.hpp"
-#include "scheduler/scheduler.hpp"
 #include "spgemm/backend.hpp"
 #include "spgemm/errors.hpp"
 
@@ -130,16 +131,16 @@ int main(int argc, char** argv) {
     }
   }
 
-  matrix_cache cache(backends, budgets, host_budget, cfg.default_ttl_seconds);
-  scheduler sched(cache, cfg.max_queue, cfg.workers);
+  core::matrix_cache cache(backends, budgets, host_budget, cfg.default_ttl_seconds);
+  core::scheduler sched(cache, cfg.max_queue, cfg.workers);
   cache.set_on_freed([&sched] { sched.poke(); });
   cache.start_sweeper(std::chrono::milliseconds(1000));
 
-  metrics_registry metrics;
+  metrics_registry registry;
+  service_metrics metrics(registry, cache, sched);
   service_state state(cache, sched, metrics, cfg, SPGEMMD_VERSION);
-  register_metrics(state);
 
-  metrics_http_server metrics_server(metrics);
+  metrics_http_server metrics_server(registry);
   if (!cfg.metrics_listen.empty()) {
     std::string error;
     const int port = metrics_server.start(cfg.metrics_listen, &error);

@@ -1,41 +1,13 @@
-// The spgemm.v1.Spgemm service on gRPC's callback API: one reactor per
-// streaming call (uploads read chunks; products, transposes and downloads
-// write them), unary calls on the default reactor. The service knows the
-// engine only through its public API, the cache and the scheduler.
+// The spgemm.v1.Spgemm service on gRPC's callback API: requests checked,
+// jobs built by the core's recipes, one reactor per streaming call (uploads
+// read chunks: upload_reactor; products, transposes and downloads write them:
+// result_reactor), unary calls on the default reactor (unary_calls.cpp).
 #pragma once
 
-#include <atomic>
-#include <memory>
-#include <string>
-
-#include "cache/matrix_cache.hpp"
-#include "ops/config.hpp"
-#include "ops/metrics.hpp"
-#include "rpc/spare_arrays.hpp"
-#include "scheduler/estimate_memo.hpp"
-#include "scheduler/scheduler.hpp"
+#include "rpc/service_state.hpp"
 #include "spgemm/v1/spgemm.grpc.pb.h"
 
 namespace spgemmd {
-
-struct service_state {
-  matrix_cache& cache;
-  scheduler& sched;
-  metrics_registry& metrics;
-  const config& cfg;
-  std::string version;
-  steady::time_point started = steady::now();
-  std::atomic<bool> shutting_down{false};
-  estimate_memo estimates{4096};  // of products of stored matrices
-  spare_arrays upload_arrays;     // of finished uploads, for the next ones
-
-  service_state(matrix_cache& c, scheduler& s, metrics_registry& m, const config& cf, std::string v)
-      : cache(c), sched(s), metrics(m), cfg(cf), version(std::move(v)),
-        upload_arrays(static_cast<std::size_t>(cf.upload_spare_bytes)) {}
-};
-
-// Declares the service's metrics and installs the scrape-time gauges.
-void register_metrics(service_state& state);
 
 // The streaming methods are raw (byte buffers): their chunks are encoded and
 // decoded by hand (proto/wire/chunk_frame.hpp), their other messages with the

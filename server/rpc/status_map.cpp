@@ -1,35 +1,23 @@
 #include "rpc/status_map.hpp"
 
-#include <new>
-#include <stdexcept>
-#include <string>
-
 namespace spgemmd {
 
-grpc::Status to_grpc_status(const spgemm::error& e) {
-  switch (e.kind()) {
-    case spgemm::error_kind::bad_input: return {grpc::StatusCode::INVALID_ARGUMENT, e.what()};
-    case spgemm::error_kind::does_not_fit: return {grpc::StatusCode::RESOURCE_EXHAUSTED, e.what()};
-    case spgemm::error_kind::device_failure:
-      return {grpc::StatusCode::INTERNAL, std::string("device failure: ") + e.what()};
-    case spgemm::error_kind::cancelled: return {grpc::StatusCode::CANCELLED, e.what()};
+grpc::Status to_grpc_status(const core::outcome& o) {
+  switch (o.code) {
+    case core::status::ok: return grpc::Status::OK;
+    case core::status::invalid_argument: return {grpc::StatusCode::INVALID_ARGUMENT, o.message};
+    case core::status::not_found: return {grpc::StatusCode::NOT_FOUND, o.message};
+    case core::status::does_not_fit:
+    case core::status::queue_full: return {grpc::StatusCode::RESOURCE_EXHAUSTED, o.message};
+    case core::status::shutting_down: return {grpc::StatusCode::UNAVAILABLE, o.message};
+    case core::status::cancelled: return {grpc::StatusCode::CANCELLED, o.message};
+    case core::status::device_failure:
+    case core::status::internal: return {grpc::StatusCode::INTERNAL, o.message};
   }
-  return {grpc::StatusCode::INTERNAL, e.what()};
+  return {grpc::StatusCode::INTERNAL, o.message};
 }
 
-grpc::Status to_grpc_status(std::exception_ptr e) {
-  try {
-    std::rethrow_exception(e);
-  } catch (const spgemm::error& err) {
-    return to_grpc_status(err);
-  } catch (const std::bad_alloc&) {
-    return {grpc::StatusCode::RESOURCE_EXHAUSTED, "out of host memory"};
-  } catch (const std::exception& err) {
-    return {grpc::StatusCode::INTERNAL, std::string("internal error: ") + err.what()};
-  } catch (...) {
-    return {grpc::StatusCode::INTERNAL, "internal error"};
-  }
-}
+grpc::Status to_grpc_status(std::exception_ptr e) { return to_grpc_status(core::outcome_of(e)); }
 
 const char* code_name(grpc::StatusCode code) {
   switch (code) {

@@ -1,8 +1,8 @@
-#include "rpc/upload_pipeline.hpp"
+#include "core/upload_pipeline.hpp"
 
 #include <utility>
 
-namespace spgemmd {
+namespace spgemmd::core {
 
 std::unique_ptr<upload_pipeline> upload_pipeline::open(matrix_cache& cache, const spgemm::matrix_info& info,
                                                        const spgemm::host_csr_arrays& arrays) {
@@ -40,4 +40,4 @@ std::shared_ptr<spgemm::stored_matrix> upload_pipeline::finish(int64_t rows) {
   return writer_->finish();
 }
 
-}  // namespace spgemmd
+}  // namespace spgemmd::core

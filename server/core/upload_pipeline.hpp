@@ -8,10 +8,10 @@
 #include <future>
 #include <memory>
 
-#include "cache/matrix_cache.hpp"
+#include "core/matrix_cache.hpp"
 #include "spgemm/backend.hpp"
 
-namespace spgemmd {
+namespace spgemmd::core {
 
 class upload_pipeline {
  public:
@@ -45,4 +45,4 @@ class upload_pipeline {
   int64_t bytes_started_ = 0;  // of the rows handed to a copy
 };
 
-}  // namespace spgemmd
+}  // namespace spgemmd::core

@@ -1,11 +1,10 @@
-#include "scheduler/scheduler.hpp"
+#include "core/scheduler.hpp"
 
 #include <algorithm>
 #include <set>
 
-#include "rpc/status_map.hpp"
 
-namespace spgemmd {
+namespace spgemmd::core {
 
 namespace {
 
@@ -38,19 +37,27 @@ scheduler::~scheduler() { stop(); }
 
 void scheduler::enqueue_locked(std::shared_ptr<job> j) {
   j->queued_at = steady::now();
-  auto it = std::find_if(queue_.begin(), queue_.end(), [&](const std::shared_ptr<job>& o) {
-    return o->priority < j->priority || (o->priority == j->priority && o->seq > j->seq);
-  });
+  // A job between its steps goes before any that has not started: it holds
+  // memory (its intermediates) that only its end frees, so a head waiting for
+  // memory must not block it.
+  auto started = [](const job& x) { return x.next_step > 0; };
+  auto goes_before = [&](const job& a, const job& b) {
+    if (started(a) != started(b)) return started(a);
+    if (a.priority != b.priority) return a.priority > b.priority;
+    return a.seq < b.seq;
+  };
+  auto it = std::find_if(queue_.begin(), queue_.end(),
+                         [&](const std::shared_ptr<job>& o) { return goes_before(*j, *o); });
   queue_.insert(it, std::move(j));
   dirty_ = true;
   posted_.fetch_add(1, std::memory_order_relaxed);
 }
 
-grpc::Status scheduler::submit(std::shared_ptr<job> j) {
+outcome scheduler::submit(std::shared_ptr<job> j) {
   std::unique_lock<std::mutex> lock(mutex_);
-  if (stopping_) return {grpc::StatusCode::UNAVAILABLE, "the server is shutting down"};
+  if (stopping_) return {status::shutting_down, "the server is shutting down"};
   if (static_cast<int>(queue_.size()) >= max_queue_) {
-    return {grpc::StatusCode::RESOURCE_EXHAUSTED,
+    return {status::queue_full,
             "the job queue is full (" + std::to_string(queue_.size()) + " jobs waiting); retry later"};
   }
   j->seq = next_seq_++;
@@ -61,7 +68,7 @@ grpc::Status scheduler::submit(std::shared_ptr<job> j) {
   const bool wake = queue_.size() > static_cast<std::size_t>(lingering_);
   lock.unlock();
   if (wake) work_cv_.notify_one();
-  return grpc::Status::OK;
+  return {};
 }
 
 void scheduler::poke() {
@@ -96,20 +103,29 @@ void scheduler::place(job& j) {
   j.res = reservation(&cache_, d);
 }
 
-scheduler::outcome scheduler::try_admit(const std::shared_ptr<job>& j, grpc::Status* status) {
+scheduler::admission scheduler::try_admit(const std::shared_ptr<job>& j, outcome* ended) {
   if (j->cancel.cancelled()) {
-    *status = {grpc::StatusCode::CANCELLED, "the call was cancelled while the job was queued"};
-    return outcome::finished;
+    *ended = {status::cancelled, "the call was cancelled while the job was queued"};
+    return admission::finished;
   }
   place(*j);
   const int d = j->device;
   const std::size_t budget = cache_.budget(d);
   const std::size_t input_bytes = unique_input_bytes(*j);
   if (input_bytes > budget) {
-    *status = {grpc::StatusCode::RESOURCE_EXHAUSTED,
-               "the job's inputs take " + std::to_string(input_bytes) + " bytes; the budget of " +
-                   cache_.backends()[d]->name() + " is " + std::to_string(budget) + " bytes"};
-    return outcome::finished;
+    *ended = {status::does_not_fit,
+              "the job's inputs take " + std::to_string(input_bytes) + " bytes; the budget of " +
+                  cache_.backends()[d]->name() + " is " + std::to_string(budget) + " bytes"};
+    return admission::finished;
+  }
+  bool busy = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    busy = running_[d] >= workers_per_device_;
+  }
+  if (busy) {
+    release_resident(*j);  // a job between its steps held its inputs there
+    return admission::wait;
   }
   try {
     if (j->resident.size() != j->inputs.size()) {
@@ -118,14 +134,10 @@ scheduler::outcome scheduler::try_admit(const std::shared_ptr<job>& j, grpc::Sta
         auto s = cache_.make_resident(*p, d);
         if (!s) {
           release_resident(*j);
-          return outcome::wait;
+          return admission::wait;
         }
         j->resident.push_back(std::move(s));
       }
-    }
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (running_[d] >= workers_per_device_) return outcome::wait;
     }
     if (!j->step_estimated) {
       const steady::time_point sizing = steady::now();
@@ -138,20 +150,23 @@ scheduler::outcome scheduler::try_admit(const std::shared_ptr<job>& j, grpc::Sta
       j->max_estimate = std::max(j->max_estimate, j->step_estimate + j->res.bytes());
     }
   } catch (...) {
-    *status = to_grpc_status(std::current_exception());
-    return outcome::finished;
+    *ended = outcome_of(std::current_exception());
+    return admission::finished;
   }
   const std::size_t need = input_bytes + j->res.bytes() + j->step_estimate;
   if (need > budget) {
-    *status = {grpc::StatusCode::RESOURCE_EXHAUSTED,
-               "the job needs " + std::to_string(need) + " bytes (inputs " + std::to_string(input_bytes) +
-                   ", estimate of its " + j->steps[j->next_step].what + " " + std::to_string(j->step_estimate) +
-                   "); the budget of " + cache_.backends()[d]->name() + " is " + std::to_string(budget) +
-                   " bytes, so it can never run there"};
-    return outcome::finished;
+    *ended = {status::does_not_fit,
+              "the job needs " + std::to_string(need) + " bytes (inputs " + std::to_string(input_bytes) +
+                  ", estimate of its " + j->steps[j->next_step].what + " " + std::to_string(j->step_estimate) +
+                  "); the budget of " + cache_.backends()[d]->name() + " is " + std::to_string(budget) +
+                  " bytes, so it can never run there"};
+    return admission::finished;
   }
-  if (!j->res.try_grow(j->step_estimate)) return outcome::wait;
-  return outcome::admitted;
+  if (!j->res.try_grow(j->step_estimate)) {
+    release_resident(*j);
+    return admission::wait;
+  }
+  return admission::admitted;
 }
 
 std::shared_ptr<job> scheduler::admit_pass(std::unique_lock<std::mutex>& lock, bool take) {
@@ -172,7 +187,7 @@ std::shared_ptr<job> scheduler::admit_pass(std::unique_lock<std::mutex>& lock, b
       lock.unlock();
       for (auto& j : cancelled) {
         j->times.queue += seconds_since(j->queued_at);
-        finish(j, {grpc::StatusCode::CANCELLED, "the call was cancelled while the job was queued"});
+        finish(j, {status::cancelled, "the call was cancelled while the job was queued"});
       }
       lock.lock();
     }
@@ -180,15 +195,15 @@ std::shared_ptr<job> scheduler::admit_pass(std::unique_lock<std::mutex>& lock, b
     while (!stopping_ && !queue_.empty()) {
       auto j = queue_.front();
       lock.unlock();
-      grpc::Status status;
+      outcome ended;
       const steady::time_point admitting = steady::now();
-      const outcome o = try_admit(j, &status);
+      const admission a = try_admit(j, &ended);
       lock.lock();
-      if (o == outcome::wait) break;
+      if (a == admission::wait) break;
       queue_.remove(j);
       j->admitted_at = steady::now();
       j->times.queue += seconds_between(j->queued_at, j->admitted_at);
-      if (o == outcome::admitted) {
+      if (a == admission::admitted) {
         j->times.admit += seconds_between(admitting, j->admitted_at);
         ++running_[j->device];
         ++running_total_;
@@ -201,7 +216,7 @@ std::shared_ptr<job> scheduler::admit_pass(std::unique_lock<std::mutex>& lock, b
         }
       } else {
         lock.unlock();
-        finish(j, status);
+        finish(j, std::move(ended));
         lock.lock();
       }
     }
@@ -226,19 +241,19 @@ void scheduler::dispatch_loop() {
   std::list<std::shared_ptr<job>> left;
   left.swap(queue_);
   lock.unlock();
-  for (auto& j : left) finish(j, {grpc::StatusCode::UNAVAILABLE, "the server is shutting down"});
+  for (auto& j : left) finish(j, {status::shutting_down, "the server is shutting down"});
 }
 
 void scheduler::run_job(std::unique_lock<std::mutex>& lock, std::shared_ptr<job> j) {
   lock.unlock();
-  grpc::Status status;
+  outcome ended;
   const auto t0 = steady::now();
   j->times.handoff += seconds_between(j->admitted_at, t0);
   try {
     const std::size_t held = j->steps[j->next_step].run(*j, *cache_.backends()[j->device]);
     j->res.shrink_to(held);
   } catch (...) {
-    status = to_grpc_status(std::current_exception());
+    ended = outcome_of(std::current_exception());
   }
   j->times.compute += seconds_since(t0);
   ++j->next_step;
@@ -249,11 +264,11 @@ void scheduler::run_job(std::unique_lock<std::mutex>& lock, std::shared_ptr<job>
   --running_[j->device];
   --running_total_;
   dirty_ = true;
-  if (status.ok() && j->next_step < j->steps.size()) {
+  if (ended.ok() && j->next_step < j->steps.size()) {
     if (j->cancel.cancelled()) {
-      status = {grpc::StatusCode::CANCELLED, "the call was cancelled"};
+      ended = {status::cancelled, "the call was cancelled"};
     } else if (stopping_) {
-      status = {grpc::StatusCode::UNAVAILABLE, "the server is shutting down"};
+      ended = {status::shutting_down, "the server is shutting down"};
     } else {
       enqueue_locked(j);  // keeps its place: same priority and sequence number
       done = false;
@@ -261,7 +276,7 @@ void scheduler::run_job(std::unique_lock<std::mutex>& lock, std::shared_ptr<job>
   }
   if (done) {
     lock.unlock();
-    finish(j, status);
+    finish(j, std::move(ended));
     lock.lock();
   }
   // This worker looks at the queue next (dirty_ is set): no wake-up needed.
@@ -305,22 +320,25 @@ void scheduler::worker_loop() {
 }
 
 void scheduler::release_resident(job& j) {
-  for (std::size_t i = 0; i < j.resident.size(); ++i) cache_.release_resident(*j.inputs[i]);
+  // The job's references go first: an entry released may spill at once, and
+  // its device copy must go with it, or the device holds more than the cache counts.
+  const std::size_t n = j.resident.size();
   j.resident.clear();
+  for (std::size_t i = 0; i < n; ++i) cache_.release_resident(*j.inputs[i]);
 }
 
-void scheduler::finish(const std::shared_ptr<job>& j, grpc::Status status) {
+void scheduler::finish(const std::shared_ptr<job>& j, outcome ended) {
   release_resident(*j);
   j->temps.clear();
   j->inputs.clear();  // unpins
-  if (!status.ok()) {  // freed before the call hears of it
+  if (!ended.ok()) {  // freed before the call hears of it
     j->result.reset();
     j->res.release();
   }
   {
     std::lock_guard<std::mutex> lock(mutex_);
     dirty_ = true;  // memory freed: the caller's thread (worker or dispatcher) looks at the queue next
-    if (status.ok()) {
+    if (ended.ok()) {
       ++completed_;
     } else {
       ++failed_;
@@ -328,7 +346,7 @@ void scheduler::finish(const std::shared_ptr<job>& j, grpc::Status status) {
   }
   if (j->done) {
     auto done = std::move(j->done);
-    done(*j, status);
+    done(*j, std::move(ended));
   }
   // What the callback left of the result and its reservation (a kept result
   // its call no longer wants) goes now, not with the job's last reference:
@@ -353,4 +371,4 @@ void scheduler::stop() {
   workers_.clear();
 }
 
-}  // namespace spgemmd
+}  // namespace spgemmd::core

@@ -21,7 +21,7 @@
 
 #include "spgemm/multiply.hpp"
 
-namespace spgemmd {
+namespace spgemmd::core {
 
 class estimate_memo {
  public:
@@ -49,4 +49,4 @@ class estimate_memo {
   std::unordered_map<std::string, std::list<entry>::iterator> index_;
 };
 
-}  // namespace spgemmd
+}  // namespace spgemmd::core

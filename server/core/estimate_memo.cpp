@@ -1,6 +1,6 @@
-#include "scheduler/estimate_memo.hpp"
+#include "core/estimate_memo.hpp"
 
-namespace spgemmd {
+namespace spgemmd::core {
 
 std::string estimate_memo::key(const std::string& tenant, const std::string& a, const std::string& b, int device,
                                const spgemm::multiply_options& options) {
@@ -48,4 +48,4 @@ void estimate_memo::note_result(const std::string& key, const spgemm::matrix_inf
   if (auto it = index_.find(key); it != index_.end()) it->second->second.result = result;
 }
 
-}  // namespace spgemmd
+}  // namespace spgemmd::core

@@ -1,4 +1,4 @@
-#include "cache/matrix_cache.hpp"
+#include "core/matrix_cache.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -6,7 +6,7 @@
 
 #include "spgemm/errors.hpp"
 
-namespace spgemmd {
+namespace spgemmd::core {
 
 pin& pin::operator=(pin&& o) noexcept {
   if (this != &o) {
@@ -244,6 +244,9 @@ std::shared_ptr<spgemm::stored_matrix> matrix_cache::make_resident(cache_entry& 
     return e.stored;
   }
   --d.uses;  // counted once it succeeds
+  // In use on another device: it moves once that job is done (the job reads
+  // the copy there, which would stay allocated beside the cache's count).
+  if (e.device >= 0 && e.active > 0) return nullptr;
   if (!make_room(device, e.bytes)) return nullptr;
   ++d.uses;
   if (e.device >= 0) {  // on another device: move it through the host
@@ -263,11 +266,8 @@ std::shared_ptr<spgemm::stored_matrix> matrix_cache::make_resident(cache_entry& 
 }
 
 void matrix_cache::release_resident(cache_entry& e) {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    --e.active;
-  }
-  notify_freed();
+  std::lock_guard<std::mutex> lock(mutex_);
+  --e.active;
 }
 
 int matrix_cache::preferred_device(const std::vector<cache_entry*>& entries) {
@@ -402,4 +402,4 @@ void matrix_cache::start_sweeper(std::chrono::milliseconds period) {
   });
 }
 
-}  // namespace spgemmd
+}  // namespace spgemmd::core

@@ -26,7 +26,7 @@
 #include "spgemm/backend.hpp"
 #include "spgemm/csr.hpp"
 
-namespace spgemmd {
+namespace spgemmd::core {
 
 using steady = std::chrono::steady_clock;
 using wall = std::chrono::system_clock;
@@ -154,10 +154,12 @@ class matrix_cache {
   // Makes a pinned entry resident on `device` (restoring it from the host or
   // moving it from another device), spilling cold entries for room, and keeps
   // it there until release_resident. Counts a use (a hit when it was resident
-  // there already). nullptr when there is no room now. (Pins alone do not
-  // stop a spill: queued jobs pin their inputs, and those must stay movable.)
+  // there already). nullptr when there is no room now, or when the entry is
+  // in use on another device. (Pins alone do not stop a spill: queued jobs
+  // pin their inputs, and those must stay movable.)
   std::shared_ptr<spgemm::stored_matrix> make_resident(cache_entry& e, int device);
-  // Ends a make_resident: the entry may spill again.
+  // Ends a make_resident: the entry may spill again. (It frees nothing, so
+  // the on_freed callback is not called.)
   void release_resident(cache_entry& e);
   // Device where most of these entries' bytes live, or -1.
   int preferred_device(const std::vector<cache_entry*>& entries);
@@ -216,4 +218,4 @@ class matrix_cache {
   std::thread sweeper_;
 };
 
-}  // namespace spgemmd
+}  // namespace spgemmd::core

@@ -2,9 +2,9 @@
 // recently used entry goes first.
 #include <gtest/gtest.h>
 
-#include "scheduler/estimate_memo.hpp"
+#include "core/estimate_memo.hpp"
 
-using spgemmd::estimate_memo;
+using spgemmd::core::estimate_memo;
 
 namespace {
 

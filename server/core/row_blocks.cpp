@@ -1,18 +1,35 @@
-#include "rpc/row_blocks.hpp"
+#include "core/row_blocks.hpp"
 
 #include <algorithm>
 
-namespace spgemmd {
+namespace spgemmd::core {
 
 row_blocks::row_blocks(std::shared_ptr<spgemm::backend> backend, std::shared_ptr<spgemm::stored_matrix> stored,
                        std::size_t block_bytes)
     : backend_(std::move(backend)), stored_(std::move(stored)), info_(stored_->info()) {
-  const double row_bytes = static_cast<double>(info_.bytes()) / static_cast<double>(std::max<int64_t>(1, info_.rows));
-  rows_per_block_ = static_cast<int64_t>(std::max(1.0, static_cast<double>(block_bytes) / row_bytes));
+  set_block_rows(block_bytes);
 }
 
 row_blocks::row_blocks(std::shared_ptr<const spgemm::any_csr> host)
     : host_(std::move(host)), info_(spgemm::info_of(*host_)), rows_per_block_(std::max<int64_t>(1, info_.rows)) {}
+
+row_blocks::row_blocks(matrix_cache& cache, cache_entry& e, std::size_t block_bytes) {
+  int device = -1;
+  cache.locate(e, &device, &stored_, &host_);
+  if (stored_) {
+    backend_ = cache.backends()[static_cast<std::size_t>(device)];
+    info_ = stored_->info();
+    set_block_rows(block_bytes);
+  } else {
+    info_ = spgemm::info_of(*host_);
+    rows_per_block_ = std::max<int64_t>(1, info_.rows);
+  }
+}
+
+void row_blocks::set_block_rows(std::size_t block_bytes) {
+  const double row_bytes = static_cast<double>(info_.bytes()) / static_cast<double>(std::max<int64_t>(1, info_.rows));
+  rows_per_block_ = static_cast<int64_t>(std::max(1.0, static_cast<double>(block_bytes) / row_bytes));
+}
 
 row_blocks::~row_blocks() {
   if (ahead_.valid()) ahead_.wait();
@@ -36,4 +53,4 @@ row_blocks::block row_blocks::next() {
   return {begin, std::move(rows)};
 }
 
-}  // namespace spgemmd
+}  // namespace spgemmd::core

@@ -1,0 +1,74 @@
+// A job: the steps of one call (a recipe built them: recipes/), the inputs
+// they read, and what the scheduler fills in as it runs them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/matrix_cache.hpp"
+#include "core/outcome.hpp"
+#include "spgemm/backend.hpp"
+#include "spgemm/multiply.hpp"
+
+namespace spgemmd::core {
+
+struct job;
+
+// Where a job's time went on the server (seconds, summed over its steps):
+// its part of the call's per-phase timeline (logs, spgemmd_phase_seconds).
+struct job_times {
+  double queue = 0;     // submitted -> admitted: waiting, then admission (JobStats.queue_ms)
+  double admit = 0;     // of queue: the admission that succeeded (residency, estimate, reservation)
+  double estimate = 0;  // of admit: sizing the step (a memo lookup, or the engine's pass)
+  double handoff = 0;   // admitted -> running on the thread that runs it
+  double compute = 0;   // the step on that thread (JobStats.compute_ms)
+  double engine = 0;    // of compute: the backend's call
+};
+
+struct job_step {
+  std::string what;  // "multiply", "transpose" (logs)
+  // What the step will allocate on the job's device, and the work and method it runs.
+  std::function<spgemm::memory_estimate(job&, spgemm::backend&)> estimate;
+  // Runs the step; returns the bytes the job holds on the device afterwards.
+  std::function<std::size_t(job&, spgemm::backend&)> run;
+  // Optional: the matrix the same step gave when it ran before on the job's
+  // device (placed), where known.
+  std::function<std::optional<spgemm::matrix_info>(const job&)> gave_before;
+};
+
+struct job {
+  std::string kind;       // "multiply", "galerkin", "transpose"
+  std::string algorithm;  // what the call asked for ("auto", "hash", "transpose"), until `methods` says what ran
+  int priority = 0;
+  std::vector<pin> inputs;  // pinned by the caller
+  std::vector<job_step> steps;
+  spgemm::cancel_token cancel;
+  // Called once when the job ends: OK (result below, reservation holding its
+  // bytes) or why not. From a scheduler thread; must not block for long.
+  std::function<void(job&, outcome)> done;
+
+  // Filled as the job goes:
+  int device = -1;
+  std::vector<std::shared_ptr<spgemm::stored_matrix>> resident;  // inputs, on `device`
+  reservation res;  // before what it reserves for: a job dropped frees its matrices first
+  std::vector<std::shared_ptr<spgemm::stored_matrix>> temps;      // intermediates
+  std::shared_ptr<spgemm::stored_matrix> result;
+  std::size_t next_step = 0;
+  std::size_t max_estimate = 0;
+  job_times times;
+  std::int64_t products = 0;  // scalar multiplications of every step
+  std::string methods;        // the methods the steps ran, "+"-joined
+
+  // The scheduler's.
+  uint64_t seq = 0;
+  steady::time_point queued_at, admitted_at;
+  std::size_t step_estimate = 0;
+  bool step_estimated = false;
+};
+
+}  // namespace spgemmd::core

@@ -1,0 +1,133 @@
+#include "core/job_run.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+namespace spgemmd::core {
+
+namespace {
+
+double between(steady::time_point from, steady::time_point to) {
+  return std::max(0.0, std::chrono::duration<double>(to - from).count());
+}
+
+bool same_size(const spgemm::matrix_info& a, const spgemm::matrix_info& b) {
+  return a.rows == b.rows && a.cols == b.cols && a.nnz == b.nnz && a.type == b.type;
+}
+
+}  // namespace
+
+job_run::job_run(matrix_cache& cache, scheduler& sched, std::string tenant, bool keep, std::string keep_name,
+                 steady::time_point call_started)
+    : cache_(cache), sched_(sched), tenant_(std::move(tenant)), keep_(keep), keep_name_(std::move(keep_name)),
+      call_started_(call_started) {}
+
+outcome job_run::submit(std::shared_ptr<job> j, std::function<void(ending)> ended) {
+  report_.algorithm = j->algorithm;
+  j->done = [this, ended = std::move(ended)](job& done, outcome result) { end(done, std::move(result), ended); };
+  // While the job is this thread's: a kept result of one step that ran
+  // before has its size known (the memo); that needs the job placed.
+  if (keep_ && j->steps.size() == 1 && j->steps[0].gave_before) {
+    sched_.place(*j);
+    expected_ = j->steps[0].gave_before(*j);
+    expected_device_ = j->device;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    job_ = j;
+  }
+  submitted_ = steady::now();
+  outcome submitted = sched_.submit(std::move(j));
+  if (!submitted.ok()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    job_.reset();
+  }
+  return submitted;
+}
+
+std::optional<entry_info> job_run::promise() const {
+  if (!expected_ || over()) return std::nullopt;
+  return cache_.promise_stored(*expected_, expected_device_, keep_name_, 0);
+}
+
+bool job_run::announce(const entry_info& promised) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (over_) return false;
+  announced_ = promised;
+  return true;
+}
+
+void job_run::cancel() {
+  std::shared_ptr<job> j;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    j = job_;
+  }
+  if (j) j->cancel.cancel();
+  sched_.poke();
+}
+
+bool job_run::over() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return over_;
+}
+
+call_phases job_run::phases(steady::time_point last_write) const {
+  call_phases p;
+  p.request = between(call_started_, submitted_);
+  const job_times& t = report_.times;
+  p.release = std::max(0.0, between(submitted_, ended_at_) - t.queue - t.handoff - t.compute);
+  if (keep_ && kept_at_ > ended_at_) {
+    p.keep = between(ended_at_, kept_at_);
+    p.reply = between(kept_at_, last_write);
+  }
+  return p;
+}
+
+void job_run::end(job& j, outcome result, const std::function<void(ending)>& ended) {
+  std::optional<entry_info> announced;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    over_ = true;
+    announced = announced_;
+  }
+  ended_at_ = steady::now();
+  report_.times = j.times;
+  report_.max_estimate = j.max_estimate;
+  report_.flops = 2.0 * static_cast<double>(j.products);
+  if (!j.methods.empty()) report_.algorithm = j.methods;
+  if (j.device >= 0) report_.device = cache_.backends()[static_cast<std::size_t>(j.device)]->name();
+  ending e;
+  e.result = result.ok() ? take_result(j, announced, &e) : std::move(result);
+  ended(std::move(e));
+}
+
+outcome job_run::take_result(job& j, const std::optional<entry_info>& announced, ending* e) {
+  try {
+    const spgemm::matrix_info info = j.result->info();
+    report_.nnz = info.nnz;
+    if (!keep_) {
+      e->backend = cache_.backends()[static_cast<std::size_t>(j.device)];
+      e->product = std::move(j.result);
+      e->held = std::move(j.res);
+      return {};
+    }
+    // A call gone (cancelled, past its deadline) would leave the result
+    // cached until its TTL, its handle known to no one.
+    if (j.cancel.cancelled()) return {status::cancelled, "the call was cancelled; its result is not kept"};
+    if (announced && !same_size(info, announced->info)) {
+      return {status::internal, "the product has nnz " + std::to_string(info.nnz) + ", not the " +
+                                    std::to_string(announced->info.nnz) +
+                                    " it had before and its handle announced; retry"};
+    }
+    e->kept = cache_.insert_stored(tenant_, j.res, std::move(j.result), keep_name_, 0,
+                                   announced ? &*announced : nullptr);
+    j.res.release();
+    kept_at_ = steady::now();
+    return {};
+  } catch (...) {
+    return outcome_of(std::current_exception());
+  }
+}
+
+}  // namespace spgemmd::core

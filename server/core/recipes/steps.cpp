@@ -1,0 +1,92 @@
+#include "core/recipes/steps.hpp"
+
+#include <chrono>
+
+namespace spgemmd::core {
+
+namespace {
+
+const spgemm::stored_matrix& stored(job& j, operand o) {
+  const auto i = static_cast<std::size_t>(o.index);
+  return o.intermediate ? *j.temps[i] : *j.resident[i];
+}
+
+// Adds the time since `started` to the job's engine phase.
+void note_engine(job& j, steady::time_point started) {
+  j.times.engine += std::chrono::duration<double>(steady::now() - started).count();
+}
+
+}  // namespace
+
+job_step multiply_step(estimate_memo& memo, operand left, operand right, const spgemm::multiply_options& options) {
+  const bool memoized = !left.intermediate && !right.intermediate;
+  auto key = [=](const job& j) {
+    const cache_entry& a = *j.inputs[static_cast<std::size_t>(left.index)];
+    return estimate_memo::key(a.tenant, a.handle, j.inputs[static_cast<std::size_t>(right.index)]->handle, j.device,
+                              options);
+  };
+  job_step step;
+  step.what = "multiply";
+  step.estimate = [=, &memo](job& j, spgemm::backend& b) {
+    auto estimate = [&] { return b.estimate_multiply(stored(j, left), stored(j, right), options); };
+    if (!memoized) return estimate();
+    const std::string k = key(j);
+    if (auto known = memo.find(k)) return known->estimate;
+    spgemm::memory_estimate e = estimate();
+    memo.put(k, e);
+    return e;
+  };
+  step.run = [=, &memo](job& j, spgemm::backend& b) {
+    const steady::time_point started = steady::now();
+    auto c = b.multiply(stored(j, left), stored(j, right), options, j.cancel);
+    note_engine(j, started);
+    if (memoized) memo.note_result(key(j), c->info());
+    std::size_t held = 0;
+    for (const auto& t : j.temps) held += t->info().bytes();
+    j.temps.push_back(std::move(c));
+    return held + j.temps.back()->info().bytes();
+  };
+  if (memoized) {
+    step.gave_before = [=, &memo](const job& j) -> std::optional<spgemm::matrix_info> {
+      const auto known = memo.find(key(j));
+      return known ? known->result : std::nullopt;
+    };
+  }
+  return step;
+}
+
+job_step transpose_step(int index) {
+  job_step step;
+  step.what = "transpose";
+  step.estimate = [=](job& j, spgemm::backend& b) { return b.estimate_transpose(stored(j, input(index))); };
+  step.run = [=](job& j, spgemm::backend& b) {
+    const steady::time_point started = steady::now();
+    j.temps.push_back(b.transpose(stored(j, input(index)), j.cancel));
+    note_engine(j, started);
+    return j.temps.back()->info().bytes();
+  };
+  return step;
+}
+
+std::shared_ptr<job> make_job(const char* kind, std::string algorithm, int priority, std::vector<pin> inputs,
+                              std::vector<job_step> steps) {
+  auto j = std::make_shared<job>();
+  j->kind = kind;
+  j->algorithm = std::move(algorithm);
+  j->priority = priority;
+  j->inputs = std::move(inputs);
+  j->steps = std::move(steps);
+  // The last step's product becomes the result; the intermediates before it go.
+  if (!j->steps.empty()) {
+    auto run = j->steps.back().run;
+    j->steps.back().run = [run](job& jj, spgemm::backend& b) {
+      run(jj, b);
+      jj.result = jj.temps.back();
+      jj.temps.clear();
+      return jj.result->info().bytes();
+    };
+  }
+  return j;
+}
+
+}  // namespace spgemmd::core

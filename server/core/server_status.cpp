@@ -1,0 +1,26 @@
+#include "core/server_status.hpp"
+
+namespace spgemmd::core {
+
+server_status status_of(matrix_cache& cache, scheduler& sched) {
+  const cache_stats cs = cache.stats();
+  server_status s;
+  s.jobs = sched.stats();
+  s.host_bytes = cs.host_bytes;
+  s.host_budget = cs.host_budget;
+  s.matrices = cs.matrices;
+  for (std::size_t i = 0; i < cs.devices.size(); ++i) {
+    const auto& b = cache.backends()[i];
+    device_status d;
+    d.name = cs.devices[i].name;
+    d.description = b->description();
+    d.is_gpu = b->is_gpu();
+    d.cache = cs.devices[i];
+    d.jobs_running = i < s.jobs.running_per_device.size() ? s.jobs.running_per_device[i] : 0;
+    d.memory = b->memory();
+    s.devices.push_back(std::move(d));
+  }
+  return s;
+}
+
+}  // namespace spgemmd::core

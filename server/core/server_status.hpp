@@ -1,0 +1,34 @@
+// One reading of the whole server: every device's budget, cache, jobs and
+// memory, the queue, the host spill space. The Status call and the metrics
+// scrape both read it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/matrix_cache.hpp"
+#include "core/scheduler.hpp"
+#include "spgemm/backend.hpp"
+
+namespace spgemmd::core {
+
+struct device_status {
+  std::string name, description;
+  bool is_gpu = false;
+  device_stats cache;             // budget, cached, reserved, peak used, uses and hits
+  int jobs_running = 0;
+  spgemm::backend_memory memory;  // as the backend reports it
+};
+
+struct server_status {
+  std::vector<device_status> devices;
+  scheduler_stats jobs;
+  std::size_t host_bytes = 0, host_budget = 0;
+  int64_t matrices = 0;
+};
+
+server_status status_of(matrix_cache& cache, scheduler& sched);
+
+}  // namespace spgemmd::core

@@ -1,0 +1,89 @@
+// The reactor of the streamed calls: a product's result (header, chunks,
+// stats) or its kept handle (kept, stats), or a stored matrix for Download
+// (header, chunks). The last message goes with the status
+// (StartWriteAndFinish): one completion less per call.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "core/job_run.hpp"
+#include "core/row_blocks.hpp"
+#include "rpc/service_state.hpp"
+#include "wire/chunk_codec.hpp"
+
+namespace spgemmd {
+
+class result_reactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
+ public:
+  // `chunk_bytes`: what the request asked for (0: the server's default).
+  result_reactor(service_state& s, grpc::CallbackServerContext* ctx, std::string kind, int64_t chunk_bytes);
+
+  // Ends the call before anything was sent.
+  void fail(grpc::Status status);
+  // Runs `j` (a recipe's); streams or keeps its result.
+  void start_job(std::shared_ptr<core::job> j, bool keep, std::string keep_name);
+  // Streams the matrix `held`.
+  void start_download(core::pin held);
+
+  void OnWriteDone(bool ok) override;
+  void OnCancel() override;
+  void OnDone() override;
+
+ private:
+  enum class state { idle, kept, header, chunks, stats };
+
+  std::size_t block_bytes() const;
+  void on_job_end(core::job_run::ending e);
+  // After the job: its result's messages, or its error.
+  void go_on(const grpc::Status& status);
+  bool chunks_left() const;
+  void send(bool last);
+  void send(const spgemm::v1::ResultPart& part, bool last);
+  void write_next();
+  void finish(grpc::Status status, bool with_last_message = false);
+
+  service_state& s_;
+  std::string kind_;
+  int64_t chunk_bytes_;
+  std::string tenant_;
+  core::steady::time_point created_ = core::steady::now();
+  core::steady::time_point stream_started_, last_write_at_;
+  std::optional<core::job_run> run_;
+  bool keep_ = false;
+  std::string keep_name_;
+  bool send_stats_ = true;
+  // A kept message announced while the job runs: in flight, then sent. The
+  // job's end waits for it: what it leaves goes on from OnWriteDone. Guarded
+  // by reply_mu_, which is held while job_run::announce decides against the
+  // job's end, so the end sees the announcement in flight.
+  enum class announcement { none, in_flight, sent };
+  std::mutex reply_mu_;
+  announcement announce_ = announcement::none;
+  std::optional<grpc::Status> after_announcement_;
+  bool streamed_ = false;
+  state state_ = state::idle;
+  core::entry_info kept_;
+  core::reservation result_res_;  // of the result's bytes; declared first, so it outlives the rows
+  std::optional<core::row_blocks> rows_;
+  core::pin held_;
+  std::shared_ptr<const spgemm::any_csr> block_;  // the rows being sent
+  spgemm::wire::csr_view block_view_;
+  int64_t block_first_row_ = 0;
+  std::vector<std::pair<int64_t, int64_t>> plan_;
+  std::size_t plan_index_ = 0;
+  int64_t bytes_out_ = 0;
+  spgemm::v1::JobStats stats_;
+  grpc::ByteBuffer out_;  // the message being written
+  grpc::StatusCode final_code_ = grpc::StatusCode::OK;
+  std::string final_message_;
+};
+
+}  // namespace spgemmd

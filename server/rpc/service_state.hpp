@@ -1,0 +1,35 @@
+// What every reactor of the service reaches: the core (cache, scheduler,
+// remembered estimates), the metrics, the settings, and the service's own state.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <string>
+#include <utility>
+
+#include "core/estimate_memo.hpp"
+#include "core/matrix_cache.hpp"
+#include "core/scheduler.hpp"
+#include "ops/config.hpp"
+#include "ops/service_metrics.hpp"
+#include "rpc/spare_arrays.hpp"
+
+namespace spgemmd {
+
+struct service_state {
+  core::matrix_cache& cache;
+  core::scheduler& sched;
+  service_metrics& metrics;
+  const config& cfg;
+  std::string version;
+  core::steady::time_point started = core::steady::now();
+  std::atomic<bool> shutting_down{false};
+  core::estimate_memo estimates{4096};  // of products of stored matrices
+  spare_arrays upload_arrays;           // of finished uploads, for the next ones
+
+  service_state(core::matrix_cache& c, core::scheduler& s, service_metrics& m, const config& cf, std::string v)
+      : cache(c), sched(s), metrics(m), cfg(cf), version(std::move(v)),
+        upload_arrays(static_cast<std::size_t>(cf.upload_spare_bytes)) {}
+};
+
+}  // namespace spgemmd

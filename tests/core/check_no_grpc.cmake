@@ -1,0 +1,26 @@
+# Fails where the server's core reaches gRPC or protobuf: an include of theirs
+# in a file under CORE_DIR, or a symbol of theirs in BINARY (the core's tests,
+# which link the core alone).
+file(GLOB_RECURSE sources "${CORE_DIR}/*.hpp" "${CORE_DIR}/*.cpp")
+set(found "")
+foreach(source ${sources})
+  file(STRINGS "${source}" includes REGEX "^[ \t]*#[ \t]*include[ \t]*[<\"](grpc|grpcpp|google/protobuf|spgemm/v1/)")
+  foreach(line ${includes})
+    string(APPEND found "\n  ${source}: ${line}")
+  endforeach()
+endforeach()
+if(found)
+  message(FATAL_ERROR "the server's core includes gRPC or protobuf:${found}")
+endif()
+
+execute_process(COMMAND "${NM}" -C "${BINARY}" OUTPUT_VARIABLE symbols RESULT_VARIABLE nm_failed)
+if(nm_failed)
+  message(FATAL_ERROR "${NM} could not read ${BINARY}")
+endif()
+string(REGEX MATCHALL "[^\n]*(grpc|google::protobuf)[^\n]*" linked "${symbols}")
+if(linked)
+  list(LENGTH linked count)
+  list(GET linked 0 first)
+  message(FATAL_ERROR "the core's tests link ${count} symbols of gRPC or protobuf, e.g. ${first}")
+endif()
+message(STATUS "the server's core includes and links nothing of gRPC or protobuf")

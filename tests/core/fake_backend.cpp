@@ -1,0 +1,248 @@
+#include "fake_backend.hpp"
+
+#include <algorithm>
+#include <thread>
+
+namespace spgemmd::testing {
+
+namespace {
+
+template <typename T>
+spgemm::csr_matrix<T> filled(const spgemm::matrix_info& info, int64_t row_begin, int64_t row_end) {
+  spgemm::csr_matrix<T> m;
+  m.rows = row_end - row_begin;
+  m.cols = info.cols;
+  m.row_offsets.assign(1, 0);
+  for (int64_t r = row_begin; r < row_end; ++r) {
+    const int64_t first = std::min(info.nnz, r * info.cols);
+    const int64_t last = std::min(info.nnz, (r + 1) * info.cols);
+    for (int64_t t = first; t < last; ++t) {
+      m.col_indices.push_back(static_cast<spgemm::index_t>(t - r * info.cols));
+      m.values.push_back(T(1));
+    }
+    m.row_offsets.push_back(static_cast<spgemm::offset_t>(m.col_indices.size()));
+  }
+  return m;
+}
+
+}  // namespace
+
+spgemm::any_csr filled_matrix(const spgemm::matrix_info& info, int64_t row_begin, int64_t row_end) {
+  if (info.type == spgemm::value_type::f32) return filled<float>(info, row_begin, row_end);
+  return filled<double>(info, row_begin, row_end);
+}
+
+spgemm::any_csr filled_matrix(const spgemm::matrix_info& info) { return filled_matrix(info, 0, info.rows); }
+
+// A stored shape; its bytes count on its backend while it lives.
+class fake_backend::fake_matrix final : public spgemm::stored_matrix {
+ public:
+  fake_matrix(fake_backend& owner, const spgemm::matrix_info& info) : owner_(owner), info_(info) {
+    owner_.add(info_.bytes());
+  }
+  ~fake_matrix() override { owner_.remove(info_.bytes()); }
+  spgemm::matrix_info info() const override { return info_; }
+
+ private:
+  fake_backend& owner_;
+  spgemm::matrix_info info_;
+};
+
+// Stores the rows as they are written: the fake keeps only their shape.
+class fake_writer final : public spgemm::matrix_writer {
+ public:
+  fake_writer(fake_backend& owner, const spgemm::matrix_info& info, const spgemm::host_csr_arrays& arrays)
+      : matrix_writer(info, arrays), owner_(owner) {}
+  std::shared_ptr<spgemm::stored_matrix> finish() override {
+    require_complete();
+    return owner_.allocate(info_);
+  }
+
+ protected:
+  void copy(int64_t, int64_t) override {}
+
+ private:
+  fake_backend& owner_;
+};
+
+void fake_backend::set_nnz_factor(int64_t factor) {
+  std::lock_guard<std::mutex> lock(mu_);
+  nnz_factor_ = factor;
+}
+
+void fake_backend::set_workspace(std::size_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  workspace_ = bytes;
+}
+
+void fake_backend::set_delay(std::chrono::microseconds delay) {
+  std::lock_guard<std::mutex> lock(mu_);
+  delay_ = delay;
+}
+
+void fake_backend::fail_next(spgemm::error_kind kind, int count) {
+  std::lock_guard<std::mutex> lock(mu_);
+  fail_kind_ = kind;
+  fail_count_ = count;
+}
+
+void fake_backend::close_gate() {
+  std::lock_guard<std::mutex> lock(mu_);
+  gate_open_ = false;
+}
+
+void fake_backend::open_gate() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    gate_open_ = true;
+  }
+  cv_.notify_all();
+}
+
+bool fake_backend::wait_running(int n, std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return cv_.wait_for(lock, timeout, [&] { return running_ >= n; });
+}
+
+std::size_t fake_backend::allocated() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return allocated_;
+}
+
+std::size_t fake_backend::peak() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return peak_;
+}
+
+int64_t fake_backend::products_run() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return products_;
+}
+
+spgemm::backend_memory fake_backend::memory() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  spgemm::backend_memory m;
+  m.total_bytes = std::size_t(1) << 40;
+  m.free_bytes = m.total_bytes - allocated_;
+  m.in_use_bytes = allocated_;
+  m.peak_bytes = peak_;
+  return m;
+}
+
+void fake_backend::reset_peak() {
+  std::lock_guard<std::mutex> lock(mu_);
+  peak_ = allocated_;
+}
+
+void fake_backend::add(std::size_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  allocated_ += bytes;
+  peak_ = std::max(peak_, allocated_);
+}
+
+void fake_backend::remove(std::size_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  allocated_ -= bytes;
+}
+
+std::shared_ptr<spgemm::stored_matrix> fake_backend::allocate(const spgemm::matrix_info& info) {
+  return std::make_shared<fake_matrix>(*this, info);
+}
+
+std::shared_ptr<spgemm::stored_matrix> fake_backend::store(const spgemm::any_csr& m) {
+  return allocate(spgemm::info_of(m));
+}
+
+std::unique_ptr<spgemm::matrix_writer> fake_backend::open_writer(const spgemm::matrix_info& info,
+                                                                 const spgemm::host_csr_arrays& arrays) {
+  return std::make_unique<fake_writer>(*this, info, arrays);
+}
+
+spgemm::any_csr fake_backend::fetch(const spgemm::stored_matrix& m, int64_t row_begin, int64_t row_end) {
+  return filled_matrix(m.info(), row_begin, row_end);
+}
+
+spgemm::matrix_info fake_backend::product_info(const spgemm::matrix_info& a, const spgemm::matrix_info& b) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const int64_t nnz = std::min(a.nnz * nnz_factor_, a.rows * b.cols);
+  return {a.rows, b.cols, nnz, spgemm::value_type::f64};
+}
+
+spgemm::memory_estimate fake_backend::estimate_multiply(const spgemm::stored_matrix& a, const spgemm::stored_matrix& b,
+                                                        const spgemm::multiply_options&) {
+  spgemm::require_conformable(a.info(), b.info());
+  const spgemm::matrix_info c = product_info(a.info(), b.info());
+  spgemm::memory_estimate e;
+  e.output_bytes = c.bytes();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    e.workspace_bytes = workspace_;
+  }
+  e.exact = true;
+  e.products = c.nnz;
+  e.method = "fake";
+  return e;
+}
+
+void fake_backend::run_call(const spgemm::cancel_token& cancel) {
+  std::unique_lock<std::mutex> lock(mu_);
+  ++running_;
+  cv_.notify_all();
+  struct leave {
+    fake_backend& b;
+    std::unique_lock<std::mutex>& lock;
+    ~leave() {
+      if (!lock.owns_lock()) lock.lock();
+      --b.running_;
+    }
+  } on_exit{*this, lock};
+  while (!gate_open_) {
+    cv_.wait_for(lock, std::chrono::milliseconds(1));
+    cancel.throw_if_cancelled();
+  }
+  const auto until = std::chrono::steady_clock::now() + delay_;
+  lock.unlock();
+  while (std::chrono::steady_clock::now() < until) {
+    cancel.throw_if_cancelled();
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  cancel.throw_if_cancelled();
+}
+
+std::shared_ptr<spgemm::stored_matrix> fake_backend::multiply(const spgemm::stored_matrix& a,
+                                                              const spgemm::stored_matrix& b,
+                                                              const spgemm::multiply_options& options,
+                                                              const spgemm::cancel_token& cancel) {
+  const spgemm::memory_estimate e = estimate_multiply(a, b, options);
+  run_call(cancel);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (fail_count_ > 0) {
+      --fail_count_;
+      throw spgemm::error(*fail_kind_, "the fake backend was told to fail");
+    }
+    ++products_;
+  }
+  add(e.workspace_bytes);  // held while the product is formed
+  auto c = allocate(product_info(a.info(), b.info()));
+  remove(e.workspace_bytes);
+  return c;
+}
+
+spgemm::memory_estimate fake_backend::estimate_transpose(const spgemm::stored_matrix& a) {
+  const spgemm::matrix_info m = a.info();
+  spgemm::memory_estimate e;
+  e.output_bytes = spgemm::matrix_info{m.cols, m.rows, m.nnz, m.type}.bytes();
+  e.exact = true;
+  e.method = "transpose";
+  return e;
+}
+
+std::shared_ptr<spgemm::stored_matrix> fake_backend::transpose(const spgemm::stored_matrix& a,
+                                                               const spgemm::cancel_token& cancel) {
+  run_call(cancel);
+  const spgemm::matrix_info m = a.info();
+  return allocate({m.cols, m.rows, m.nnz, m.type});
+}
+
+}  // namespace spgemmd::testing
