@@ -63,6 +63,9 @@ class cuda_backend final : public backend {
   std::shared_ptr<stored_matrix> transpose(const stored_matrix& a, const cancel_token& cancel = {}) override;
   memory_estimate estimate_transpose(const stored_matrix& a) override;
 
+  std::shared_ptr<stored_matrix> store_from_ipc(const matrix_info& info, const ipc_csr_arrays& arrays) override;  // ipc_transfer.cpp
+  void fetch_into_ipc(const stored_matrix& m, const ipc_csr_arrays& arrays) override;  // ipc_transfer.cpp
+
   // The device this backend runs on (for engine-internal callers such as benchmarks).
   device_context& context() { return *context_; }
 

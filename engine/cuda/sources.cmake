@@ -12,6 +12,8 @@ target_sources(spgemm_engine PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/transpose.cu
   ${CMAKE_CURRENT_LIST_DIR}/cuda_backend.cpp
   ${CMAKE_CURRENT_LIST_DIR}/cuda_writer.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/ipc_transfer.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/csr_check.cu
   ${CMAKE_CURRENT_LIST_DIR}/../rmerge/rmerge.cu
   ${CMAKE_CURRENT_LIST_DIR}/../rmerge/mul_limited_count.cu
   ${CMAKE_CURRENT_LIST_DIR}/../rmerge/mul_limited_f32.cu

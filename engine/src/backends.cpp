@@ -22,6 +22,14 @@ void matrix_writer::require_complete() const {
   }
 }
 
+std::shared_ptr<stored_matrix> backend::store_from_ipc(const matrix_info&, const ipc_csr_arrays&) {
+  throw_bad_input("CUDA IPC needs a GPU backend; " + name() + " keeps matrices in host memory");
+}
+
+void backend::fetch_into_ipc(const stored_matrix&, const ipc_csr_arrays&) {
+  throw_bad_input("CUDA IPC needs a GPU backend; " + name() + " keeps matrices in host memory");
+}
+
 std::vector<std::shared_ptr<backend>> open_default_backends() {
   std::vector<std::shared_ptr<backend>> backends;
   const int gpus = cuda_device_count();

@@ -73,6 +73,21 @@ class matrix_writer {
   bool started_ = false;  // row_offsets[0] was copied
 };
 
+// Device memory of another process on this host, by CUDA IPC: the 64 bytes
+// of its allocation's cudaIpcMemHandle_t, and bytes [offset, offset + length)
+// from the allocation's base.
+struct ipc_array {
+  std::string handle;
+  std::size_t offset = 0;
+  std::size_t length = 0;
+};
+
+// A CSR matrix's arrays in such memory: row offsets (int64, from 0), columns
+// (int32), values (of the matrix's value type).
+struct ipc_csr_arrays {
+  ipc_array row_offsets, col_indices, values;
+};
+
 class backend {
  public:
   virtual ~backend() = default;
@@ -102,6 +117,15 @@ class backend {
   virtual std::shared_ptr<stored_matrix> transpose(const stored_matrix& a,
                                                    const cancel_token& cancel = {}) = 0;
   virtual memory_estimate estimate_transpose(const stored_matrix& a) = 0;
+
+  // Stores a matrix of `info` from another process's device memory, device to
+  // device, checked on the device (valid CSR, else error(bad_input)); each
+  // array exactly the matrix's. GPU backends only: the others throw
+  // error(bad_input) (ipc_transfer.cpp on CUDA; backends.cpp elsewhere).
+  virtual std::shared_ptr<stored_matrix> store_from_ipc(const matrix_info& info, const ipc_csr_arrays& arrays);
+  // Copies a stored matrix into another process's device memory, device to
+  // device; each array at least the matrix's. GPU backends only, as above.
+  virtual void fetch_into_ipc(const stored_matrix& m, const ipc_csr_arrays& arrays);
 };
 
 // Number of usable CUDA devices: 0 where the engine was built without CUDA,
