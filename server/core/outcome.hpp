@@ -20,6 +20,9 @@ enum class status {
   cancelled,         // the caller went away, or its deadline passed (the engine's cancelled)
   device_failure,    // a device call failed (the engine's device_failure); the server stays up
   internal,          // anything else: a bug
+  not_permitted,     // not for this caller or on this server (shared memory off, a remote peer): use another way
+  already_exists,    // a name in use (a shared-memory region)
+  over_limit,        // more of something than the server allows a tenant (regions)
 };
 
 // The status and a message for the caller that says what happened and what to do.

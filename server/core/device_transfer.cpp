@@ -1,0 +1,80 @@
+#include "core/device_transfer.hpp"
+
+#include "core/matrices.hpp"
+#include "core/upload.hpp"
+
+namespace spgemmd::core {
+
+namespace {
+
+// The GPU with the most room, or -1.
+int roomiest_gpu(matrix_cache& cache) {
+  const int device = cache.roomiest_device();
+  return device >= 0 && cache.backends()[static_cast<std::size_t>(device)]->is_gpu() ? device : -1;
+}
+
+outcome no_gpu() {
+  return {status::not_permitted, "CUDA IPC needs a GPU backend; this server keeps matrices in host memory"};
+}
+
+}  // namespace
+
+bool has_gpu(const matrix_cache& cache) {
+  for (const auto& b : cache.backends()) {
+    if (b->is_gpu()) return true;
+  }
+  return false;
+}
+
+outcome store_from_device(matrix_cache& cache, scheduler& sched, const std::string& tenant,
+                          const spgemm::matrix_info& info, const spgemm::ipc_csr_arrays& arrays,
+                          const std::string& name, int64_t ttl_seconds, entry_info* out) {
+  if (outcome fits = upload::check(cache, info); !fits.ok()) return fits;
+  const int device = roomiest_gpu(cache);
+  if (device < 0) return no_gpu();
+  reservation room(&cache, device);
+  if (!room.try_grow(info.bytes())) {
+    return {status::does_not_fit, "no room on " + cache.backends()[static_cast<std::size_t>(device)]->name() +
+                                      " for a " + shape(info) + " matrix of " + std::to_string(info.bytes()) +
+                                      " bytes now; retry once jobs or matrices free some"};
+  }
+  try {
+    auto stored = cache.backends()[static_cast<std::size_t>(device)]->store_from_ipc(info, arrays);
+    *out = cache.insert_stored(tenant, room, std::move(stored), name, ttl_seconds);
+  } catch (...) {
+    return outcome_of(std::current_exception());
+  }
+  sched.poke();  // a queued job may spill it
+  return {};
+}
+
+outcome copy_to_device(matrix_cache& cache, cache_entry& e, const spgemm::ipc_csr_arrays& arrays) {
+  int device = -1;
+  std::shared_ptr<spgemm::stored_matrix> stored;
+  std::shared_ptr<const spgemm::any_csr> host;
+  cache.locate(e, &device, &stored, &host);
+  try {
+    if (stored && cache.backends()[static_cast<std::size_t>(device)]->is_gpu()) {
+      cache.backends()[static_cast<std::size_t>(device)]->fetch_into_ipc(*stored, arrays);
+      return {};
+    }
+    const int gpu = roomiest_gpu(cache);
+    if (gpu < 0) return no_gpu();
+    stored = cache.make_resident(e, gpu);
+    if (!stored) {
+      return {status::does_not_fit, "matrix " + e.handle + " is in host memory and no GPU has room to bring it back "
+                                    "for the copy now; retry once jobs or matrices free some"};
+    }
+    struct release {
+      matrix_cache& cache;
+      cache_entry& e;
+      ~release() { cache.release_resident(e); }
+    } resident{cache, e};
+    cache.backends()[static_cast<std::size_t>(gpu)]->fetch_into_ipc(*stored, arrays);
+  } catch (...) {
+    return outcome_of(std::current_exception());
+  }
+  return {};
+}
+
+}  // namespace spgemmd::core

@@ -1,0 +1,29 @@
+// Matrices that cross device to device with a client on the server's host
+// (CUDA IPC): stored from the client's device arrays onto the GPU with most
+// room, or copied from the cache into the client's arrays. The backend opens
+// the client's memory and checks every range (spgemm::backend::store_from_ipc).
+#pragma once
+
+#include <string>
+
+#include "core/matrix_cache.hpp"
+#include "core/outcome.hpp"
+#include "core/scheduler.hpp"
+#include "spgemm/backend.hpp"
+
+namespace spgemmd::core {
+
+// Whether any device is a GPU (CUDA IPC needs one).
+bool has_gpu(const matrix_cache& cache);
+
+// Stores the matrix `info` whose arrays are `arrays`, as an upload: within a
+// GPU's budget (does_not_fit where none has room now), checked on the device.
+outcome store_from_device(matrix_cache& cache, scheduler& sched, const std::string& tenant,
+                          const spgemm::matrix_info& info, const spgemm::ipc_csr_arrays& arrays,
+                          const std::string& name, int64_t ttl_seconds, entry_info* out);
+
+// Copies the pinned entry `e` into `arrays` (a spilled entry comes back to a
+// GPU for it: does_not_fit where none has room now).
+outcome copy_to_device(matrix_cache& cache, cache_entry& e, const spgemm::ipc_csr_arrays& arrays);
+
+}  // namespace spgemmd::core

@@ -1,0 +1,80 @@
+// The shared-memory regions clients on the server's host registered: per
+// tenant, by name, each in a session that it ends with. A region is a byte
+// range of a POSIX shared-memory object the client created; the server opens
+// the object when the region is registered (checking that it holds the range)
+// and reads or writes only within the ranges that references name and the
+// checks of region_ref.hpp let through.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/outcome.hpp"
+#include "core/shm_object.hpp"
+
+namespace spgemmd::core {
+
+struct region_info {
+  std::string name, key, session;
+  int64_t offset = 0, byte_size = 0;  // the range of the object that is the region
+};
+
+// Bytes [at, at + length) of an opened object: a reference, resolved and
+// checked. Keeps the object open (an unregistered region stays readable by
+// the requests that resolved it before).
+struct region_span {
+  std::shared_ptr<const shm_object> object;
+  int64_t at = 0, length = 0;
+
+  // Bytes [pos, pos + bytes) of the span, out or in: internal where that
+  // leaves the span (the callers' sizes are checked against it first).
+  outcome read(int64_t pos, void* to, int64_t bytes) const;
+  outcome write(int64_t pos, const void* from, int64_t bytes) const;
+};
+
+class region_registry {
+ public:
+  explicit region_registry(std::size_t max_regions_per_tenant) : max_per_tenant_(max_regions_per_tenant) {}
+
+  // A new session of `tenant`: "s-" and 32 hex digits from a CSPRNG.
+  std::string open_session(const std::string& tenant);
+  // Ends a session and unregisters its regions; returns how many.
+  std::size_t close_session(const std::string& tenant, const std::string& session);
+
+  // Registers `r` in its session (of `tenant`): checks the names, opens the
+  // object and checks that it holds the range. not_found for an unknown
+  // session, already_exists for a name in use, over_limit past the tenant's
+  // allowance.
+  outcome add(const std::string& tenant, const region_info& r);
+  // not_found where the tenant has no such region.
+  outcome remove(const std::string& tenant, const std::string& name);
+  std::vector<region_info> list(const std::string& tenant) const;
+  // Regions of all tenants (metrics).
+  std::size_t size() const;
+
+  // The bytes that [offset, offset + length) of region `name` (of `tenant`)
+  // are, checked with check_range; `what` names the reference in messages.
+  outcome resolve(const std::string& tenant, const std::string& name, int64_t offset, int64_t length,
+                  int64_t alignment, const std::string& what, region_span* out) const;
+
+ private:
+  struct region {
+    region_info info;
+    std::shared_ptr<shm_object> object;
+  };
+  using key = std::pair<std::string, std::string>;  // (tenant, name or session)
+
+  const std::size_t max_per_tenant_;
+  mutable std::mutex mu_;
+  std::map<key, region> regions_;
+  std::set<key> sessions_;
+};
+
+}  // namespace spgemmd::core

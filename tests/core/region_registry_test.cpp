@@ -1,0 +1,154 @@
+// Shared-memory regions on real POSIX shared-memory objects: registration
+// checks the object against what the region declares, references are checked
+// against the region, tenants and sessions keep theirs apart, and an object
+// that shrinks after registration fails the request instead of the server.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/region_registry.hpp"
+#include "core/shm_object.hpp"
+#include "shm_file.hpp"
+
+namespace spgemmd::testing {
+namespace {
+
+core::region_info region(const std::string& session, const std::string& name, const std::string& key,
+                         int64_t offset, int64_t bytes) {
+  core::region_info r;
+  r.session = session;
+  r.name = name;
+  r.key = key;
+  r.offset = offset;
+  r.byte_size = bytes;
+  return r;
+}
+
+TEST(region_registry, an_object_smaller_than_its_region_declares_is_refused) {
+  shm_file file(4096);
+  core::region_registry regions(8);
+  const std::string s = regions.open_session("");
+  EXPECT_TRUE(regions.add("", region(s, "whole", file.key(), 0, 4096)).ok());
+  const core::outcome larger = regions.add("", region(s, "larger", file.key(), 0, 4097));
+  EXPECT_EQ(larger.code, core::status::invalid_argument);
+  EXPECT_NE(larger.message.find("holds 4096 bytes, fewer than the 4097 declared"), std::string::npos) << larger.message;
+  EXPECT_EQ(regions.add("", region(s, "shifted", file.key(), 1, 4096)).code, core::status::invalid_argument);
+  EXPECT_TRUE(regions.add("", region(s, "tail", file.key(), 4000, 96)).ok());
+  EXPECT_EQ(regions.add("", region(s, "empty", file.key(), 0, 0)).code, core::status::invalid_argument);
+  EXPECT_EQ(regions.add("", region(s, "negative", file.key(), -1, 10)).code, core::status::invalid_argument);
+  EXPECT_EQ(regions.add("", region(s, "missing", "/spgemmd-no-such-object", 0, 10)).code, core::status::not_found);
+  EXPECT_EQ(regions.add("", region(s, "path", "/../../etc/passwd", 0, 10)).code, core::status::invalid_argument);
+  EXPECT_EQ(regions.add("", region(s, "bad name!", file.key(), 0, 10)).code, core::status::invalid_argument);
+  EXPECT_EQ(regions.add("", region(s, "whole", file.key(), 0, 10)).code, core::status::already_exists);
+  EXPECT_EQ(regions.list("").size(), 2u);
+}
+
+TEST(region_registry, references_are_read_and_written_within_their_region_only) {
+  shm_file file(8192);
+  core::region_registry regions(8);
+  const std::string s = regions.open_session("t");
+  ASSERT_TRUE(regions.add("t", region(s, "r", file.key(), 4096, 1024)).ok());
+  core::region_span span;
+  ASSERT_TRUE(regions.resolve("t", "r", 64, 128, 8, "values", &span).ok());
+  unsigned char got[128];
+  ASSERT_TRUE(span.read(0, got, 128).ok());
+  for (int i = 0; i < 128; ++i) EXPECT_EQ(got[i], static_cast<unsigned char>(4096 + 64 + i));
+  const unsigned char mark[8] = {9, 9, 9, 9, 9, 9, 9, 9};
+  ASSERT_TRUE(span.write(120, mark, 8).ok());
+  ASSERT_TRUE(span.read(120, got, 8).ok());
+  EXPECT_EQ(std::memcmp(got, mark, 8), 0);
+  // Outside the span: refused before the object is touched.
+  EXPECT_EQ(span.read(121, got, 8).code, core::status::internal);
+  EXPECT_EQ(span.write(-1, mark, 1).code, core::status::internal);
+
+  EXPECT_EQ(regions.resolve("t", "r", 1024, 8, 8, "x", &span).code, core::status::invalid_argument);
+  EXPECT_EQ(regions.resolve("t", "r", 1016, 16, 8, "x", &span).code, core::status::invalid_argument);
+  EXPECT_EQ(regions.resolve("t", "r", 4, 8, 8, "x", &span).code, core::status::invalid_argument);
+  EXPECT_TRUE(regions.resolve("t", "r", 1024, 0, 8, "x", &span).ok());
+  EXPECT_EQ(regions.resolve("t", "nope", 0, 8, 8, "x", &span).code, core::status::not_found);
+}
+
+TEST(region_registry, tenants_see_only_their_regions_and_sessions) {
+  shm_file file(4096);
+  core::region_registry regions(8);
+  const std::string a = regions.open_session("alice"), b = regions.open_session("bob");
+  ASSERT_TRUE(regions.add("alice", region(a, "r", file.key(), 0, 4096)).ok());
+  core::region_span span;
+  EXPECT_EQ(regions.resolve("bob", "r", 0, 8, 8, "x", &span).code, core::status::not_found);
+  EXPECT_EQ(regions.remove("bob", "r").code, core::status::not_found);
+  EXPECT_TRUE(regions.list("bob").empty());
+  // Bob may not register into Alice's session, and names are per tenant.
+  EXPECT_EQ(regions.add("bob", region(a, "mine", file.key(), 0, 8)).code, core::status::not_found);
+  EXPECT_TRUE(regions.add("bob", region(b, "r", file.key(), 0, 8)).ok());
+  EXPECT_EQ(regions.list("alice").size(), 1u);
+  EXPECT_EQ(regions.size(), 2u);
+  EXPECT_EQ(regions.close_session("bob", a), 0u);  // not Bob's
+  EXPECT_EQ(regions.list("alice").size(), 1u);
+}
+
+TEST(region_registry, regions_end_with_their_session_or_when_unregistered) {
+  shm_file file(4096);
+  core::region_registry regions(8);
+  const std::string s1 = regions.open_session(""), s2 = regions.open_session("");
+  ASSERT_TRUE(regions.add("", region(s1, "a", file.key(), 0, 8)).ok());
+  ASSERT_TRUE(regions.add("", region(s1, "b", file.key(), 0, 8)).ok());
+  ASSERT_TRUE(regions.add("", region(s2, "c", file.key(), 0, 8)).ok());
+  core::region_span held;
+  ASSERT_TRUE(regions.resolve("", "a", 0, 8, 8, "x", &held).ok());
+  EXPECT_EQ(regions.close_session("", s1), 2u);
+  EXPECT_EQ(regions.list("").size(), 1u);
+  unsigned char got[8];
+  EXPECT_TRUE(held.read(0, got, 8).ok());  // a request that resolved it before still completes
+  EXPECT_EQ(regions.add("", region(s1, "d", file.key(), 0, 8)).code, core::status::not_found);  // the session ended
+  EXPECT_TRUE(regions.remove("", "c").ok());
+  EXPECT_EQ(regions.size(), 0u);
+  EXPECT_EQ(regions.remove("", "c").code, core::status::not_found);
+}
+
+TEST(region_registry, a_tenant_registers_at_most_its_allowance) {
+  shm_file file(4096);
+  core::region_registry regions(2);
+  const std::string s = regions.open_session("");
+  EXPECT_TRUE(regions.add("", region(s, "a", file.key(), 0, 8)).ok());
+  EXPECT_TRUE(regions.add("", region(s, "b", file.key(), 0, 8)).ok());
+  EXPECT_EQ(regions.add("", region(s, "c", file.key(), 0, 8)).code, core::status::over_limit);
+  const std::string other = regions.open_session("t");
+  EXPECT_TRUE(regions.add("t", region(other, "a", file.key(), 0, 8)).ok());
+}
+
+TEST(region_registry, an_object_that_shrinks_after_registration_fails_the_request_not_the_server) {
+  shm_file file(8192);
+  core::region_registry regions(8);
+  const std::string s = regions.open_session("");
+  ASSERT_TRUE(regions.add("", region(s, "r", file.key(), 0, 8192)).ok());
+  core::region_span span;
+  ASSERT_TRUE(regions.resolve("", "r", 4096, 4096, 8, "values", &span).ok());
+  file.resize(4100);
+  std::vector<unsigned char> got(4096);
+  const core::outcome read = span.read(0, got.data(), 4096);
+  EXPECT_EQ(read.code, core::status::invalid_argument);
+  EXPECT_NE(read.message.find("shrank"), std::string::npos) << read.message;
+  EXPECT_EQ(span.write(0, got.data(), 4096).code, core::status::invalid_argument);
+}
+
+TEST(shm_object, the_token_proof_answers_only_yes_or_no) {
+  shm_file file(32);
+  std::string token(32, '\0');
+  for (int i = 0; i < 32; ++i) token[static_cast<std::size_t>(i)] = static_cast<char>(i);
+  bool same = false;
+  ASSERT_TRUE(core::holds_token(file.key(), token, &same).ok());
+  EXPECT_TRUE(same);
+  token[5] = 'x';
+  ASSERT_TRUE(core::holds_token(file.key(), token, &same).ok());
+  EXPECT_FALSE(same);
+  // Only an object of exactly the token's size is read: no probing of others.
+  shm_file larger(4096);
+  EXPECT_EQ(core::holds_token(larger.key(), token, &same).code, core::status::invalid_argument);
+  EXPECT_EQ(core::holds_token(file.key(), "short", &same).code, core::status::invalid_argument);
+  EXPECT_EQ(core::holds_token("/spgemmd-no-such-object", token, &same).code, core::status::not_found);
+}
+
+}  // namespace
+}  // namespace spgemmd::testing

@@ -1,0 +1,63 @@
+// Matrices written into regions (core/region_transfer.hpp) a block at a
+// time, read back as the client reads them; CUDA IPC refused without a GPU.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <variant>
+
+#include "core/device_transfer.hpp"
+#include "core/region_transfer.hpp"
+#include "core_fixture.hpp"
+#include "shm_file.hpp"
+
+namespace spgemmd::testing {
+namespace {
+
+template <typename T>
+std::vector<T> as(const std::vector<char>& bytes) {
+  std::vector<T> out(bytes.size() / sizeof(T));
+  std::memcpy(out.data(), bytes.data(), out.size() * sizeof(T));
+  return out;
+}
+
+TEST(region_transfer, a_matrix_goes_into_its_layout_a_block_at_a_time) {
+  core_fixture f(1, 1 << 20, 1 << 20);
+  const spgemm::matrix_info info = square(1000, 7000);
+  const std::string handle = f.upload(info);
+  core::pin p = f.pin(handle);
+  core::csr_layout layout;
+  bool fits = false;
+  ASSERT_TRUE(core::layout_of(info, 4096, &layout, &fits).ok());
+  EXPECT_FALSE(fits);
+  ASSERT_TRUE(core::layout_of(info, 1 << 20, &layout, &fits).ok());
+  ASSERT_TRUE(fits);
+
+  shm_file file((1 << 20) + 4096);
+  core::region_registry regions(4);
+  const std::string s = regions.open_session("");
+  ASSERT_TRUE(regions.add("", {"r", file.key(), s, 4096, 1 << 20}).ok());
+  core::region_span span;
+  ASSERT_TRUE(regions.resolve("", "r", 0, 1 << 20, 8, "result", &span).ok());
+  core::row_blocks rows(*f.cache, *p, 4096);  // about 40 blocks
+  ASSERT_TRUE(core::write_rows(rows, span, layout).ok());
+
+  const spgemm::any_csr filled = filled_matrix(info);
+  const auto& want = std::get<spgemm::csr_matrix<double>>(filled);
+  EXPECT_EQ(as<int64_t>(file.read(4096 + layout.row_offsets, 8 * 1001)), want.row_offsets);
+  EXPECT_EQ(as<int32_t>(file.read(4096 + layout.col_indices, 4 * 7000)), want.col_indices);
+  EXPECT_EQ(as<double>(file.read(4096 + layout.values, 8 * 7000)), want.values);
+}
+
+TEST(device_transfer, cuda_ipc_is_refused_without_a_gpu) {
+  core_fixture f(1, 1 << 20, 1 << 20);
+  EXPECT_FALSE(core::has_gpu(*f.cache));
+  core::entry_info e;
+  const core::outcome stored =
+      core::store_from_device(*f.cache, *f.sched, "", square(10, 10), {}, "", 0, &e);
+  EXPECT_EQ(stored.code, core::status::not_permitted);
+  core::pin p = f.pin(f.upload(square(10, 10)));
+  EXPECT_EQ(core::copy_to_device(*f.cache, *p, {}).code, core::status::not_permitted);
+}
+
+}  // namespace
+}  // namespace spgemmd::testing
