@@ -4,6 +4,7 @@
 // SIGTERM/SIGINT. Settings: spgemmd --help, or docs/service.md.
 #include <malloc.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -23,6 +24,7 @@
 #include "ops/log.hpp"
 #include "ops/metrics.hpp"
 #include "ops/service_metrics.hpp"
+#include "rpc/local_service.hpp"
 #include "rpc/service.hpp"
 #include "spgemm/backend.hpp"
 #include "spgemm/errors.hpp"
@@ -154,16 +156,25 @@ int main(int argc, char** argv) {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   spgemm_service service(state);
+  local_service local(state);
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort(cfg.listen, grpc::InsecureServerCredentials(), &port);
+  if (!cfg.listen.empty()) builder.AddListeningPort(cfg.listen, grpc::InsecureServerCredentials(), &port);
+  if (!cfg.unix_socket.empty()) builder.AddListeningPort("unix:" + cfg.unix_socket, grpc::InsecureServerCredentials());
   builder.SetMaxReceiveMessageSize(static_cast<int>(cfg.max_message_bytes));
   builder.RegisterService(&service);
+  builder.RegisterService(&local);
+  // The socket file is created no more open than the owner's, then given its mode.
+  const mode_t umask_before = umask(0177);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  if (!server || port == 0) die("cannot listen on " + cfg.listen);
+  umask(umask_before);
+  if (!server || (!cfg.listen.empty() && port == 0)) die("cannot listen on " + cfg.listen + " " + cfg.unix_socket);
+  if (!cfg.unix_socket.empty() && chmod(cfg.unix_socket.c_str(), static_cast<mode_t>(cfg.unix_socket_mode)) != 0) {
+    die("cannot set the permissions of " + cfg.unix_socket);
+  }
   if (!cfg.port_file.empty() && !write_port_file(cfg.port_file, port)) die("cannot write " + cfg.port_file);
-  log_event("info", "serving", {{"address", cfg.listen}, {"port", port}, {"version", SPGEMMD_VERSION},
-                                {"devices", static_cast<int64_t>(backends.size())}});
+  log_event("info", "serving", {{"address", cfg.listen}, {"port", port}, {"unix_socket", cfg.unix_socket},
+                                {"version", SPGEMMD_VERSION}, {"devices", static_cast<int64_t>(backends.size())}});
 
   int sig = 0;
   sigwait(&signals, &sig);
@@ -173,6 +184,7 @@ int main(int argc, char** argv) {
   // within the grace period, then cancel them (their jobs stop at the next
   // phase boundary and free what they hold).
   state.shutting_down = true;
+  state.sessions.end_all();  // open Local sessions would hold the shutdown for its grace period
   if (auto* health = server->GetHealthCheckService()) health->SetServingStatus(false);
   const auto deadline = std::chrono::system_clock::now() +
                         std::chrono::milliseconds(static_cast<int64_t>(cfg.grace_seconds * 1000));

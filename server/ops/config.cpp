@@ -60,6 +60,20 @@ ABSL_FLAG(int32_t, workers, 0,
           "Jobs that may run at once per backend (when their estimates fit together); 0: 4. "
           "Env: SPGEMMD_WORKERS");
 ABSL_FLAG(bool, warmup, true, "Run a tiny multiply on every backend at start. Env: SPGEMMD_WARMUP");
+ABSL_FLAG(std::string, unix_socket, "",
+          "Also serve on this Unix domain socket (a path; clients connect to unix:///path); empty: TCP only. "
+          "Env: SPGEMMD_UNIX_SOCKET");
+ABSL_FLAG(std::string, unix_socket_mode, "0600",
+          "Permissions of the Unix socket file, in octal: who on the host may connect (0600: the server's "
+          "user; 0660: its group too). Env: SPGEMMD_UNIX_SOCKET_MODE");
+ABSL_FLAG(bool, shared_memory, true,
+          "Let callers on this host (loopback or the Unix socket) register shared-memory regions and pass "
+          "matrices through them instead of messages (Local service). Env: SPGEMMD_SHARED_MEMORY");
+ABSL_FLAG(bool, cuda_ipc, true,
+          "Let callers on this host pass matrices in CUDA device memory by IPC handle (Local service; GPU "
+          "backends). Env: SPGEMMD_CUDA_IPC");
+ABSL_FLAG(int32_t, max_regions, 64,
+          "Shared-memory regions a tenant may have registered at once. Env: SPGEMMD_MAX_REGIONS");
 
 namespace spgemmd {
 
@@ -70,7 +84,8 @@ const char* const flag_names[] = {
     "backend",          "device_budget_fraction", "device_budget_bytes", "host_budget_bytes",
     "max_queue",        "default_ttl_seconds", "max_message_bytes", "chunk_bytes",
     "upload_spare_bytes", "grace_seconds",     "log_format",        "cpu_threads",
-    "workers",          "warmup"};
+    "workers",          "warmup",            "unix_socket",       "unix_socket_mode",
+    "shared_memory",    "cuda_ipc",          "max_regions"};
 
 [[noreturn]] void die(const std::string& message) {
   std::fprintf(stderr, "spgemmd: %s\n", message.c_str());
@@ -126,6 +141,19 @@ config parse_config(int argc, char** argv) {
   c.cpu_threads = absl::GetFlag(FLAGS_cpu_threads);
   c.workers = absl::GetFlag(FLAGS_workers);
   c.warmup = absl::GetFlag(FLAGS_warmup);
+  c.unix_socket = absl::GetFlag(FLAGS_unix_socket);
+  c.shared_memory = absl::GetFlag(FLAGS_shared_memory);
+  c.cuda_ipc = absl::GetFlag(FLAGS_cuda_ipc);
+  c.max_regions = absl::GetFlag(FLAGS_max_regions);
+  const std::string mode = absl::GetFlag(FLAGS_unix_socket_mode);
+  char* mode_end = nullptr;
+  c.unix_socket_mode = static_cast<int>(std::strtol(mode.c_str(), &mode_end, 8));
+  if (mode.empty() || *mode_end != '\0' || c.unix_socket_mode < 0 || c.unix_socket_mode > 0777) {
+    die("--unix_socket_mode must be octal permissions such as 0600 or 0660 (got '" + mode + "')");
+  }
+  if (c.unix_socket.rfind("unix:", 0) == 0) die("--unix_socket takes a path, not an address (got '" + c.unix_socket + "')");
+  if (c.max_regions < 0) die("--max_regions must not be negative");
+  if (c.listen.empty() && c.unix_socket.empty()) die("give --listen, --unix_socket or both");
 
   if (c.backend != "auto" && c.backend != "cpu") die("--backend must be 'auto' or 'cpu' (got '" + c.backend + "')");
   if (c.log_format != "text" && c.log_format != "json") die("--log_format must be 'text' or 'json'");

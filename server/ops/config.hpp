@@ -26,6 +26,11 @@ struct config {
   int cpu_threads = 0;                    // CPU backend threads; 0: all
   int workers = 0;                        // jobs run at once per backend; 0: auto
   bool warmup = true;
+  std::string unix_socket;                // also serve on this Unix socket; empty: TCP only
+  int unix_socket_mode = 0600;            // the socket file's permissions: who on the host may connect
+  bool shared_memory = true;              // shared-memory regions (Local service) for callers on this host
+  bool cuda_ipc = true;                   // CUDA IPC (Local service) for callers on this host
+  int max_regions = 64;                   // shared-memory regions a tenant may register at once
 };
 
 // Parses argv (and the SPGEMMD_* environment), exits on --help or a bad

@@ -24,7 +24,22 @@ grpc::Status unavailable() {
   return to_grpc_status({core::status::shutting_down, "the server is shutting down; retry elsewhere"});
 }
 
+grpc::ServerUnaryReactor* finished(grpc::CallbackServerContext* ctx, grpc::Status status) {
+  auto* r = ctx->DefaultReactor();
+  r->Finish(std::move(status));
+  return r;
+}
+
 v1::ValueType to_proto(spgemm::value_type t) { return t == spgemm::value_type::f32 ? v1::FLOAT32 : v1::FLOAT64; }
+
+void to_proto(const spgemm::matrix_info& info, const std::string& name, v1::MatrixHeader* out) {
+  out->set_rows(info.rows);
+  out->set_cols(info.cols);
+  out->set_nnz(info.nnz);
+  out->set_value_type(to_proto(info.type));
+  out->set_index_type(v1::INT32);
+  out->set_name(name);
+}
 
 void to_proto(const core::entry_info& e, v1::MatrixInfo* out) {
   out->set_handle(e.handle);

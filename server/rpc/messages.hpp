@@ -27,7 +27,12 @@ std::string tenant_of(const grpc::CallbackServerContext* ctx);
 // The status of a call that arrives while the server shuts down.
 grpc::Status unavailable();
 
+// A unary call answered at once with `status`, on gRPC's default reactor.
+grpc::ServerUnaryReactor* finished(grpc::CallbackServerContext* ctx, grpc::Status status);
+
 spgemm::v1::ValueType to_proto(spgemm::value_type t);
+// The header of a matrix of `info` named `name`.
+void to_proto(const spgemm::matrix_info& info, const std::string& name, spgemm::v1::MatrixHeader* out);
 void to_proto(const core::entry_info& e, spgemm::v1::MatrixInfo* out);
 grpc::Status options_from(const spgemm::v1::MultiplyOptions& o, spgemm::multiply_options* out);
 

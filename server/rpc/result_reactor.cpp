@@ -5,6 +5,8 @@
 #include <type_traits>
 #include <variant>
 
+#include "core/device_transfer.hpp"
+#include "core/region_transfer.hpp"
 #include "ops/log.hpp"
 #include "rpc/messages.hpp"
 #include "rpc/status_map.hpp"
@@ -99,6 +101,21 @@ void result_reactor::start_download(core::pin held) {
   write_next();
 }
 
+void result_reactor::write_into(core::region_span to, v1::RegionRef ref) {
+  into_ = region_target{std::move(to), std::move(ref)};
+}
+
+void result_reactor::start_device_download(core::pin held, const spgemm::ipc_csr_arrays& to) {
+  const core::outcome copied = core::copy_to_device(s_.cache, *held, to);
+  if (!copied.ok()) {
+    finish(to_grpc_status(copied));
+    return;
+  }
+  v1::ResultPart part;
+  to_proto(held->info, held->name, part.mutable_on_device());
+  send(part, true);
+}
+
 void result_reactor::OnWriteDone(bool ok) {
   std::optional<grpc::Status> job_end;  // what the job's end left for this call to go on with
   bool job_runs_on = false;
@@ -176,7 +193,20 @@ void result_reactor::on_job_end(core::job_run::ending e) {
   stats_.set_device(r.device);
   stats_.set_nnz(r.nnz);
   grpc::Status status = to_grpc_status(e.result);
-  if (status.ok() && !keep_) {
+  bool fits = true;  // into_'s range, where it is set
+  if (status.ok() && !keep_ && into_) {
+    core::csr_layout layout;
+    status = to_grpc_status(core::layout_of(e.product->info(), into_->span.length, &layout, &fits));
+  }
+  if (status.ok() && !keep_ && !fits) {
+    // Kept instead: the caller downloads it into a range of the size its nnz asks.
+    try {
+      kept_ = s_.cache.insert_stored(tenant_, e.held, std::move(e.product), keep_name_, 0);
+      state_ = state::kept;
+    } catch (...) {
+      status = to_grpc_status(std::current_exception());
+    }
+  } else if (status.ok() && !keep_) {
     rows_.emplace(std::move(e.backend), std::move(e.product), block_bytes());
     result_res_ = std::move(e.held);
     state_ = state::header;
@@ -232,16 +262,18 @@ void result_reactor::write_next() {
         send(part, false);
         return;
       case state::header: {
+        if (into_) {
+          if (grpc::Status st = write_region(&part); !st.ok()) {
+            finish(st);
+            return;
+          }
+          state_ = state::stats;
+          send(part, !send_stats_);
+          return;
+        }
         streamed_ = true;
         stream_started_ = core::steady::now();
-        const spgemm::matrix_info& info = rows_->info();
-        v1::MatrixHeader* h = part.mutable_header();
-        h->set_rows(info.rows);
-        h->set_cols(info.cols);
-        h->set_nnz(info.nnz);
-        h->set_value_type(to_proto(info.type));
-        h->set_index_type(v1::INT32);
-        h->set_name(keep_name_);
+        to_proto(rows_->info(), keep_name_, part.mutable_header());
         state_ = state::chunks;
         send(part, !chunks_left() && !send_stats_);
         return;
@@ -287,6 +319,36 @@ void result_reactor::write_next() {
   } catch (...) {
     finish(to_grpc_status(std::current_exception()));
   }
+}
+
+grpc::Status result_reactor::write_region(v1::ResultPart* part) {
+  const spgemm::matrix_info info = rows_->info();
+  core::csr_layout layout;
+  bool fits = false;
+  if (core::outcome o = core::layout_of(info, into_->span.length, &layout, &fits); !o.ok()) return to_grpc_status(o);
+  if (!fits) {
+    return {grpc::StatusCode::INVALID_ARGUMENT,
+            "the matrix (" + std::to_string(info.rows) + " rows, nnz " + std::to_string(info.nnz) + ") takes " +
+                std::to_string(layout.bytes) + " bytes in a region; the range holds " +
+                std::to_string(into_->span.length)};
+  }
+  if (core::outcome o = core::write_rows(*rows_, into_->span, layout); !o.ok()) return to_grpc_status(o);
+  // Written: the result's memory goes now.
+  rows_.reset();
+  result_res_.release();
+  held_.reset();
+  v1::RegionMatrix* m = part->mutable_in_region();
+  to_proto(info, keep_name_, m->mutable_header());
+  const auto place = [&](v1::RegionRef* ref, int64_t at, int64_t bytes) {
+    ref->set_region(into_->ref.region());
+    ref->set_offset(into_->ref.offset() + at);
+    ref->set_length(bytes);
+  };
+  const auto value_size = static_cast<int64_t>(spgemm::size_of(info.type));
+  place(m->mutable_row_offsets(), layout.row_offsets, (info.rows + 1) * 8);
+  place(m->mutable_col_indices(), layout.col_indices, info.nnz * 4);
+  place(m->mutable_values(), layout.values, info.nnz * value_size);
+  return grpc::Status::OK;
 }
 
 // Ends the call with `status`; out_ goes with it where `with_last_message`.

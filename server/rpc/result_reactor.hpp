@@ -1,6 +1,8 @@
 // The reactor of the streamed calls: a product's result (header, chunks,
 // stats) or its kept handle (kept, stats), or a stored matrix for Download
-// (header, chunks). The last message goes with the status
+// (header, chunks). For callers on the server's host, results go into a
+// shared-memory region instead of chunks (in_region), or into CUDA device
+// arrays for Download (on_device). The last message goes with the status
 // (StartWriteAndFinish): one completion less per call.
 #pragma once
 
@@ -15,6 +17,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "core/job_run.hpp"
+#include "core/region_registry.hpp"
 #include "core/row_blocks.hpp"
 #include "rpc/service_state.hpp"
 #include "wire/chunk_codec.hpp"
@@ -32,6 +35,12 @@ class result_reactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   void start_job(std::shared_ptr<core::job> j, bool keep, std::string keep_name);
   // Streams the matrix `held`.
   void start_download(core::pin held);
+  // Before start_job or start_download: write the result into `to` (which
+  // the request named as `ref`) instead of streaming it. A product that does
+  // not fit is kept instead (kept, stats), for a download into a larger range.
+  void write_into(core::region_span to, spgemm::v1::RegionRef ref);
+  // Copies the matrix `held` into a caller's device arrays (CUDA IPC).
+  void start_device_download(core::pin held, const spgemm::ipc_csr_arrays& to);
 
   void OnWriteDone(bool ok) override;
   void OnCancel() override;
@@ -45,6 +54,9 @@ class result_reactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   // After the job: its result's messages, or its error.
   void go_on(const grpc::Status& status);
   bool chunks_left() const;
+  // The result's rows into the region (state header with into_): its
+  // in_region message, in `part`.
+  grpc::Status write_region(spgemm::v1::ResultPart* part);
   void send(bool last);
   void send(const spgemm::v1::ResultPart& part, bool last);
   void write_next();
@@ -74,6 +86,11 @@ class result_reactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   core::reservation result_res_;  // of the result's bytes; declared first, so it outlives the rows
   std::optional<core::row_blocks> rows_;
   core::pin held_;
+  struct region_target {
+    core::region_span span;
+    spgemm::v1::RegionRef ref;
+  };
+  std::optional<region_target> into_;  // write_into's
   std::shared_ptr<const spgemm::any_csr> block_;  // the rows being sent
   spgemm::wire::csr_view block_view_;
   int64_t block_first_row_ = 0;

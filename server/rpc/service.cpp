@@ -8,6 +8,7 @@
 #include "core/recipes/galerkin.hpp"
 #include "core/recipes/multiply.hpp"
 #include "core/recipes/transpose.hpp"
+#include "rpc/local_service.hpp"
 #include "rpc/messages.hpp"
 #include "rpc/result_reactor.hpp"
 #include "rpc/status_map.hpp"
@@ -18,6 +19,19 @@ namespace spgemmd {
 namespace v1 = spgemm::v1;
 
 namespace {
+
+// Where the request named a region to write the result into: the caller may
+// (local_gate), and the range is one of its regions' (8-byte aligned).
+grpc::Status region_target(service_state& s, const grpc::CallbackServerContext* ctx, const v1::RegionRef& ref,
+                           result_reactor* r) {
+  if (grpc::Status st = local_gate(s, ctx, local_feature::shared_memory); !st.ok()) return st;
+  core::region_span span;
+  const core::outcome o =
+      s.regions.resolve(tenant_of(ctx), ref.region(), ref.offset(), ref.length(), 8, "the result's range", &span);
+  if (!o.ok()) return to_grpc_status(o);
+  r->write_into(std::move(span), ref);
+  return grpc::Status::OK;
+}
 
 // Checks a product request and builds its job with a recipe.
 using job_builder = std::function<grpc::Status(const std::string& tenant, std::shared_ptr<core::job>* out)>;
@@ -32,6 +46,15 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* run_product(service_state& s, grpc::
   if (s.shutting_down || !parsed.ok()) {
     r->fail(s.shutting_down ? unavailable() : parsed);
     return r;
+  }
+  if (output.has_region()) {
+    grpc::Status st = output.keep() ? grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                                                   "output: keep the result or write it into a region, not both")
+                                    : region_target(s, ctx, output.region(), r);
+    if (!st.ok()) {
+      r->fail(st);
+      return r;
+    }
   }
   std::shared_ptr<core::job> j;
   if (grpc::Status st = build(tenant_of(ctx), &j); !st.ok()) {
@@ -122,12 +145,24 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* spgemm_service::Download(grpc::Callb
     r->fail(state_.shutting_down ? unavailable() : parsed);
     return r;
   }
+  if (request.has_region() && request.has_device()) {
+    r->fail({grpc::StatusCode::INVALID_ARGUMENT, "download into a region or into device arrays, not both"});
+    return r;
+  }
+  grpc::Status st = request.has_region() ? region_target(state_, ctx, request.region(), r)
+                    : request.has_device() ? local_gate(state_, ctx, local_feature::cuda_ipc)
+                                           : grpc::Status::OK;
   core::pin e;
-  if (grpc::Status st = pin_matrix(state_, tenant_of(ctx), "handle", request.handle(), &e); !st.ok()) {
+  if (st.ok()) st = pin_matrix(state_, tenant_of(ctx), "handle", request.handle(), &e);
+  if (!st.ok()) {
     r->fail(st);
     return r;
   }
-  r->start_download(std::move(e));
+  if (request.has_device()) {
+    r->start_device_download(std::move(e), ipc_arrays_of(request.device()));
+  } else {
+    r->start_download(std::move(e));
+  }
   return r;
 }
 

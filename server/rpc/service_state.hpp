@@ -1,5 +1,6 @@
 // What every reactor of the service reaches: the core (cache, scheduler,
-// remembered estimates), the metrics, the settings, and the service's own state.
+// remembered estimates, shared-memory regions), the metrics, the settings,
+// and the service's own state.
 #pragma once
 
 #include <atomic>
@@ -9,9 +10,11 @@
 
 #include "core/estimate_memo.hpp"
 #include "core/matrix_cache.hpp"
+#include "core/region_registry.hpp"
 #include "core/scheduler.hpp"
 #include "ops/config.hpp"
 #include "ops/service_metrics.hpp"
+#include "rpc/session_reactor.hpp"
 #include "rpc/spare_arrays.hpp"
 
 namespace spgemmd {
@@ -26,10 +29,13 @@ struct service_state {
   std::atomic<bool> shutting_down{false};
   core::estimate_memo estimates{4096};  // of products of stored matrices
   spare_arrays upload_arrays;           // of finished uploads, for the next ones
+  core::region_registry regions;        // shared-memory regions of callers on this host
+  session_list sessions;                // the open Local sessions, ended at shutdown
 
   service_state(core::matrix_cache& c, core::scheduler& s, service_metrics& m, const config& cf, std::string v)
       : cache(c), sched(s), metrics(m), cfg(cf), version(std::move(v)),
-        upload_arrays(static_cast<std::size_t>(cf.upload_spare_bytes)) {}
+        upload_arrays(static_cast<std::size_t>(cf.upload_spare_bytes)),
+        regions(static_cast<std::size_t>(cf.max_regions)) {}
 };
 
 }  // namespace spgemmd

@@ -13,6 +13,9 @@ grpc::Status to_grpc_status(const core::outcome& o) {
     case core::status::cancelled: return {grpc::StatusCode::CANCELLED, o.message};
     case core::status::device_failure:
     case core::status::internal: return {grpc::StatusCode::INTERNAL, o.message};
+    case core::status::not_permitted: return {grpc::StatusCode::FAILED_PRECONDITION, o.message};
+    case core::status::already_exists: return {grpc::StatusCode::ALREADY_EXISTS, o.message};
+    case core::status::over_limit: return {grpc::StatusCode::RESOURCE_EXHAUSTED, o.message};
   }
   return {grpc::StatusCode::INTERNAL, o.message};
 }

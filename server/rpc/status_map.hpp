@@ -9,9 +9,10 @@
 
 namespace spgemmd {
 
-// invalid_argument -> INVALID_ARGUMENT, not_found -> NOT_FOUND, does_not_fit
-// and queue_full -> RESOURCE_EXHAUSTED, shutting_down -> UNAVAILABLE,
-// cancelled -> CANCELLED, device_failure and internal -> INTERNAL. The
+// invalid_argument -> INVALID_ARGUMENT, not_found -> NOT_FOUND, does_not_fit,
+// queue_full and over_limit -> RESOURCE_EXHAUSTED, shutting_down -> UNAVAILABLE,
+// cancelled -> CANCELLED, device_failure and internal -> INTERNAL,
+// not_permitted -> FAILED_PRECONDITION, already_exists -> ALREADY_EXISTS. The
 // message is the outcome's.
 grpc::Status to_grpc_status(const core::outcome& o);
 // The status of the exception `e` (from a catch block: std::current_exception()).

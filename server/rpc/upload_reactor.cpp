@@ -1,12 +1,11 @@
 #include "rpc/upload_reactor.hpp"
 
 #include <chrono>
-#include <type_traits>
-#include <variant>
 
 #include "ops/log.hpp"
 #include "rpc/messages.hpp"
 #include "rpc/status_map.hpp"
+#include "rpc/upload_store.hpp"
 
 namespace spgemmd {
 
@@ -17,52 +16,6 @@ namespace {
 
 double seconds_since(core::steady::time_point t) {
   return std::chrono::duration<double>(core::steady::now() - t).count();
-}
-
-// The arrays of `m`, for the next upload to be assembled into.
-wire::csr_arrays arrays_of(spgemm::any_csr&& m) {
-  wire::csr_arrays a;
-  std::visit(
-      [&](auto& c) {
-        a.row_offsets = std::move(c.row_offsets);
-        a.col_indices = std::move(c.col_indices);
-        if constexpr (std::is_same_v<typename std::decay_t<decltype(c)>::value, float>) {
-          a.values_f32 = std::move(c.values);
-        } else {
-          a.values_f64 = std::move(c.values);
-        }
-      },
-      m);
-  return a;
-}
-
-template <typename T>
-spgemm::csr_matrix<T> assemble(wire::chunk_assembler& a) {
-  spgemm::csr_matrix<T> m;
-  m.rows = a.header().rows();
-  m.cols = a.header().cols();
-  m.row_offsets = std::move(a.row_offsets());
-  m.col_indices = std::move(a.col_indices());
-  if constexpr (std::is_same_v<T, float>) {
-    m.values = std::move(a.values_f32());
-  } else {
-    m.values = std::move(a.values_f64());
-  }
-  return m;
-}
-
-// The arrays an upload arrives into: reserved for the whole matrix by the
-// assembler, so they stay where they are while it fills them.
-spgemm::host_csr_arrays host_arrays(wire::chunk_assembler& a) {
-  spgemm::host_csr_arrays h;
-  h.row_offsets = a.row_offsets().data();
-  h.col_indices = a.col_indices().data();
-  if (a.header().value_type() == v1::FLOAT32) {
-    h.values = a.values_f32().data();
-  } else {
-    h.values = a.values_f64().data();
-  }
-  return h;
 }
 
 }  // namespace
@@ -155,18 +108,10 @@ void upload_reactor::complete() {
     // The assembler checked every chunk's columns as it came: the matrix is valid CSR.
     const core::steady::time_point received = core::steady::now();
     receive_ms_ = seconds_since(created_) * 1e3;
-    const v1::MatrixHeader h = assembler_->header();
-    spgemm::any_csr m;
-    if (h.value_type() == v1::FLOAT32) {
-      m = assemble<float>(*assembler_);
-    } else {
-      m = assemble<double>(*assembler_);
-    }
-    const core::entry_info e = upload_->store(tenant_of(ctx_), m, h.name(), h.ttl_seconds());
+    const core::entry_info e = store_upload(s_, tenant_of(ctx_), *assembler_, *upload_);
     upload_.reset();
     assembler_.reset();
     store_ms_ = seconds_since(received) * 1e3;
-    s_.upload_arrays.give(arrays_of(std::move(m)));  // empty where the host copy took them
     v1::MatrixInfo info;
     to_proto(e, &info);
     handle_ = info.handle();

@@ -1,0 +1,143 @@
+#include "rpc/local_service.hpp"
+
+#include "core/device_transfer.hpp"
+#include "core/region_ref.hpp"
+#include "core/shm_object.hpp"
+#include "ops/log.hpp"
+#include "rpc/local_peer.hpp"
+#include "rpc/messages.hpp"
+#include "rpc/region_upload.hpp"
+#include "rpc/session_reactor.hpp"
+#include "rpc/status_map.hpp"
+#include "wire/chunk_codec.hpp"
+
+namespace spgemmd {
+
+namespace v1 = spgemm::v1;
+
+namespace {
+
+grpc::Status not_permitted(const std::string& message) {
+  return to_grpc_status({core::status::not_permitted, message});
+}
+
+void to_proto(const core::region_info& r, v1::RegionInfo* out) {
+  out->set_name(r.name);
+  out->set_key(r.key);
+  out->set_offset(r.offset);
+  out->set_byte_size(r.byte_size);
+  out->set_session(r.session);
+}
+
+spgemm::ipc_array ipc_array_of(const v1::DeviceArrayRef& a) {
+  // Negative sizes become huge ones, which the backend's checks refuse.
+  return {a.ipc_handle(), static_cast<std::size_t>(a.offset()), static_cast<std::size_t>(a.length())};
+}
+
+}  // namespace
+
+grpc::Status local_gate(service_state& s, const grpc::CallbackServerContext* ctx, local_feature what) {
+  if (s.shutting_down) return unavailable();
+  const std::string peer = ctx->peer();
+  if (!is_local_peer(peer)) {
+    return not_permitted("shared memory and CUDA IPC are for callers on the server's host (a Unix socket or a "
+                         "loopback address); this call came from " + peer + ": send the bytes instead");
+  }
+  if (what == local_feature::shared_memory && !s.cfg.shared_memory) {
+    return not_permitted("this server has shared memory turned off (--shared_memory=false): send the bytes instead");
+  }
+  if (what == local_feature::cuda_ipc && !s.cfg.cuda_ipc) {
+    return not_permitted("this server has CUDA IPC turned off (--cuda_ipc=false): send the bytes instead");
+  }
+  if (what == local_feature::cuda_ipc && !core::has_gpu(s.cache)) {
+    return not_permitted("CUDA IPC needs a GPU backend; this server keeps matrices in host memory");
+  }
+  return grpc::Status::OK;
+}
+
+spgemm::ipc_csr_arrays ipc_arrays_of(const v1::DeviceCsr& d) {
+  return {ipc_array_of(d.row_offsets()), ipc_array_of(d.col_indices()), ipc_array_of(d.values())};
+}
+
+grpc::ServerWriteReactor<v1::SessionEvent>* local_service::OpenSession(grpc::CallbackServerContext* ctx,
+                                                                      const v1::OpenSessionRequest*) {
+  if (grpc::Status st = local_gate(state_, ctx, local_feature::any); !st.ok()) {
+    auto* r = new session_reactor(state_.regions, state_.sessions, "");
+    r->end(st);
+    return r;
+  }
+  return new session_reactor(state_.regions, state_.sessions, tenant_of(ctx));
+}
+
+grpc::ServerUnaryReactor* local_service::ProveLocal(grpc::CallbackServerContext* ctx,
+                                                    const v1::ProveLocalRequest* request,
+                                                    v1::ProveLocalResponse* response) {
+  if (grpc::Status st = local_gate(state_, ctx, local_feature::any); !st.ok()) return finished(ctx, st);
+  bool same = false;
+  if (const core::outcome o = core::holds_token(request->key(), request->token(), &same); !o.ok()) {
+    return finished(ctx, to_grpc_status(o));
+  }
+  response->set_same_host(same);
+  response->set_shared_memory(same && state_.cfg.shared_memory);
+  response->set_cuda_ipc(same && state_.cfg.cuda_ipc && core::has_gpu(state_.cache));
+  return finished(ctx, grpc::Status::OK);
+}
+
+grpc::ServerUnaryReactor* local_service::RegisterRegion(grpc::CallbackServerContext* ctx,
+                                                        const v1::RegisterRegionRequest* request,
+                                                        v1::RegionInfo* response) {
+  if (grpc::Status st = local_gate(state_, ctx, local_feature::shared_memory); !st.ok()) return finished(ctx, st);
+  core::region_info r;
+  r.session = request->session();
+  r.name = request->name();
+  r.key = request->key();
+  r.offset = request->offset();
+  r.byte_size = request->byte_size();
+  if (const core::outcome o = state_.regions.add(tenant_of(ctx), r); !o.ok()) return finished(ctx, to_grpc_status(o));
+  to_proto(r, response);
+  log_event("info", "region_registered", {{"region", r.name}, {"key", r.key}, {"bytes", r.byte_size}});
+  return finished(ctx, grpc::Status::OK);
+}
+
+grpc::ServerUnaryReactor* local_service::UnregisterRegion(grpc::CallbackServerContext* ctx,
+                                                          const v1::UnregisterRegionRequest* request,
+                                                          v1::UnregisterRegionResponse*) {
+  if (grpc::Status st = local_gate(state_, ctx, local_feature::any); !st.ok()) return finished(ctx, st);
+  return finished(ctx, to_grpc_status(state_.regions.remove(tenant_of(ctx), request->name())));
+}
+
+grpc::ServerUnaryReactor* local_service::ListRegions(grpc::CallbackServerContext* ctx, const v1::ListRegionsRequest*,
+                                                     v1::ListRegionsResponse* response) {
+  if (grpc::Status st = local_gate(state_, ctx, local_feature::any); !st.ok()) return finished(ctx, st);
+  for (const core::region_info& r : state_.regions.list(tenant_of(ctx))) to_proto(r, response->add_regions());
+  return finished(ctx, grpc::Status::OK);
+}
+
+grpc::ServerUnaryReactor* local_service::UploadFromRegion(grpc::CallbackServerContext* ctx,
+                                                          const v1::RegionUploadRequest* request,
+                                                          v1::MatrixInfo* response) {
+  if (grpc::Status st = local_gate(state_, ctx, local_feature::shared_memory); !st.ok()) return finished(ctx, st);
+  return finished(ctx, upload_from_region(state_, tenant_of(ctx), *request, response));
+}
+
+grpc::ServerUnaryReactor* local_service::UploadFromDevice(grpc::CallbackServerContext* ctx,
+                                                          const v1::DeviceUploadRequest* request,
+                                                          v1::MatrixInfo* response) {
+  if (grpc::Status st = local_gate(state_, ctx, local_feature::cuda_ipc); !st.ok()) return finished(ctx, st);
+  const v1::MatrixHeader& h = request->header();
+  if (grpc::Status st = spgemm::wire::chunk_assembler::check_header(h); !st.ok()) return finished(ctx, st);
+  core::csr_layout sizes;  // where the sizes below cannot overflow
+  if (const core::outcome o = core::layout_csr(h.rows(), h.nnz(), 8, &sizes); !o.ok()) {
+    return finished(ctx, to_grpc_status(o));
+  }
+  const spgemm::matrix_info info{h.rows(), h.cols(), h.nnz(),
+                                 h.value_type() == v1::FLOAT32 ? spgemm::value_type::f32 : spgemm::value_type::f64};
+  core::entry_info e;
+  const core::outcome o = core::store_from_device(state_.cache, state_.sched, tenant_of(ctx), info,
+                                                  ipc_arrays_of(request->arrays()), h.name(), h.ttl_seconds(), &e);
+  if (!o.ok()) return finished(ctx, to_grpc_status(o));
+  to_proto(e, response);
+  return finished(ctx, grpc::Status::OK);
+}
+
+}  // namespace spgemmd

@@ -1,0 +1,21 @@
+// Uploads from a client's shared-memory regions (Local.UploadFromRegion): the
+// arrays are read a block of rows at a time from the regions the request
+// names into the upload's assembler, which checks each block as Upload checks
+// a chunk (so the matrix is valid CSR), and into the cache as an upload goes
+// (core::upload: copied to a device while the rest is read).
+#pragma once
+
+#include <string>
+
+#include <grpcpp/grpcpp.h>
+
+#include "rpc/service_state.hpp"
+#include "spgemm/v1/local.pb.h"
+
+namespace spgemmd {
+
+// Stores the matrix `request` names; its info in `out`.
+grpc::Status upload_from_region(service_state& s, const std::string& tenant,
+                                const spgemm::v1::RegionUploadRequest& request, spgemm::v1::MatrixInfo* out);
+
+}  // namespace spgemmd

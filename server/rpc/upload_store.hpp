@@ -1,0 +1,25 @@
+// The end of an upload, whichever way its rows arrived (chunks: upload_reactor;
+// shared-memory regions: region_upload): the assembled arrays stored in the
+// cache as a matrix, and handed back to the spare arrays where the cache did
+// not keep them.
+#pragma once
+
+#include <string>
+
+#include "core/upload.hpp"
+#include "rpc/service_state.hpp"
+#include "wire/chunk_codec.hpp"
+
+namespace spgemmd {
+
+// The arrays an upload arrives into: reserved for the whole matrix by the
+// assembler, so they stay where they are while it fills them (core::upload
+// copies them to a device as they fill).
+spgemm::host_csr_arrays host_arrays(spgemm::wire::chunk_assembler& a);
+
+// Stores the matrix `a` assembled (its finish() was OK) through `up`; the
+// assembler's arrays are taken. Throws what the cache throws.
+core::entry_info store_upload(service_state& s, const std::string& tenant, spgemm::wire::chunk_assembler& a,
+                              core::upload& up);
+
+}  // namespace spgemmd
