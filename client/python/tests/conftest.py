@@ -9,13 +9,14 @@ Environment:
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import subprocess
 import time
 import zlib
 from pathlib import Path
-from typing import Iterator, List, Optional
+from typing import Iterator, List, Optional, Tuple
 
 import numpy as np
 import pytest
@@ -104,22 +105,23 @@ def assert_product_close(c: sp.sparray, a: sp.sparray, b: sp.sparray, rtol: floa
     assert worst <= float(np.finfo(c.dtype).tiny), "entries differ from scipy beyond %g x |A||B| (worst excess %g)" % (rtol, worst)
 
 
-@pytest.fixture(scope="session")
-def server_address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """Starts spgemmd on a free port for the session; yields host:port.
+@contextlib.contextmanager
+def spgemmd(tmp: Path, *args: str) -> Iterator[Tuple[str, str]]:
+    """Runs spgemmd on a free loopback port and a Unix socket in `tmp`, with extra `args`.
 
-    The backend is the CPU unless SPGEMM_TEST_BACKEND says otherwise ("auto" on a GPU host).
+    Yields (host:port, unix:///path). The backend is the CPU unless
+    SPGEMM_TEST_BACKEND says otherwise ("auto" on a GPU host).
     """
     binary = os.environ.get("SPGEMMD") or str(REPO / "build" / "server" / "spgemmd")
     if not (os.path.isfile(binary) and os.access(binary, os.X_OK)):
         missing("spgemmd not found at %s (build it, or set SPGEMMD to the binary)" % binary)
-    tmp = tmp_path_factory.mktemp("spgemmd")
     port_file = tmp / "port"
+    socket = tmp / "spgemmd.sock"
     log_path = tmp / "spgemmd.log"
     log = open(log_path, "wb")
     proc = subprocess.Popen(
-        [binary, "--listen=127.0.0.1:0", "--port_file=%s" % port_file, "--metrics_listen=",
-         "--backend=%s" % os.environ.get("SPGEMM_TEST_BACKEND", "cpu")],
+        [binary, "--listen=127.0.0.1:0", "--port_file=%s" % port_file, "--unix_socket=%s" % socket,
+         "--metrics_listen=", "--backend=%s" % os.environ.get("SPGEMM_TEST_BACKEND", "cpu"), *args],
         stdout=log,
         stderr=subprocess.STDOUT,
     )
@@ -135,7 +137,7 @@ def server_address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                 port = int(port_file.read_text().strip())
             except (OSError, ValueError):
                 time.sleep(0.05)
-        yield "127.0.0.1:%d" % port
+        yield "127.0.0.1:%d" % port, "unix://%s" % socket
     finally:
         proc.terminate()
         try:
@@ -147,9 +149,22 @@ def server_address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
+def server_addresses(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tuple[str, str]]:
+    """spgemmd for the session: (host:port, unix:///path)."""
+    with spgemmd(tmp_path_factory.mktemp("spgemmd")) as addresses:
+        yield addresses
+
+
+@pytest.fixture(scope="session")
+def server_address(server_addresses: Tuple[str, str]) -> str:
+    """host:port of the session's spgemmd."""
+    return server_addresses[0]
+
+
+@pytest.fixture(scope="session")
 def client(server_address: str) -> Iterator[spgemm.Client]:
-    """A client of the session's server (generous deadline, no progress bars)."""
-    with spgemm.Client(server_address, timeout=300, progress=False) as c:
+    """A client of the session's server over the wire (generous deadline, no progress bars)."""
+    with spgemm.Client(server_address, timeout=300, progress=False, transfer="wire") as c:
         yield c
 
 

@@ -155,7 +155,7 @@ def test_unavailable() -> None:
 def test_deadline_exceeded(client: spgemm.Client, server_address: str) -> None:
     # Transfers of ~12 MB cannot finish within a millisecond.
     a = sp.random_array((200000, 200000), density=5e-6, format="csr", rng=np.random.default_rng(0))
-    with spgemm.Client(server_address, timeout=1e-3, progress=False) as hasty:
+    with spgemm.Client(server_address, timeout=1e-3, progress=False, transfer="wire") as hasty:
         with pytest.raises(spgemm.DeadlineExceeded) as e:
             hasty.upload(a)
         assert e.value.code.name == "DEADLINE_EXCEEDED"

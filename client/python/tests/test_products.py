@@ -98,7 +98,7 @@ def test_roundtrip_exact(client: spgemm.Client) -> None:
 
 def test_small_chunks(server_address: str) -> None:
     a = random_csr(2000, 2000, 0.01, 6)
-    with spgemm.Client(server_address, chunk_bytes=4096, progress=False, timeout=120) as small:
+    with spgemm.Client(server_address, chunk_bytes=4096, progress=False, timeout=120, transfer="wire") as small:
         with small.upload(a) as r:
             assert (r.fetch() != a).nnz == 0
         assert_product_close(small.multiply(a), a, a, F64_RTOL)

@@ -265,9 +265,12 @@ class Assembler:
         self.shape = (int(header.rows), int(header.cols))
         self.nnz = int(header.nnz)
         self.dtype = dtype_of(header.value_type)
-        self.indptr = np.empty(self.shape[0] + 1, dtype=np.int64)
+        # scipy wants one index type for offsets and columns: int32 where the
+        # entries allow it (building the matrix then copies nothing), else int64.
+        self.index_dtype = np.dtype(np.int32) if self.nnz <= INT32_MAX else np.dtype(np.int64)
+        self.indptr = np.empty(self.shape[0] + 1, dtype=self.index_dtype)
         self.indptr[0] = 0
-        self.indices = np.empty(self.nnz, dtype=np.int32)
+        self.indices = np.empty(self.nnz, dtype=self.index_dtype)
         self.data = np.empty(self.nnz, dtype=self.dtype.newbyteorder("="))
         self.next_row = 0
         self.pos = 0
@@ -297,7 +300,7 @@ class Assembler:
             )
         if rc > 1 and np.any(off[1:] < off[:-1]):
             raise ProtocolError("chunk at row %d: row offsets decrease" % rb)
-        np.add(off[1:], self.pos, out=self.indptr[rb + 1 : rb + rc + 1])
+        np.add(off[1:], self.pos, out=self.indptr[rb + 1 : rb + rc + 1], casting="unsafe")
         self.indices[self.pos : self.pos + k] = cols
         self.data[self.pos : self.pos + k] = vals
         self.pos += k

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import functools
+import threading
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union, overload
 
 try:  # Python 3.8+
@@ -14,9 +16,10 @@ import grpc
 import numpy as np
 import scipy.sparse as sp
 
-from . import _progress, _wire
-from .errors import NotFound, ProtocolError, SpgemmError, from_rpc_error
+from . import _local, _progress, _shm, _wire
+from .errors import FailedPrecondition, NotFound, ProtocolError, SpgemmError, from_rpc_error
 from .info import JobStats, MatrixInfo, ServerStatus
+from .v1 import local_pb2 as lpb
 from .v1 import spgemm_pb2 as pb
 
 __all__ = ["Client", "RemoteMatrix", "Operand"]
@@ -26,23 +29,25 @@ __all__ = ["Client", "RemoteMatrix", "Operand"]
 Operand = Union["RemoteMatrix", str, Any]
 
 _SERVICE = pb.DESCRIPTOR.services_by_name["Spgemm"]
+_LOCAL_SERVICE = lpb.DESCRIPTOR.services_by_name["Local"]
 _MAX_RECEIVE = 256 << 20
+_TRANSFERS = ("auto", "wire", "shared_memory")
 
 
 class _Rpcs:
-    """Callables for every method of spgemm.v1.Spgemm, derived from the generated descriptor.
+    """Callables for every method of a service (spgemm.v1.Spgemm, or Local), derived from the generated descriptor.
 
     Building them from the descriptor (instead of importing the generated
-    ``spgemm_pb2_grpc``) keeps the client working with a grpcio runtime older
+    ``*_pb2_grpc``) keeps the client working with a grpcio runtime older
     than the grpcio-tools that generated the code, and lets Upload and the
     result streams use the zero-copy chunk codec.
     """
 
-    def __init__(self, channel: grpc.Channel) -> None:
-        for method in _SERVICE.methods:
-            path = "/%s/%s" % (_SERVICE.full_name, method.name)
-            req_cls = getattr(pb, method.input_type.name)
-            resp_cls = getattr(pb, method.output_type.name)
+    def __init__(self, channel: grpc.Channel, service: Any = _SERVICE) -> None:
+        for method in service.methods:
+            path = "/%s/%s" % (service.full_name, method.name)
+            req_cls = _message_class(method.input_type)
+            resp_cls = _message_class(method.output_type)
             ser: Callable[[Any], bytes] = req_cls.SerializeToString
             de: Callable[[bytes], Any] = resp_cls.FromString
             if req_cls is pb.UploadPart:
@@ -56,6 +61,12 @@ class _Rpcs:
                 (True, True): channel.stream_stream,
             }[(method.client_streaming, method.server_streaming)]
             setattr(self, method.name, factory(path, request_serializer=ser, response_deserializer=de))
+
+
+def _message_class(descriptor: Any) -> Any:
+    """The generated class of a message of spgemm.proto or local.proto."""
+    module = lpb if descriptor.file.name.endswith("local.proto") else pb
+    return getattr(module, descriptor.name)
 
 
 def _output_type(dtype: Any) -> int:
@@ -155,7 +166,7 @@ class Client:
     """A connection to an spgemmd server.
 
     Args:
-        address: ``host:port`` of the server.
+        address: ``host:port`` of the server, or ``unix:///path`` for its Unix socket.
         token: a bearer token sent as ``authorization: Bearer <token>`` metadata.
         tls: ``None``/``False`` for a plaintext channel, ``True`` for TLS with the
             system's roots, a path to a PEM file of root certificates, or
@@ -166,8 +177,13 @@ class Client:
         progress: default for the ``progress`` argument of transfers (``None``:
             a tqdm bar when stderr is a terminal and a transfer takes over a second).
         options: extra gRPC channel options.
+        transfer: how matrices cross: ``"auto"`` (shared memory where the
+            server proves it shares this host, else the wire), ``"wire"``
+            (bytes in gRPC messages), or ``"shared_memory"`` (FailedPrecondition
+            where the server cannot). :attr:`transfer` says which one is used.
 
-    The client is a context manager; leaving it closes the channel.
+    The client is a context manager; leaving it closes the channel (and ends
+    its shared-memory session).
     """
 
     def __init__(
@@ -180,9 +196,16 @@ class Client:
         chunk_bytes: int = _wire.DEFAULT_CHUNK_BYTES,
         progress: Optional[bool] = None,
         options: Sequence[Tuple[str, Any]] = (),
+        transfer: str = "auto",
     ) -> None:
         if chunk_bytes < 1024:
             raise ValueError("spgemm: chunk_bytes must be at least 1024")
+        if transfer not in _TRANSFERS:
+            raise ValueError("spgemm: transfer must be one of %s, not %r" % (", ".join(_TRANSFERS), transfer))
+        self._transfer = transfer
+        self._local: Optional[_local.LocalTransfers] = None
+        self._local_decided = transfer == "wire"
+        self._local_lock = threading.Lock()
         self.address: str = address
         self.timeout: Optional[float] = timeout
         self.chunk_bytes: int = int(chunk_bytes)
@@ -204,8 +227,39 @@ class Client:
                 creds = tls
             self._channel = grpc.secure_channel(address, creds, options=opts)
         self._rpc = _Rpcs(self._channel)
+        self._local_rpc = _Rpcs(self._channel, _LOCAL_SERVICE)
 
     # -- plumbing -----------------------------------------------------------
+
+    @property
+    def transfer(self) -> str:
+        """``"shared_memory"`` or ``"wire"``: how this client's matrices cross (decided on first use)."""
+        return "shared_memory" if self._shared_memory() is not None else "wire"
+
+    def _shared_memory(self) -> Optional[_local.LocalTransfers]:
+        """The shared-memory transfers, set up on first use where the server shares this host."""
+        with self._local_lock:
+            if self._local_decided:
+                return self._local
+            reason = ""
+            try:
+                if not _shm.available():
+                    reason = "this host has no writable %s" % _shm.SHM_DIR
+                else:
+                    proof = _local.prove(self._local_rpc, self._kw())
+                    if proof.shared_memory:
+                        self._local = _local.LocalTransfers(self._local_rpc, self._kw, self._metadata)
+                    else:
+                        reason = "the server does not share this host's shared memory" if not proof.same_host else (
+                            "the server has shared memory turned off")
+            except grpc.RpcError as e:
+                reason = "the server refused: %s" % from_rpc_error(e)
+            except OSError as e:
+                reason = "cannot create shared memory here: %s" % e
+            self._local_decided = True
+            if self._local is None and self._transfer == "shared_memory":
+                raise FailedPrecondition("spgemm: transfer='shared_memory', but %s" % reason)
+            return self._local
 
     def _kw(self, timeout: Optional[float] = None) -> Dict[str, Any]:
         t = self.timeout if timeout is None else timeout
@@ -221,10 +275,12 @@ class Client:
         return self.progress if progress is None else progress
 
     def _results(
-        self, call: Any, progress: Optional[bool], desc: str
+        self, call: Any, progress: Optional[bool], desc: str, local: Optional[_local.LocalTransfers] = None
     ) -> Tuple[Optional[sp.csr_array], Optional[MatrixInfo], Optional[JobStats]]:
-        """Consumes a ResultPart stream: (matrix, kept, stats)."""
+        """Consumes a ResultPart stream: (matrix, kept, stats). A result written
+        into the shared-memory result region (`local`'s, held) is copied out of it."""
         asm: Optional[_wire.Assembler] = None
+        matrix: Optional[sp.csr_array] = None
         kept: Optional[MatrixInfo] = None
         stats: Optional[JobStats] = None
         bar: Optional[_progress.Bar] = None
@@ -247,6 +303,10 @@ class Client:
                     bar = _progress.Bar(self._progress(progress), asm.total_bytes, desc)
                 elif which == "kept":
                     kept = MatrixInfo.from_proto(part.kept)
+                elif which == "in_region":
+                    if local is None or matrix is not None:
+                        raise ProtocolError("a result in a region that was not asked for")
+                    matrix = local.read(part.in_region)
                 elif which == "stats":
                     stats = JobStats.from_proto(part.stats)
             done = True
@@ -259,7 +319,8 @@ class Client:
                 call.cancel()
         if stats is not None:
             self.last_stats = stats
-        matrix = asm.finish() if asm is not None else None
+        if asm is not None:
+            matrix = asm.finish()
         return matrix, kept, stats
 
     def _product(self, call: Any, keep: bool, progress: Optional[bool], desc: str) -> Union[sp.csr_array, RemoteMatrix]:
@@ -270,6 +331,41 @@ class Client:
             return RemoteMatrix(self, kept)
         if matrix is None:
             raise ProtocolError("result stream without a header")
+        return matrix
+
+    def _run_product(
+        self, method: str, request: Callable[[pb.ProductOutput], Any], keep: bool, name: str,
+        progress: Optional[bool], desc: str,
+    ) -> Union[sp.csr_array, RemoteMatrix]:
+        """Calls a product method with the request `request(output=...)` builds; streams, keeps,
+        or (with shared memory) has the result written into the result region."""
+        local = None if keep else self._shared_memory()
+        if local is None:
+            call = getattr(self._rpc, method)(request(output=self._output(keep, name)), **self._kw())
+            return self._product(call, keep, progress, desc)
+        with local.result_range() as region:
+            call = getattr(self._rpc, method)(request(output=pb.ProductOutput(name=name, region=region)), **self._kw())
+            matrix, kept, _ = self._results(call, progress, desc, local)
+        if matrix is not None:
+            return matrix
+        if kept is None:
+            raise ProtocolError("a result neither written into the region nor kept")
+        # Larger than the region: the server kept it; into a region of its size, then gone.
+        try:
+            return self._download_local(local, kept.handle, kept.shape[0], kept.nnz, kept.dtype.itemsize)
+        finally:
+            with contextlib.suppress(SpgemmError):
+                self.delete(kept.handle)
+
+    def _download_local(
+        self, local: _local.LocalTransfers, handle: str, rows: int, nnz: int, value_size: int
+    ) -> sp.csr_array:
+        """A stored matrix written into the result region (grown to its size) and copied out."""
+        with local.result_range(_local.layout(rows, nnz, value_size)["bytes"]) as region:
+            call = self._rpc.Download(pb.DownloadRequest(handle=handle, region=region), **self._kw())
+            matrix, _, _ = self._results(call, False, "download", local)
+        if matrix is None:
+            raise ProtocolError("download without a result")
         return matrix
 
     @contextlib.contextmanager
@@ -335,6 +431,13 @@ class Client:
             name=name or "",
             ttl_seconds=int(ttl) if ttl else 0,
         )
+        local = self._shared_memory()
+        if local is not None:
+            try:
+                info = local.upload(header, csr.indptr, csr.indices, csr.data)
+            except grpc.RpcError as e:
+                raise from_rpc_error(e) from None
+            return RemoteMatrix(self, MatrixInfo.from_proto(info))
         total = csr.indptr.nbytes + csr.indices.nbytes + csr.data.nbytes
         with _progress.Bar(self._progress(progress), total, "upload") as bar:
             parts = _wire.upload_parts(header, csr, self.chunk_bytes, bar.update)
@@ -351,6 +454,10 @@ class Client:
     def download(self, matrix: Union[RemoteMatrix, str], *, progress: Optional[bool] = None) -> sp.csr_array:
         """Downloads a stored matrix as a scipy.sparse.csr_array."""
         handle = matrix.handle if isinstance(matrix, RemoteMatrix) else matrix
+        local = self._shared_memory()
+        if local is not None:
+            info = matrix.info if isinstance(matrix, RemoteMatrix) else self.describe(handle)
+            return self._download_local(local, handle, info.shape[0], info.nnz, info.dtype.itemsize)
         call = self._rpc.Download(pb.DownloadRequest(handle=handle, chunk_bytes=self.chunk_bytes), **self._kw())
         result, _, _ = self._results(call, progress, "download")
         if result is None:
@@ -438,9 +545,8 @@ class Client:
         """
         options = pb.MultiplyOptions(algorithm=algorithm, output_type=_output_type(dtype), priority=priority)
         with self._handles([a, a if b is None else b], progress) as (ha, hb):
-            request = pb.MultiplyRequest(a=ha, b=hb, options=options, output=self._output(keep, name))
-            call = self._rpc.Multiply(request, **self._kw())
-            return self._product(call, keep, progress, "multiply")
+            request = functools.partial(pb.MultiplyRequest, a=ha, b=hb, options=options)
+            return self._run_product("Multiply", request, keep, name, progress, "multiply")
 
     def galerkin(
         self,
@@ -465,9 +571,8 @@ class Client:
             raise ValueError("spgemm: form must be 'ptap' or 'papt', not %r" % form) from None
         options = pb.MultiplyOptions(algorithm=algorithm, output_type=_output_type(dtype), priority=priority)
         with self._handles([p, a], progress) as (hp, ha):
-            request = pb.GalerkinRequest(p=hp, a=ha, form=f, options=options, output=self._output(keep, name))
-            call = self._rpc.Galerkin(request, **self._kw())
-            return self._product(call, keep, progress, "galerkin")
+            request = functools.partial(pb.GalerkinRequest, p=hp, a=ha, form=f, options=options)
+            return self._run_product("Galerkin", request, keep, name, progress, "galerkin")
 
     def transpose(
         self,
@@ -479,14 +584,18 @@ class Client:
     ) -> Union[sp.csr_array, RemoteMatrix]:
         """A^T on the server; local or remote operand, local result (or kept with ``keep=True``)."""
         with self._handles([a], progress) as (ha,):
-            request = pb.TransposeRequest(a=ha, output=self._output(keep, name))
-            call = self._rpc.Transpose(request, **self._kw())
-            return self._product(call, keep, progress, "transpose")
+            request = functools.partial(pb.TransposeRequest, a=ha)
+            return self._run_product("Transpose", request, keep, name, progress, "transpose")
 
     # -- lifetime -----------------------------------------------------------
 
     def close(self) -> None:
-        """Closes the channel (stored matrices stay on the server)."""
+        """Closes the channel (stored matrices stay on the server; shared-memory regions go)."""
+        with self._local_lock:
+            if self._local is not None:
+                self._local.close()
+                self._local = None
+            self._local_decided = True
         self._channel.close()
 
     def __enter__(self) -> "Client":

@@ -1,0 +1,199 @@
+"""Transfers through shared memory with a server on this host (the Local service).
+
+A client that proves it shares the server's host (ProveLocal: the server reads
+back a random token this process wrote into a fresh shared-memory object)
+opens a session and registers two regions of its own, reused from call to
+call and grown when too small: one that uploads are copied into, one that
+results are written into and copied out of. Their memory is allocated when
+created (``posix_fallocate``), so that a full ``/dev/shm`` fails here with an
+error instead of a SIGBUS later, and so that the server writes into pages that
+exist already. The gRPC messages carry only references to them (RegionRef).
+Both regions end with the session: when the client closes, or goes away.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import secrets
+import threading
+from typing import Any, Callable, Dict, Iterator, Optional
+
+import grpc
+import numpy as np
+import scipy.sparse as sp
+
+from . import _shm
+from .errors import ProtocolError
+from .v1 import local_pb2 as lpb
+from .v1 import spgemm_pb2 as pb
+
+INT32_MAX = 2**31 - 1
+_PAGE = 4096
+_FIRST_RESULT_BYTES = 16 << 20
+
+
+def _align64(n: int) -> int:
+    return (n + 63) & ~63
+
+
+def layout(rows: int, nnz: int, value_size: int) -> Dict[str, int]:
+    """Where a CSR matrix's arrays go in a range: the server's rule (core/region_ref.hpp)."""
+    cols = _align64(8 * (rows + 1))
+    values = _align64(cols + 4 * nnz)
+    return {"row_offsets": 0, "col_indices": cols, "values": values, "bytes": values + value_size * nnz}
+
+
+def prove(local_rpc: Any, kw: Dict[str, Any]) -> lpb.ProveLocalResponse:
+    """Asks the server to read back a random token from a fresh shared-memory object.
+
+    Raises OSError where this process cannot create one, grpc.RpcError where
+    the server refuses (remote caller, no Local service).
+    """
+    token = secrets.token_bytes(32)
+    proof = _shm.SharedMemory(len(token))
+    try:
+        assert proof.map is not None
+        proof.map[:] = token
+        return local_rpc.ProveLocal(lpb.ProveLocalRequest(key=proof.key, token=token), **kw)
+    finally:
+        proof.close()
+
+
+class Arena:
+    """A shared-memory region registered with the server, reused and grown as needed.
+
+    Hold :attr:`lock` while a call uses it.
+    """
+
+    _names = itertools.count()
+
+    def __init__(self, local: "LocalTransfers", label: str) -> None:
+        self.local = local
+        self.label = label
+        self.lock = threading.Lock()
+        self.shm: Optional[_shm.SharedMemory] = None
+        self.name = ""
+
+    @property
+    def size(self) -> int:
+        return self.shm.size if self.shm is not None else 0
+
+    def ensure(self, nbytes: int) -> None:
+        """At least ``nbytes`` long: a new, larger region replaces a smaller one."""
+        if self.shm is not None and self.shm.size >= nbytes:
+            return
+        size = max(nbytes, 2 * self.size, 1 << 20)
+        size = (size + _PAGE - 1) // _PAGE * _PAGE
+        # Allocated now: a full /dev/shm raises here, not SIGBUS on a write later.
+        shm = _shm.SharedMemory(size, allocate=True)
+        name = "%s-%d-%d" % (self.label, os.getpid(), next(Arena._names))
+        try:
+            self.local.register(name, shm)
+        except BaseException:
+            shm.close()
+            raise
+        old, old_name = self.shm, self.name
+        self.shm, self.name = shm, name
+        if old is not None:
+            self.local.unregister(old_name)
+            old.close()
+
+    def ref(self, offset: int, length: int) -> pb.RegionRef:
+        return pb.RegionRef(region=self.name, offset=offset, length=length)
+
+    def close(self) -> None:
+        if self.shm is not None:
+            self.shm.close()
+            self.shm = None
+
+
+class LocalTransfers:
+    """Shared-memory transfers of one client: its session and its two regions."""
+
+    def __init__(self, local_rpc: Any, kw: Callable[[], Dict[str, Any]], metadata: Any) -> None:
+        self._rpc = local_rpc
+        self._kw = kw
+        # The session lives as long as this stream: no deadline.
+        self._session_call = local_rpc.OpenSession(lpb.OpenSessionRequest(), metadata=metadata)
+        try:
+            self.session = next(self._session_call).session
+        except BaseException:
+            self._session_call.cancel()
+            raise
+        self.uploads = Arena(self, "spgemm-in")
+        self.results = Arena(self, "spgemm-out")
+
+    # -- regions ------------------------------------------------------------
+
+    def register(self, name: str, shm: _shm.SharedMemory) -> None:
+        request = lpb.RegisterRegionRequest(session=self.session, name=name, key=shm.key, offset=0, byte_size=shm.size)
+        self._rpc.RegisterRegion(request, **self._kw())
+
+    def unregister(self, name: str) -> None:
+        self._rpc.UnregisterRegion(lpb.UnregisterRegionRequest(name=name), **self._kw())
+
+    # -- matrices -----------------------------------------------------------
+
+    def upload(self, header: pb.MatrixHeader, indptr: np.ndarray, indices: np.ndarray, data: np.ndarray) -> Any:
+        """Copies a CSR matrix into the upload region and stores it (UploadFromRegion); returns its MatrixInfo."""
+        rows, nnz = int(header.rows), int(header.nnz)
+        at = layout(rows, nnz, data.itemsize)
+        with self.uploads.lock:
+            self.uploads.ensure(at["bytes"])
+            shm = self.uploads.shm
+            assert shm is not None
+            _shm.copy(shm.array(at["row_offsets"], rows + 1, np.dtype("<i8")), indptr)
+            _shm.copy(shm.array(at["col_indices"], nnz, np.dtype("<i4")), indices)
+            _shm.copy(shm.array(at["values"], nnz, data.dtype), data)
+            request = lpb.RegionUploadRequest(
+                header=header,
+                row_offsets=self.uploads.ref(at["row_offsets"], 8 * (rows + 1)),
+                col_indices=self.uploads.ref(at["col_indices"], 4 * nnz),
+                values=self.uploads.ref(at["values"], data.itemsize * nnz),
+            )
+            return self._rpc.UploadFromRegion(request, **self._kw())
+
+    @contextlib.contextmanager
+    def result_range(self, needed: int = 0) -> Iterator[pb.RegionRef]:
+        """The whole result region (at least ``needed`` bytes) for one call, held until the block ends."""
+        with self.results.lock:
+            self.results.ensure(max(needed, _FIRST_RESULT_BYTES))
+            yield self.results.ref(0, self.results.size)
+
+    def read(self, m: pb.RegionMatrix) -> sp.csr_array:
+        """Copies a matrix the server wrote into the result region out of it (hold result_range)."""
+        h = m.header
+        rows, cols, nnz = int(h.rows), int(h.cols), int(h.nnz)
+        if rows < 0 or cols < 0 or nnz < 0:
+            raise ProtocolError("negative size in a region result")
+        dtype = np.dtype("<f4") if h.value_type == pb.FLOAT32 else np.dtype("<f8")
+        shm = self.results.shm
+        for ref, n in ((m.row_offsets, 8 * (rows + 1)), (m.col_indices, 4 * nnz), (m.values, dtype.itemsize * nnz)):
+            if ref.region != self.results.name or ref.offset < 0 or ref.length != n or ref.offset + n > self.results.size:
+                raise ProtocolError("the server wrote a result outside the result region")
+        assert shm is not None
+        off = shm.array(m.row_offsets.offset, rows + 1, np.dtype("<i8"))
+        if off[0] != 0 or off[-1] != nnz or (rows > 1 and np.any(off[1:] < off[:-1])):
+            raise ProtocolError("the result's row offsets are not those of a CSR matrix")
+        # One index type for scipy: int32 where nnz allows, so that nothing is converted later.
+        index = np.dtype(np.int32) if nnz <= INT32_MAX else np.dtype(np.int64)
+        indptr = off.astype(index)
+        indices = np.empty(nnz, dtype=index)
+        data = np.empty(nnz, dtype=dtype.newbyteorder("="))
+        _shm.copy(indices, shm.array(m.col_indices.offset, nnz, np.dtype("<i4")))
+        _shm.copy(data, shm.array(m.values.offset, nnz, dtype))
+        del off
+        return sp.csr_array((data, indices, indptr), shape=(rows, cols), copy=False)
+
+    def close(self) -> None:
+        """Unregisters and removes the regions, and ends the session."""
+        for arena in (self.uploads, self.results):
+            if arena.shm is not None:
+                try:
+                    self.unregister(arena.name)
+                except grpc.RpcError:
+                    pass  # the session's end unregisters it all the same
+                arena.close()
+        self._session_call.cancel()

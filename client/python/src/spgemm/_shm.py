@@ -1,0 +1,85 @@
+"""POSIX shared-memory objects this process creates for the server to read and write.
+
+Linux keeps them as files under ``/dev/shm``; the server opens one by its
+name (``shm_open``). Each is created with mode 0600 (readable by processes of
+this user only), mapped here, and unlinked when closed.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import secrets
+from concurrent.futures import ThreadPoolExecutor
+from typing import Optional
+
+import numpy as np
+
+SHM_DIR = "/dev/shm"
+
+# Copies larger than this are split across threads (numpy releases the GIL
+# while it copies): one thread moves a few GB/s, memory several times that.
+_PARALLEL_COPY_BYTES = 8 << 20
+_COPY_THREADS = max(1, min(8, os.cpu_count() or 1))
+_pool: Optional[ThreadPoolExecutor] = None
+
+
+def available() -> bool:
+    """Whether this host has POSIX shared memory where Linux keeps it."""
+    return os.path.isdir(SHM_DIR) and os.access(SHM_DIR, os.W_OK)
+
+
+class SharedMemory:
+    """A new POSIX shared-memory object of ``size`` bytes, mapped read-write.
+
+    Its :attr:`key` is what the server opens (``/spgemm-<pid>-<random>``).
+    With ``allocate``, its memory is allocated now (OSError where /dev/shm
+    lacks the room), instead of page by page as it is first written.
+    """
+
+    def __init__(self, size: int, allocate: bool = False) -> None:
+        self.size = int(size)
+        name = "spgemm-%d-%s" % (os.getpid(), secrets.token_hex(8))
+        self.key = "/" + name
+        self._path = os.path.join(SHM_DIR, name)
+        fd = os.open(self._path, os.O_CREAT | os.O_EXCL | os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        try:
+            os.ftruncate(fd, self.size)
+            if allocate and self.size:
+                os.posix_fallocate(fd, 0, self.size)
+            self.map: Optional[mmap.mmap] = mmap.mmap(fd, self.size) if self.size else None
+        except BaseException:
+            os.close(fd)
+            os.unlink(self._path)
+            raise
+        os.close(fd)
+
+    def array(self, offset: int, count: int, dtype: np.dtype) -> np.ndarray:
+        """A numpy view of ``count`` items of ``dtype`` at byte ``offset`` (valid until close)."""
+        if count == 0:
+            return np.empty(0, dtype=dtype)
+        return np.frombuffer(self.map, dtype=dtype, count=count, offset=offset)  # type: ignore[arg-type]
+
+    def close(self) -> None:
+        """Unmaps and unlinks the object (views of it must be gone)."""
+        if self.map is not None:
+            self.map.close()
+            self.map = None
+        try:
+            os.unlink(self._path)
+        except FileNotFoundError:
+            pass
+
+
+def copy(dst: np.ndarray, src: np.ndarray) -> None:
+    """dst[:] = src, split across threads when large."""
+    global _pool
+    n = dst.size
+    if dst.nbytes < _PARALLEL_COPY_BYTES or _COPY_THREADS == 1:
+        np.copyto(dst, src, casting="unsafe")
+        return
+    if _pool is None:
+        _pool = ThreadPoolExecutor(_COPY_THREADS, thread_name_prefix="spgemm-copy")
+    step = -(-n // _COPY_THREADS)
+    parts = [(i, min(n, i + step)) for i in range(0, n, step)]
+    list(_pool.map(lambda p: np.copyto(dst[p[0] : p[1]], src[p[0] : p[1]], casting="unsafe"), parts))

@@ -1,0 +1,246 @@
+"""The paths a matrix takes: TCP and the Unix socket, each over the wire and through
+shared memory, give equal results; shared-memory regions are checked, refused where
+they lie, and gone with their session; the server refuses what it should."""
+
+from __future__ import annotations
+
+import glob
+import os
+from typing import Iterator, List, Optional, Tuple
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import spgemm
+from spgemm import _local, _shm
+from spgemm.v1 import local_pb2 as lpb
+from spgemm.v1 import spgemm_pb2 as pb
+
+from conftest import assert_product_close, load_matrix, matrix_names, spgemmd
+
+PATHS = [("tcp", "wire"), ("tcp", "shared_memory"), ("unix", "wire"), ("unix", "shared_memory")]
+# A few shared matrices of different shapes for every path (all of them run over TCP in test_products).
+SHARED = ["bcsstk16", "cage11", "wiki-Vote", "rajat01"]
+
+
+def random_csr(rows: int, cols: int, density: float, seed: int, dtype=np.float64) -> sp.csr_array:
+    rng = np.random.default_rng(seed)
+    return sp.random_array((rows, cols), density=density, format="csr", dtype=dtype, rng=rng,
+                           data_sampler=lambda size: rng.uniform(-1, 1, size))
+
+
+@pytest.fixture(scope="module")
+def clients(server_addresses: Tuple[str, str]) -> Iterator[dict]:
+    """A client per path: (address kind, transfer) -> Client."""
+    tcp, unix = server_addresses
+    out = {}
+    for kind, transfer in PATHS:
+        out[(kind, transfer)] = spgemm.Client(tcp if kind == "tcp" else unix, transfer=transfer, timeout=300,
+                                              progress=False)
+    yield out
+    for c in out.values():
+        c.close()
+
+
+def same(a: sp.csr_array, b: sp.csr_array) -> None:
+    """Bit for bit the same CSR matrix."""
+    assert a.shape == b.shape and a.dtype == b.dtype
+    assert np.array_equal(a.indptr, b.indptr) and np.array_equal(a.indices, b.indices)
+    assert np.array_equal(a.data, b.data)
+
+
+def shared_or_generated() -> List[Tuple[str, Optional[str]]]:
+    names = [n for n in SHARED if n in matrix_names()]
+    return [("generated", None)] + [("shared", n) for n in names]
+
+
+def operand(name: Optional[str]) -> sp.csr_array:
+    return random_csr(3000, 3000, 0.002, 11) if name is None else load_matrix(name)
+
+
+def test_every_path_is_the_one_asked_for(clients: dict) -> None:
+    for (kind, transfer), c in clients.items():
+        assert c.transfer == transfer, (kind, transfer)
+
+
+@pytest.mark.parametrize("source,name", shared_or_generated())
+def test_every_path_gives_the_same_results(clients: dict, source: str, name: Optional[str]) -> None:
+    a = operand(name)
+    first = None
+    for path, c in clients.items():
+        with c.upload(a) as r:
+            same(r.fetch(), sp.csr_array(a))
+            product = c.multiply(a)
+            kept = c.multiply(r, r, keep=True)
+            with kept:
+                same(kept.fetch(), product)
+            transposed = c.transpose(r)
+        if first is None:
+            first = (product, transposed)
+            assert_product_close(product, a, a, 1e-12)
+            same(transposed, sp.csr_array(a.T.tocsr()))
+        else:
+            same(product, first[0])
+            same(transposed, first[1])
+
+
+def test_galerkin_and_float32_through_shared_memory(clients: dict) -> None:
+    a = random_csr(500, 500, 0.02, 3, np.float32)
+    p = random_csr(500, 60, 0.05, 4, np.float32)
+    wire, shm = clients[("unix", "wire")], clients[("unix", "shared_memory")]
+    same(shm.galerkin(p, a), wire.galerkin(p, a))
+    c = shm.multiply(a, dtype=np.float32)
+    assert c.dtype == np.float32
+    same(c, wire.multiply(a, dtype=np.float32))
+
+
+def test_a_result_larger_than_the_result_region_is_kept_and_downloaded(clients: dict) -> None:
+    shm = clients[("tcp", "shared_memory")]
+    # nnz(A^2) ~ 1.6M entries: ~20 MB, beyond the first 16 MiB result region.
+    a = random_csr(25000, 25000, 8 / 25000, 5)
+    before = {m.handle for m in shm.list()}
+    c = shm.multiply(a)
+    assert_product_close(c, a, a, 1e-12)
+    assert {m.handle for m in shm.list()} == before  # the kept result is gone again
+    assert shm._local is not None and shm._local.results.size >= _local.layout(c.shape[0], c.nnz, 8)["bytes"]
+
+
+def test_regions_go_with_their_client(server_addresses: Tuple[str, str]) -> None:
+    tcp, _ = server_addresses
+    with spgemm.Client(tcp, transfer="shared_memory", progress=False) as c:
+        c.upload(random_csr(100, 100, 0.05, 1)).delete()
+        c.multiply(random_csr(100, 100, 0.05, 1))
+        assert c._local is not None
+        names = {c._local.uploads.name, c._local.results.name}
+        assert names <= {r.name for r in c._local_rpc.ListRegions(lpb.ListRegionsRequest()).regions}
+        objects = {"/dev/shm" + shm.key for shm in (c._local.uploads.shm, c._local.results.shm) if shm is not None}
+        assert len(objects) == 2 and objects <= set(glob.glob("/dev/shm/spgemm-%d-*" % os.getpid()))
+    with spgemm.Client(tcp, transfer="shared_memory", progress=False) as other:
+        left = {r.name for r in other._local_rpc.ListRegions(lpb.ListRegionsRequest()).regions}
+        assert not (left & names)
+    assert not (set(glob.glob("/dev/shm/spgemm-%d-*" % os.getpid())) & objects)
+
+
+class Raw:
+    """A session of the Local service driven by hand, with one region on a fresh object."""
+
+    def __init__(self, address: str, size: int) -> None:
+        self.client = spgemm.Client(address, transfer="wire", timeout=60, progress=False)
+        self.rpc = self.client._local_rpc
+        self.call = self.rpc.OpenSession(lpb.OpenSessionRequest())
+        self.session = next(self.call).session
+        self.shm = _shm.SharedMemory(size)
+
+    def register(self, name: str, byte_size: int, offset: int = 0, key: Optional[str] = None):
+        return self.rpc.RegisterRegion(lpb.RegisterRegionRequest(
+            session=self.session, name=name, key=key or self.shm.key, offset=offset, byte_size=byte_size), timeout=60)
+
+    def close(self) -> None:
+        self.call.cancel()
+        self.shm.close()
+        self.client.close()
+
+
+@pytest.fixture
+def raw(server_address: str) -> Iterator[Raw]:
+    r = Raw(server_address, 1 << 16)
+    yield r
+    r.close()
+
+
+def code(call, *args) -> str:
+    with pytest.raises(Exception) as e:
+        call(*args)
+    return spgemm.errors.from_rpc_error(e.value).code.name
+
+
+def test_an_object_smaller_than_its_region_or_a_path_is_refused(raw: Raw) -> None:
+    assert code(raw.register, "big", (1 << 16) + 1) == "INVALID_ARGUMENT"
+    assert code(raw.register, "shifted", 1 << 16, 8) == "INVALID_ARGUMENT"
+    assert code(raw.register, "path", 8, 0, "/../../etc/passwd") == "INVALID_ARGUMENT"
+    assert code(raw.register, "absent", 8, 0, "/spgemm-no-such-object") == "NOT_FOUND"
+    assert code(raw.register, "bad/name", 8) == "INVALID_ARGUMENT"
+    raw.register("ok", 1 << 16)
+    assert code(raw.register, "ok", 8) == "ALREADY_EXISTS"
+    other = lpb.RegisterRegionRequest(session="s-not-a-session", name="x", key=raw.shm.key, byte_size=8)
+    assert code(raw.rpc.RegisterRegion, other) == "NOT_FOUND"
+
+
+def test_references_outside_their_region_are_refused(raw: Raw) -> None:
+    raw.register("r", 4096)
+    rows, nnz = 10, 20
+    header = pb.MatrixHeader(rows=rows, cols=10, nnz=nnz, value_type=pb.FLOAT64, index_type=pb.INT32)
+
+    def upload(offsets: pb.RegionRef, cols: pb.RegionRef, values: pb.RegionRef):
+        return raw.rpc.UploadFromRegion(
+            lpb.RegionUploadRequest(header=header, row_offsets=offsets, col_indices=cols, values=values), timeout=60)
+
+    ok = (pb.RegionRef(region="r", offset=0, length=88), pb.RegionRef(region="r", offset=128, length=80),
+          pb.RegionRef(region="r", offset=256, length=160))
+    indptr = raw.shm.array(0, rows + 1, np.dtype("<i8"))
+    indptr[:] = np.arange(rows + 1) * 2
+    cols = raw.shm.array(128, nnz, np.dtype("<i4"))
+    cols[:] = np.tile([1, 5], rows)
+    raw.shm.array(256, nnz, np.dtype("<f8"))[:] = 1.5
+    info = upload(*ok)
+    assert info.nnz == nnz
+    raw.client.delete(info.handle)
+    outside = pb.RegionRef(region="r", offset=4096 - 80, length=160)
+    assert code(upload, ok[0], ok[1], outside) == "INVALID_ARGUMENT"
+    misaligned = pb.RegionRef(region="r", offset=260, length=160)
+    assert code(upload, ok[0], ok[1], misaligned) == "INVALID_ARGUMENT"
+    short = pb.RegionRef(region="r", offset=256, length=152)
+    assert code(upload, ok[0], ok[1], short) == "INVALID_ARGUMENT"
+    unknown = pb.RegionRef(region="nope", offset=256, length=160)
+    assert code(upload, ok[0], ok[1], unknown) == "NOT_FOUND"
+    cols[3] = 0  # row 1: 5 then... 0: out of order
+    assert code(upload, *ok) == "INVALID_ARGUMENT"
+    cols[3] = 5
+    indptr[4] = 1  # offsets decrease
+    assert code(upload, *ok) == "INVALID_ARGUMENT"
+    indptr[4] = 8
+    del indptr, cols
+    # A result range too small for a download, or outside its region.
+    a = raw.client.upload(random_csr(50, 50, 0.2, 9))
+    small = pb.DownloadRequest(handle=a.handle, region=pb.RegionRef(region="r", offset=0, length=64))
+    assert code(lambda: list(raw.client._rpc.Download(small, timeout=60))) == "INVALID_ARGUMENT"
+    beyond = pb.DownloadRequest(handle=a.handle, region=pb.RegionRef(region="r", offset=0, length=8192))
+    assert code(lambda: list(raw.client._rpc.Download(beyond, timeout=60))) == "INVALID_ARGUMENT"
+    a.delete()
+
+
+def test_an_object_that_shrinks_fails_its_request_and_the_server_stays_up(raw: Raw) -> None:
+    raw.register("r", 1 << 16)
+    a = raw.client.upload(random_csr(200, 200, 0.1, 2))
+    fd = os.open(raw.shm._path, os.O_RDWR)
+    os.ftruncate(fd, 4096)
+    os.close(fd)
+    request = pb.DownloadRequest(handle=a.handle, region=pb.RegionRef(region="r", offset=0, length=1 << 16))
+    assert code(lambda: list(raw.client._rpc.Download(request, timeout=60))) == "INVALID_ARGUMENT"
+    assert raw.client.status().version  # still serving
+    a.delete()
+
+
+def test_a_server_without_shared_memory_refuses_it_and_auto_takes_the_wire(tmp_path) -> None:
+    with spgemmd(tmp_path, "--shared_memory=false", "--cuda_ipc=false") as (tcp, unix):
+        a = random_csr(300, 300, 0.02, 1)
+        with spgemm.Client(unix, progress=False) as auto:
+            assert auto.transfer == "wire"
+            assert_product_close(auto.multiply(a), a, a, 1e-12)
+        with spgemm.Client(tcp, progress=False, transfer="shared_memory") as forced:
+            with pytest.raises(spgemm.FailedPrecondition):
+                forced.multiply(a)
+        raw = Raw(tcp, 4096)
+        try:
+            assert code(raw.register, "r", 4096) == "FAILED_PRECONDITION"
+        finally:
+            raw.close()
+
+
+def test_cuda_ipc_is_refused_by_a_cpu_server(raw: Raw) -> None:
+    if os.environ.get("SPGEMM_TEST_BACKEND", "cpu") != "cpu":
+        pytest.skip("the server runs on GPUs here")
+    header = pb.MatrixHeader(rows=1, cols=1, nnz=0, value_type=pb.FLOAT64)
+    request = lpb.DeviceUploadRequest(header=header)
+    assert code(raw.rpc.UploadFromDevice, request) == "FAILED_PRECONDITION"
