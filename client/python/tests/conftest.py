@@ -26,6 +26,9 @@ import scipy.sparse as sp
 import spgemm
 
 REPO = Path(__file__).resolve().parents[3]
+#: The start of the reason of a skip that only the GPU host can avoid (no CuPy,
+#: no GPU, a CPU server): CI, which has neither, does not count those.
+GPU_ONLY = "GPU host only: "
 
 
 def require() -> bool:
@@ -175,12 +178,12 @@ def handles(client: spgemm.Client):
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """In CI (SPGEMM_REQUIRE_SERVER=1) a run that skipped anything, or ran nothing, fails."""
+    """In CI (SPGEMM_REQUIRE_SERVER=1) a run that skipped anything but GPU-only tests, or ran nothing, fails."""
     if not require() or exitstatus != 0:
         return
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     stats = reporter.stats if reporter is not None else {}
-    skipped = len(stats.get("skipped", []))
+    skipped = len([r for r in stats.get("skipped", []) if GPU_ONLY not in str(getattr(r, "longrepr", ""))])
     passed = len(stats.get("passed", []))
     if skipped or passed == 0:
         if reporter is not None:

@@ -16,7 +16,7 @@ import grpc
 import numpy as np
 import scipy.sparse as sp
 
-from . import _local, _progress, _shm, _wire
+from . import _cuda, _local, _progress, _shm, _wire
 from .errors import FailedPrecondition, NotFound, ProtocolError, SpgemmError, from_rpc_error
 from .info import JobStats, MatrixInfo, ServerStatus
 from .v1 import local_pb2 as lpb
@@ -204,6 +204,8 @@ class Client:
             raise ValueError("spgemm: transfer must be one of %s, not %r" % (", ".join(_TRANSFERS), transfer))
         self._transfer = transfer
         self._local: Optional[_local.LocalTransfers] = None
+        self._ipc = False
+        self._no_local = "the client was told to use the wire"
         self._local_decided = transfer == "wire"
         self._local_lock = threading.Lock()
         self.address: str = address
@@ -236,30 +238,40 @@ class Client:
         """``"shared_memory"`` or ``"wire"``: how this client's matrices cross (decided on first use)."""
         return "shared_memory" if self._shared_memory() is not None else "wire"
 
-    def _shared_memory(self) -> Optional[_local.LocalTransfers]:
-        """The shared-memory transfers, set up on first use where the server shares this host."""
+    @property
+    def cuda_ipc(self) -> bool:
+        """Whether CuPy and PyTorch matrices cross device to device (the server shares this host and its GPUs)."""
+        self._decide_local()
+        return self._ipc
+
+    def _decide_local(self) -> None:
+        """On first use: whether the server shares this host, and what crosses how (shared memory, CUDA IPC)."""
         with self._local_lock:
             if self._local_decided:
-                return self._local
-            reason = ""
+                return
+            self._local_decided = True
             try:
                 if not _shm.available():
-                    reason = "this host has no writable %s" % _shm.SHM_DIR
+                    self._no_local = "this host has no writable %s" % _shm.SHM_DIR
+                    return
+                proof = _local.prove(self._local_rpc, self._kw())
+                self._ipc = proof.cuda_ipc
+                if proof.shared_memory:
+                    self._local = _local.LocalTransfers(self._local_rpc, self._kw, self._metadata)
                 else:
-                    proof = _local.prove(self._local_rpc, self._kw())
-                    if proof.shared_memory:
-                        self._local = _local.LocalTransfers(self._local_rpc, self._kw, self._metadata)
-                    else:
-                        reason = "the server does not share this host's shared memory" if not proof.same_host else (
-                            "the server has shared memory turned off")
+                    self._no_local = "the server does not share this host's shared memory" if not proof.same_host else (
+                        "the server has shared memory turned off")
             except grpc.RpcError as e:
-                reason = "the server refused: %s" % from_rpc_error(e)
+                self._no_local = "the server refused: %s" % from_rpc_error(e)
             except OSError as e:
-                reason = "cannot create shared memory here: %s" % e
-            self._local_decided = True
-            if self._local is None and self._transfer == "shared_memory":
-                raise FailedPrecondition("spgemm: transfer='shared_memory', but %s" % reason)
-            return self._local
+                self._no_local = "cannot create shared memory here: %s" % e
+
+    def _shared_memory(self) -> Optional[_local.LocalTransfers]:
+        """The shared-memory transfers where the server shares this host (None: the wire)."""
+        self._decide_local()
+        if self._local is None and self._transfer == "shared_memory":
+            raise FailedPrecondition("spgemm: transfer='shared_memory', but %s" % self._no_local)
+        return self._local
 
     def _kw(self, timeout: Optional[float] = None) -> Dict[str, Any]:
         t = self.timeout if timeout is None else timeout
@@ -413,7 +425,10 @@ class Client:
 
         Args:
             matrix: any scipy.sparse matrix or array (or a dense 2-D array);
-                sent as canonical CSR (sorted indices, duplicates summed).
+                sent as canonical CSR (sorted indices, duplicates summed). A
+                cupyx.scipy.sparse matrix or a CUDA sparse torch tensor crosses
+                device to device by CUDA IPC where the server shares this host
+                and its GPUs (:attr:`cuda_ipc`), else through host memory.
             name: free text shown by :meth:`list`.
             dtype: float32 or float64; default: float32 stays float32, other
                 floats and integers become float64.
@@ -421,6 +436,11 @@ class Client:
                 the server's default).
             progress: a progress bar (see :class:`Client`).
         """
+        if _cuda.kind_of(matrix) is not None:
+            d = _cuda.device_matrix(matrix, dtype)
+            if not self.cuda_ipc:
+                return self.upload(_cuda.to_host(d), name, ttl=ttl, progress=progress)
+            return self._upload_device(d, name or "", ttl)
         csr = _wire.to_csr(matrix, dtype)
         header = pb.MatrixHeader(
             rows=csr.shape[0],
@@ -447,13 +467,55 @@ class Client:
                 raise from_rpc_error(e) from None
         return RemoteMatrix(self, MatrixInfo.from_proto(info))
 
+    def _upload_device(self, d: _cuda.DeviceMatrix, name: str, ttl: Optional[float]) -> RemoteMatrix:
+        """Stores a device matrix by CUDA IPC: the server copies it device to device."""
+        header = pb.MatrixHeader(
+            rows=d.shape[0], cols=d.shape[1], nnz=int(d.indices.shape[0]),
+            value_type=pb.FLOAT32 if str(d.data.dtype).endswith("float32") else pb.FLOAT64,
+            index_type=pb.INT32, name=name, ttl_seconds=int(ttl) if ttl else 0,
+        )
+        request = lpb.DeviceUploadRequest(header=header, arrays=_cuda.csr_refs(d))
+        try:
+            info = self._local_rpc.UploadFromDevice(request, **self._kw())
+        except grpc.RpcError as e:
+            raise from_rpc_error(e) from None
+        return RemoteMatrix(self, MatrixInfo.from_proto(info))
+
+    def _download_device(self, info: MatrixInfo, kind: str, like: Any = None) -> Any:
+        """A stored matrix as a CuPy or PyTorch matrix: copied device to device into arrays of
+        this process (CUDA IPC), or through host memory where the server cannot."""
+        if not self.cuda_ipc:
+            return _cuda.from_host(kind, self.download(info.handle))
+        rows, nnz = info.shape[0], info.nnz
+        d = _cuda.DeviceMatrix(kind, info.shape, _cuda.empty(kind, like, rows + 1, "int64"),
+                               _cuda.empty(kind, like, nnz, "int32"), _cuda.empty(kind, like, nnz, info.dtype.name))
+        call = self._rpc.Download(pb.DownloadRequest(handle=info.handle, device=_cuda.csr_refs(d)), **self._kw())
+        try:
+            written = [part for part in call if part.WhichOneof("part") == "on_device"]
+        except grpc.RpcError as e:
+            raise from_rpc_error(e) from None
+        if len(written) != 1:
+            raise ProtocolError("a download into device arrays without its on_device message")
+        return _cuda.from_arrays(kind, info.shape, d.indptr, d.indices, d.data)
+
+    def _device_product(self, kept: "RemoteMatrix", kind: str) -> Any:
+        """A kept result as a device matrix of `kind`, then deleted on the server."""
+        with kept:
+            return self._download_device(kept.info, kind)
+
     def matrix(self, handle: str) -> RemoteMatrix:
         """A RemoteMatrix for an existing handle (NotFound if there is none)."""
         return RemoteMatrix(self, self.describe(handle))
 
-    def download(self, matrix: Union[RemoteMatrix, str], *, progress: Optional[bool] = None) -> sp.csr_array:
-        """Downloads a stored matrix as a scipy.sparse.csr_array."""
+    def download(self, matrix: Union[RemoteMatrix, str], *, progress: Optional[bool] = None, into: str = "scipy") -> Any:
+        """Downloads a stored matrix: a scipy.sparse.csr_array, or with ``into="cupy"`` a
+        cupyx.scipy.sparse.csr_matrix, with ``into="torch"`` a CUDA sparse CSR tensor (by CUDA IPC
+        where the server shares this host and its GPUs, else through host memory)."""
         handle = matrix.handle if isinstance(matrix, RemoteMatrix) else matrix
+        if into in ("cupy", "torch"):
+            return self._download_device(matrix.info if isinstance(matrix, RemoteMatrix) else self.describe(handle), into)
+        if into != "scipy":
+            raise ValueError("spgemm: into must be 'scipy', 'cupy' or 'torch', not %r" % into)
         local = self._shared_memory()
         if local is not None:
             info = matrix.info if isinstance(matrix, RemoteMatrix) else self.describe(handle)
@@ -530,7 +592,10 @@ class Client:
 
         Args:
             a, b: RemoteMatrix objects, handles, or local scipy.sparse matrices
-                (uploaded for the call and deleted afterwards).
+                (uploaded for the call and deleted afterwards); or CuPy
+                (cupyx.scipy.sparse) or PyTorch (CUDA sparse) matrices: then C
+                comes back as the same, device to device by CUDA IPC where
+                the server shares this host and its GPUs.
             algorithm: "auto" or a method name the server knows.
             dtype: the result's float32/float64 (None: the wider operand's).
             progress: a progress bar (see :class:`Client`).
@@ -540,9 +605,14 @@ class Client:
             priority: higher runs first.
 
         Returns:
-            C as a scipy.sparse.csr_array, or a RemoteMatrix with ``keep=True``.
-            The server's figures are in :attr:`last_stats`.
+            C as a scipy.sparse.csr_array (or the device matrix type of the
+            operands), or a RemoteMatrix with ``keep=True``. The server's
+            figures are in :attr:`last_stats`.
         """
+        kind = _cuda.kind_of(a) or _cuda.kind_of(b)
+        if kind is not None and not keep:  # CuPy or PyTorch in: the same out, device to device
+            kept = self.multiply(a, b, algorithm, dtype, progress, keep=True, name=name, priority=priority)
+            return self._device_product(kept, kind)
         options = pb.MultiplyOptions(algorithm=algorithm, output_type=_output_type(dtype), priority=priority)
         with self._handles([a, a if b is None else b], progress) as (ha, hb):
             request = functools.partial(pb.MultiplyRequest, a=ha, b=hb, options=options)
@@ -569,6 +639,10 @@ class Client:
             f = _FORMS[form.lower().replace("^", "").replace(" ", "")]
         except KeyError:
             raise ValueError("spgemm: form must be 'ptap' or 'papt', not %r" % form) from None
+        kind = _cuda.kind_of(p) or _cuda.kind_of(a)
+        if kind is not None and not keep:  # CuPy or PyTorch in: the same out, device to device
+            kept = self.galerkin(p, a, form, algorithm, dtype, progress, keep=True, name=name, priority=priority)
+            return self._device_product(kept, kind)
         options = pb.MultiplyOptions(algorithm=algorithm, output_type=_output_type(dtype), priority=priority)
         with self._handles([p, a], progress) as (hp, ha):
             request = functools.partial(pb.GalerkinRequest, p=hp, a=ha, form=f, options=options)
@@ -583,6 +657,9 @@ class Client:
         name: str = "",
     ) -> Union[sp.csr_array, RemoteMatrix]:
         """A^T on the server; local or remote operand, local result (or kept with ``keep=True``)."""
+        kind = _cuda.kind_of(a)
+        if kind is not None and not keep:  # CuPy or PyTorch in: the same out, device to device
+            return self._device_product(self.transpose(a, progress, keep=True, name=name), kind)
         with self._handles([a], progress) as (ha,):
             request = functools.partial(pb.TransposeRequest, a=ha)
             return self._run_product("Transpose", request, keep, name, progress, "transpose")

@@ -1,0 +1,173 @@
+"""Sparse matrices in CUDA device memory (CuPy, PyTorch) sent to and received from a
+server on this host by CUDA IPC: the server opens this process's allocations by
+their IPC handles and copies device to device; no byte passes host memory.
+
+An array is named by the IPC handle of the allocation it lies in (a memory
+pool hands out pieces of larger allocations: the driver's
+``cuMemGetAddressRange`` finds the allocation) and its offset there. The
+driver API is reached through ctypes; CuPy and PyTorch are imported only when
+a caller passes their matrices.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import sys
+from typing import Any, Optional, Tuple
+
+from .v1 import spgemm_pb2 as pb
+
+_driver: Optional[ctypes.CDLL] = None
+
+
+class DeviceMatrix:
+    """A CSR matrix's device arrays as the server takes them: int64 offsets, int32 columns, float values."""
+
+    __slots__ = ("kind", "shape", "indptr", "indices", "data")
+
+    def __init__(self, kind: str, shape: Tuple[int, int], indptr: Any, indices: Any, data: Any) -> None:
+        self.kind, self.shape = kind, shape
+        self.indptr, self.indices, self.data = indptr, indices, data
+
+
+def kind_of(x: Any) -> Optional[str]:
+    """"cupy" for a cupyx.scipy.sparse matrix, "torch" for a CUDA sparse CSR tensor, else None."""
+    module = type(x).__module__
+    if module.startswith("cupyx.scipy.sparse"):
+        return "cupy"
+    if module.startswith("torch") and "torch" in sys.modules:
+        import torch
+
+        if isinstance(x, torch.Tensor) and x.is_cuda and x.layout in (torch.sparse_csr, torch.sparse_coo):
+            return "torch"
+    return None
+
+
+def device_matrix(x: Any, dtype: Any = None) -> DeviceMatrix:
+    """The arrays of a CuPy or PyTorch sparse matrix in the server's types, converted on the device
+    (canonical: sorted columns, duplicates summed), with its work done before the server reads it."""
+    kind = kind_of(x)
+    if kind == "cupy":
+        import cupy
+
+        m = x.tocsr()
+        if not m.has_canonical_format:
+            m = m.copy()
+            m.sum_duplicates()
+        target = _value_dtype(cupy, m.dtype, dtype)
+        out = DeviceMatrix(kind, (int(m.shape[0]), int(m.shape[1])), m.indptr.astype(cupy.int64),
+                           m.indices.astype(cupy.int32, copy=False), m.data.astype(target, copy=False))
+        cupy.cuda.get_current_stream().synchronize()
+        return out
+    if kind == "torch":
+        import torch
+
+        m = x.to_sparse_coo().coalesce().to_sparse_csr()
+        target = _value_dtype(torch, m.values().dtype, dtype)
+        out = DeviceMatrix(kind, (int(m.shape[0]), int(m.shape[1])), m.crow_indices().to(torch.int64),
+                           m.col_indices().to(torch.int32), m.values().to(target))
+        torch.cuda.current_stream(m.device).synchronize()
+        return out
+    raise TypeError("spgemm: not a CuPy or PyTorch CUDA sparse matrix: %r" % type(x))
+
+
+def _value_dtype(lib: Any, have: Any, want: Any) -> Any:
+    """float32 stays float32 (unless `want` says otherwise); anything else becomes float64."""
+    import numpy as np
+
+    if want is not None:
+        return lib.float32 if np.dtype(want) == np.float32 else lib.float64
+    return lib.float32 if str(have).endswith("float32") else lib.float64
+
+
+def empty(kind: str, like: Any, count: int, dtype: str) -> Any:
+    """A new device array of `count` items of "int64", "int32", "float32" or "float64"."""
+    if kind == "cupy":
+        import cupy
+
+        return cupy.empty(count, dtype=dtype)
+    import torch
+
+    return torch.empty(count, dtype=getattr(torch, dtype), device=like.device if like is not None else "cuda")
+
+
+def from_arrays(kind: str, shape: Tuple[int, int], indptr: Any, indices: Any, data: Any) -> Any:
+    """A cupyx.scipy.sparse.csr_matrix or a torch sparse CSR tensor over the arrays (converted on the device)."""
+    if kind == "cupy":
+        import cupy
+        import cupyx.scipy.sparse as csp
+
+        index = cupy.int32 if data.size <= 2**31 - 1 else cupy.int64
+        return csp.csr_matrix((data, indices.astype(index, copy=False), indptr.astype(index)), shape=shape)
+    import torch
+
+    return torch.sparse_csr_tensor(indptr, indices.to(torch.int64), data, size=shape)
+
+
+def array_ref(a: Any) -> pb.DeviceArrayRef:
+    """Where device array `a` lies: its allocation's IPC handle, its offset there and its bytes."""
+    if hasattr(a, "__cuda_array_interface__"):
+        iface = a.__cuda_array_interface__
+        ptr = int(iface["data"][0])
+        nbytes = int(a.nbytes) if hasattr(a, "nbytes") else int(a.numel() * a.element_size())
+    else:  # a torch tensor
+        ptr, nbytes = int(a.data_ptr()), int(a.numel() * a.element_size())
+    if nbytes == 0:
+        return pb.DeviceArrayRef()
+    base, _size = _address_range(ptr)
+    return pb.DeviceArrayRef(ipc_handle=_ipc_handle(base), offset=ptr - base, length=nbytes)
+
+
+def csr_refs(m: DeviceMatrix) -> pb.DeviceCsr:
+    return pb.DeviceCsr(row_offsets=array_ref(m.indptr), col_indices=array_ref(m.indices), values=array_ref(m.data))
+
+
+def _cuda() -> ctypes.CDLL:
+    global _driver
+    if _driver is None:
+        _driver = ctypes.CDLL("libcuda.so.1")
+        _driver.cuMemGetAddressRange_v2.argtypes = [
+            ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_size_t), ctypes.c_uint64]
+        _driver.cuIpcGetMemHandle.argtypes = [ctypes.c_char_p, ctypes.c_uint64]
+    return _driver
+
+
+def _check(status: int, call: str) -> None:
+    if status != 0:
+        raise RuntimeError("spgemm: %s failed with CUDA driver error %d (an allocation that CUDA IPC cannot "
+                           "share, e.g. from a stream-ordered pool or expandable segments?)" % (call, status))
+
+
+def _address_range(ptr: int) -> Tuple[int, int]:
+    base, size = ctypes.c_uint64(), ctypes.c_size_t()
+    _check(_cuda().cuMemGetAddressRange_v2(ctypes.byref(base), ctypes.byref(size), ptr), "cuMemGetAddressRange")
+    return base.value, size.value
+
+
+def _ipc_handle(base: int) -> bytes:
+    handle = ctypes.create_string_buffer(64)
+    _check(_cuda().cuIpcGetMemHandle(handle, base), "cuIpcGetMemHandle")
+    return handle.raw
+
+
+def to_host(d: DeviceMatrix) -> Any:
+    """The matrix copied to host memory, for a server that cannot take CUDA IPC handles."""
+    import scipy.sparse as sp
+
+    def host(a: Any) -> Any:
+        return a.get() if d.kind == "cupy" else a.cpu().numpy()
+
+    return sp.csr_array((host(d.data), host(d.indices), host(d.indptr)), shape=d.shape)
+
+
+def from_host(kind: str, m: Any) -> Any:
+    """A host CSR matrix copied to the device as `kind` ("cupy" or "torch")."""
+    if kind == "cupy":
+        import cupyx.scipy.sparse as csp
+
+        return csp.csr_matrix(m)
+    import torch
+
+    return torch.sparse_csr_tensor(torch.from_numpy(m.indptr.astype("int64")),
+                                   torch.from_numpy(m.indices.astype("int64")), torch.from_numpy(m.data),
+                                   size=m.shape).cuda()
