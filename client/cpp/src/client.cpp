@@ -7,9 +7,11 @@
 #include <cstring>
 #include <fstream>
 #include <future>
+#include <mutex>
 #include <sstream>
 #include <utility>
 
+#include "local_transfers.hpp"
 #include "spgemm/v1/spgemm.grpc.pb.h"
 #include "wire/chunk_codec.hpp"
 #include "wire/chunk_frame.hpp"
@@ -72,13 +74,38 @@ struct channel {
   std::unique_ptr<v1::Spgemm::Stub> stub;
   std::unique_ptr<raw_methods> raw;
 
-  // A context with the call's deadline and credentials metadata.
-  std::unique_ptr<grpc::ClientContext> context() const {
+  // A context with the call's deadline (unless not `deadline`) and credentials metadata.
+  std::unique_ptr<grpc::ClientContext> context(bool deadline = true) const {
     auto ctx = std::make_unique<grpc::ClientContext>();
-    if (options.deadline.count() > 0) ctx->set_deadline(std::chrono::system_clock::now() + options.deadline);
+    if (deadline && options.deadline.count() > 0) {
+      ctx->set_deadline(std::chrono::system_clock::now() + options.deadline);
+    }
     if (!options.token.empty()) ctx->AddMetadata("authorization", "Bearer " + options.token);
     return ctx;
   }
+
+  // The shared-memory transfers, set up on first use where the server shares
+  // this host; nullptr: the wire (or FAILED_PRECONDITION where the options
+  // insist on shared memory).
+  local_transfers* local() {
+    std::lock_guard<std::mutex> lock(local_mu);
+    if (!local_decided) {
+      local_decided = true;
+      if (options.transfer != transfer_mode::wire) {
+        local_state = local_transfers::open(
+            grpc_channel, [this](bool deadline) { return context(deadline); }, &no_local);
+      }
+    }
+    if (!local_state && options.transfer == transfer_mode::shared_memory) {
+      throw Error(grpc::StatusCode::FAILED_PRECONDITION, "transfer_mode::shared_memory, but " + no_local);
+    }
+    return local_state.get();
+  }
+
+  std::mutex local_mu;
+  bool local_decided = false;
+  std::unique_ptr<local_transfers> local_state;
+  std::string no_local;
 };
 
 }  // namespace detail
@@ -113,7 +140,7 @@ struct stream_outcome {
 };
 
 stream_outcome consume(grpc::ClientContext& ctx, grpc::ClientReader<grpc::ByteBuffer>& reader,
-                       const progress_callback& on_progress) {
+                       const progress_callback& on_progress, const detail::local_transfers* local = nullptr) {
   stream_outcome out;
   std::unique_ptr<spgemm::wire::chunk_assembler> assembler;
   progress p;
@@ -162,6 +189,18 @@ stream_outcome consume(grpc::ClientContext& ctx, grpc::ClientReader<grpc::ByteBu
           break;
         case v1::ResultPart::kStats:
           out.stats = std::move(*part.mutable_stats());
+          break;
+        case v1::ResultPart::kInRegion:
+          if (!local || out.have_matrix) {
+            local_error = grpc::Status(grpc::StatusCode::INTERNAL, "server wrote a result into a region unasked");
+          } else {
+            out.local = local->read(part.in_region());
+            out.have_matrix = true;
+            p.rows = p.total_rows = out.local.matrix.rows;
+            p.bytes = static_cast<std::int64_t>(bytes);
+            p.done = true;
+            if (on_progress) on_progress(p);
+          }
           break;
         default:
           break;
@@ -357,7 +396,14 @@ bool Client::connected() const {
   return channel_->grpc_channel->GetState(false) == GRPC_CHANNEL_READY;
 }
 
+std::string Client::transfer() { return channel_->local() ? "shared_memory" : "wire"; }
+
 RemoteMatrix Client::upload(const matrix_ref& m, const upload_options& options) {
+  if (detail::local_transfers* local = channel_->local()) {
+    RemoteMatrix stored(channel_, local->upload(m, options));
+    if (options.on_progress) options.on_progress({stored.info().bytes(), m.rows, m.rows, true});
+    return stored;
+  }
   spgemm::wire::csr_view view{m.rows, m.cols, m.nnz, m.row_offsets, m.col_indices, m.values, m.value_type};
   // Declared first, so destroyed last: waits until gRPC let go of the
   // caller's arrays, after the call is gone.
@@ -417,11 +463,45 @@ kept_result take_kept(const std::shared_ptr<detail::channel>& channel, stream_ou
 // Calls the server-streaming `method` with `req` and reads the whole reply stream.
 template <typename Request>
 stream_outcome call_stream(const detail::channel& channel, const grpc::internal::RpcMethod& method,
-                           const Request& req, const progress_callback& on_progress) {
+                           const Request& req, const progress_callback& on_progress,
+                           const detail::local_transfers* local = nullptr) {
   auto ctx = channel.context();
   std::unique_ptr<grpc::ClientReader<grpc::ByteBuffer>> reader(grpc::internal::ClientReaderFactory<grpc::ByteBuffer>::Create(
       channel.grpc_channel.get(), method, ctx.get(), req));
-  return consume(*ctx, *reader, on_progress);
+  return consume(*ctx, *reader, on_progress, local);
+}
+
+// A stored matrix written into the result region (grown to its size) and copied out.
+local_result download_local(detail::channel& channel, detail::local_transfers& local, const v1::MatrixInfo& info) {
+  const std::int64_t bytes = detail::local_transfers::region_bytes(info.rows(), info.nnz(),
+                                                                   info.value_type() == v1::FLOAT32 ? 4 : 8);
+  return take_local(local.with_result_region(bytes, [&](const v1::RegionRef& region) {
+    v1::DownloadRequest req;
+    req.set_handle(info.handle());
+    *req.mutable_region() = region;
+    return call_stream(channel, channel.raw->download, req, {}, &local);
+  }));
+}
+
+// A product streamed back, or with shared memory written into the result
+// region; one too large for it is kept, downloaded into a grown region and
+// deleted. `request(keep)` builds the request.
+template <typename Build>
+local_result product(const std::shared_ptr<detail::channel>& channel, const grpc::internal::RpcMethod& method,
+                     const Build& request, const product_options& options) {
+  detail::local_transfers* local = channel->local();
+  if (!local) return take_local(call_stream(*channel, method, request(false), options.on_progress));
+  stream_outcome o = local->with_result_region(0, [&](const v1::RegionRef& region) {
+    auto req = request(false);
+    *req.mutable_output()->mutable_region() = region;
+    return call_stream(*channel, method, req, options.on_progress, local);
+  });
+  if (o.have_matrix) return take_local(std::move(o));
+  if (!o.have_kept) throw Error(grpc::StatusCode::INTERNAL, "server sent neither a result nor its handle");
+  RemoteMatrix kept(channel, o.kept);  // deleted once downloaded
+  local_result r = download_local(*channel, *local, kept.info());
+  r.stats = std::move(o.stats);
+  return r;
 }
 
 // The product requests; `keep` stores the result on the server.
@@ -456,8 +536,8 @@ v1::TransposeRequest transpose_request(const std::string& a, const product_optio
 }  // namespace
 
 local_result Client::multiply(const std::string& a, const std::string& b, const product_options& options) {
-  return take_local(call_stream(*channel_, channel_->raw->multiply, multiply_request(a, b, options, false),
-                                options.on_progress));
+  return product(channel_, channel_->raw->multiply,
+                 [&](bool keep) { return multiply_request(a, b, options, keep); }, options);
 }
 
 kept_result Client::multiply_kept(const std::string& a, const std::string& b, const product_options& options) {
@@ -467,8 +547,8 @@ kept_result Client::multiply_kept(const std::string& a, const std::string& b, co
 
 local_result Client::galerkin(const std::string& p, const std::string& a, v1::GalerkinForm form,
                               const product_options& options) {
-  return take_local(call_stream(*channel_, channel_->raw->galerkin,
-                                galerkin_request(p, a, form, options, false), options.on_progress));
+  return product(channel_, channel_->raw->galerkin,
+                 [&](bool keep) { return galerkin_request(p, a, form, options, keep); }, options);
 }
 
 kept_result Client::galerkin_kept(const std::string& p, const std::string& a, v1::GalerkinForm form,
@@ -478,8 +558,8 @@ kept_result Client::galerkin_kept(const std::string& p, const std::string& a, v1
 }
 
 local_result Client::transpose(const std::string& a, const product_options& options) {
-  return take_local(call_stream(*channel_, channel_->raw->transpose, transpose_request(a, options, false),
-                                options.on_progress));
+  return product(channel_, channel_->raw->transpose, [&](bool keep) { return transpose_request(a, options, keep); },
+                 options);
 }
 
 kept_result Client::transpose_kept(const std::string& a, const product_options& options) {
@@ -489,6 +569,7 @@ kept_result Client::transpose_kept(const std::string& a, const product_options& 
 
 local_result Client::download(const std::string& handle, const progress_callback& on_progress,
                               std::int64_t chunk_bytes) {
+  if (detail::local_transfers* local = channel_->local()) return download_local(*channel_, *local, describe(handle));
   v1::DownloadRequest req;
   req.set_handle(handle);
   req.set_chunk_bytes(chunk_bytes);

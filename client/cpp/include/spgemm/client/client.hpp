@@ -8,7 +8,10 @@
 //
 // Every call throws spgemm::client::Error on failure. Streamed results are
 // assembled chunk by chunk as they arrive; a progress callback sees the bytes
-// and rows moved so far. A Client is safe to use from several threads.
+// and rows moved so far. Where the server proves it shares this host,
+// matrices cross through shared memory instead (connection_options::transfer):
+// uploads and results go through two regions of the client's, without bytes in
+// the messages. A Client is safe to use from several threads.
 #pragma once
 
 #include <chrono>
@@ -24,8 +27,15 @@
 
 namespace spgemm::client {
 
+// How matrices cross between a Client and its server.
+enum class transfer_mode {
+  automatic,      // shared memory where the server proves it shares this host, else the wire
+  wire,           // bytes in gRPC messages
+  shared_memory,  // shared memory; calls fail with FAILED_PRECONDITION where the server cannot
+};
+
 struct connection_options {
-  std::string address = "localhost:50051";
+  std::string address = "localhost:50051";  // host:port, or unix:///path for a server's Unix socket
   bool tls = false;
   std::string root_cert_file;  // PEM roots for TLS; empty: the system's
   std::string token;           // sent as "authorization: Bearer <token>" when set
@@ -39,6 +49,7 @@ struct connection_options {
   // With tls: the name the server's certificate must carry when the address
   // is not that name (e.g. an IP that a Cluster resolved); empty: the address's.
   std::string tls_target_name;
+  transfer_mode transfer = transfer_mode::automatic;
 };
 
 // Bytes and rows moved so far by one transfer (upload, download or a
@@ -86,6 +97,7 @@ struct product_options {
 
 namespace detail {
 struct channel;
+class local_transfers;
 }
 
 // A matrix stored on the server. Deletes it there when destroyed, unless
@@ -144,6 +156,9 @@ class Client {
   bool wait_connected(std::chrono::milliseconds timeout);
   // Whether the channel is connected now (it connects lazily, on the first call).
   bool connected() const;
+  // How matrices cross: "shared_memory" or "wire" (decided on first use; see
+  // connection_options::transfer).
+  std::string transfer();
 
   RemoteMatrix upload(const matrix_ref& m, const upload_options& options = {});
   RemoteMatrix upload(const csr_matrix& m, const upload_options& options = {});
