@@ -5,8 +5,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <future>
+#include <vector>
 
 #include "core/region_ref.hpp"
 
@@ -15,6 +18,30 @@ namespace spgemmd::core {
 namespace {
 
 std::string quoted(const std::string& key) { return "shared-memory object '" + key + "'"; }
+
+// Transfers of this many bytes and more go in pieces, on threads of their own:
+// one thread copies a few GB/s between the object's pages and ours, memory
+// moves several times that.
+constexpr int64_t parallel_bytes = 16 << 20;
+constexpr int64_t max_pieces = 4;
+
+// io(from, n) over [0, bytes): in one piece, or in up to max_pieces at once.
+// The first failure.
+template <typename F>
+outcome in_pieces(int64_t bytes, const F& io) {
+  if (bytes < parallel_bytes) return io(0, bytes);
+  const int64_t step = (bytes + max_pieces - 1) / max_pieces;
+  std::vector<std::future<outcome>> others;
+  for (int64_t from = step; from < bytes; from += step) {
+    others.push_back(std::async(std::launch::async, [&io, from, n = std::min(step, bytes - from)] { return io(from, n); }));
+  }
+  outcome result = io(0, step);
+  for (auto& f : others) {
+    outcome o = f.get();
+    if (result.ok()) result = std::move(o);
+  }
+  return result;
+}
 
 outcome shrank(const std::string& key, int64_t size, int64_t needed) {
   return {status::invalid_argument, quoted(key) + " ends at " + std::to_string(size) + " bytes, before byte " +
@@ -59,31 +86,33 @@ int64_t shm_object::size_now() const {
 }
 
 outcome shm_object::read(int64_t at, void* to, int64_t bytes) const {
-  auto* p = static_cast<char*>(to);
-  while (bytes > 0) {
-    const ssize_t n = ::pread(fd_, p, static_cast<std::size_t>(bytes), static_cast<off_t>(at));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return shrank(key_, size_now(), at + bytes);
-    p += n;
-    at += n;
-    bytes -= n;
-  }
-  return {};
+  return in_pieces(bytes, [&](int64_t from, int64_t n) -> outcome {
+    auto* p = static_cast<char*>(to) + from;
+    for (int64_t pos = at + from, end = pos + n; pos < end;) {
+      const ssize_t got = ::pread(fd_, p, static_cast<std::size_t>(end - pos), static_cast<off_t>(pos));
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) return shrank(key_, size_now(), end);
+      p += got;
+      pos += got;
+    }
+    return {};
+  });
 }
 
 outcome shm_object::write(int64_t at, const void* from, int64_t bytes) const {
   // Writing past the end would grow the object: refuse one that shrank.
   if (const int64_t size = size_now(); size < at + bytes) return shrank(key_, size, at + bytes);
-  const auto* p = static_cast<const char*>(from);
-  while (bytes > 0) {
-    const ssize_t n = ::pwrite(fd_, p, static_cast<std::size_t>(bytes), static_cast<off_t>(at));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return {status::invalid_argument, "cannot write " + quoted(key_) + ": " + std::strerror(errno)};
-    p += n;
-    at += n;
-    bytes -= n;
-  }
-  return {};
+  return in_pieces(bytes, [&](int64_t first, int64_t n) -> outcome {
+    const auto* p = static_cast<const char*>(from) + first;
+    for (int64_t pos = at + first, end = pos + n; pos < end;) {
+      const ssize_t put = ::pwrite(fd_, p, static_cast<std::size_t>(end - pos), static_cast<off_t>(pos));
+      if (put < 0 && errno == EINTR) continue;
+      if (put <= 0) return {status::invalid_argument, "cannot write " + quoted(key_) + ": " + std::strerror(errno)};
+      p += put;
+      pos += put;
+    }
+    return {};
+  });
 }
 
 outcome holds_token(const std::string& key, const std::string& token, bool* same) {

@@ -133,6 +133,25 @@ TEST(region_registry, an_object_that_shrinks_after_registration_fails_the_reques
   EXPECT_EQ(span.write(0, got.data(), 4096).code, core::status::invalid_argument);
 }
 
+TEST(region_registry, a_large_span_goes_in_pieces_byte_for_byte) {
+  const int64_t bytes = (40 << 20) + 12;  // pieces on threads of their own, one of them shorter
+  shm_file file(bytes + 4);
+  core::region_registry regions(8);
+  const std::string s = regions.open_session("");
+  ASSERT_TRUE(regions.add("", region(s, "r", file.key(), 4, bytes)).ok());
+  core::region_span span;
+  ASSERT_TRUE(regions.resolve("", "r", 0, bytes, 4, "values", &span).ok());
+  std::vector<unsigned char> got(static_cast<std::size_t>(bytes));
+  ASSERT_TRUE(span.read(0, got.data(), bytes).ok());
+  for (std::size_t i = 0; i < got.size(); i += 4093) ASSERT_EQ(got[i], static_cast<unsigned char>(i + 4)) << i;
+  for (std::size_t i = 0; i < got.size(); ++i) got[i] = static_cast<unsigned char>(i * 7);
+  ASSERT_TRUE(span.write(0, got.data(), bytes).ok());
+  const std::vector<char> back = file.read(4, bytes);
+  EXPECT_EQ(std::memcmp(back.data(), got.data(), got.size()), 0);
+  file.resize(bytes / 2);
+  EXPECT_EQ(span.read(0, got.data(), bytes).code, core::status::invalid_argument);
+}
+
 TEST(shm_object, the_token_proof_answers_only_yes_or_no) {
   shm_file file(32);
   std::string token(32, '\0');
