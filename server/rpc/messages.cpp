@@ -20,6 +20,14 @@ void set_time(google::protobuf::Timestamp* ts, core::wall::time_point t) {
 
 std::string tenant_of(const grpc::CallbackServerContext* /*ctx*/) { return ""; }
 
+void compress_replies_as_asked(grpc::CallbackServerContext* ctx) {
+  const auto& metadata = ctx->client_metadata();
+  const auto asked = metadata.find("spgemm-compression");
+  if (asked == metadata.end()) return;
+  if (asked->second == "gzip") ctx->set_compression_algorithm(GRPC_COMPRESS_GZIP);
+  if (asked->second == "deflate") ctx->set_compression_algorithm(GRPC_COMPRESS_DEFLATE);
+}
+
 grpc::Status unavailable() {
   return to_grpc_status({core::status::shutting_down, "the server is shutting down; retry elsewhere"});
 }

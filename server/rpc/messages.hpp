@@ -24,6 +24,12 @@ grpc::Status parse(const grpc::ByteBuffer& raw, M* out) {
 // call's auth metadata.
 std::string tenant_of(const grpc::CallbackServerContext* ctx);
 
+// Compresses the call's replies with gzip or deflate where the client asked
+// for it (metadata `spgemm-compression: gzip|deflate`): for slow links, since
+// it costs more CPU than it saves on a fast one. Requests need nothing: gRPC
+// decompresses whatever a client compressed.
+void compress_replies_as_asked(grpc::CallbackServerContext* ctx);
+
 // The status of a call that arrives while the server shuts down.
 grpc::Status unavailable();
 

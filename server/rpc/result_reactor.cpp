@@ -56,7 +56,9 @@ wire::csr_view view_of(const spgemm::any_csr& m) {
 result_reactor::result_reactor(service_state& s, grpc::CallbackServerContext* ctx, std::string kind,
                                int64_t chunk_bytes)
     : s_(s), kind_(std::move(kind)), chunk_bytes_(clamp_chunk(chunk_bytes, s.cfg.chunk_bytes)),
-      tenant_(tenant_of(ctx)) {}
+      tenant_(tenant_of(ctx)) {
+  compress_replies_as_asked(ctx);
+}
 
 void result_reactor::fail(grpc::Status status) { finish(std::move(status)); }
 

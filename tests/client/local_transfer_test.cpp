@@ -101,6 +101,23 @@ TEST(LocalTransfer, AResultLargerThanTheResultRegionIsKeptThenDownloaded) {
   EXPECT_EQ(client.list().size(), 1u);  // only A: the kept product went
 }
 
+TEST(LocalTransfer, CompressedMessagesGiveTheSameResults) {
+  spgemmd_process server;
+  ASSERT_EQ(server.start("gzip", {"--backend=cpu", "--cpu_threads=2"}), "");
+  sc::connection_options o;
+  o.address = server.address();
+  o.transfer = sc::transfer_mode::wire;
+  o.compression = "gzip";
+  sc::Client zipped(o);
+  auto plain = connect(server.address(), sc::transfer_mode::wire);
+  const sc::csr_matrix a = random(2000, 2000, 10, 6);
+  auto ra = zipped.upload(a);
+  expect_same(zipped.download(ra.handle()).matrix, a);
+  expect_same(zipped.multiply(ra.handle(), ra.handle()).matrix, plain.multiply(ra.handle(), ra.handle()).matrix);
+  o.compression = "lzma";
+  EXPECT_THROW(sc::Client{o}, sc::Error);
+}
+
 TEST(LocalTransfer, AServerWithoutSharedMemoryRefusesItAndAutomaticTakesTheWire) {
   spgemmd_process server;
   ASSERT_EQ(server.start("off", {"--backend=cpu", "--shared_memory=false"}), "");

@@ -81,6 +81,7 @@ struct channel {
       ctx->set_deadline(std::chrono::system_clock::now() + options.deadline);
     }
     if (!options.token.empty()) ctx->AddMetadata("authorization", "Bearer " + options.token);
+    if (!options.compression.empty()) ctx->AddMetadata("spgemm-compression", options.compression);  // the replies
     return ctx;
   }
 
@@ -374,6 +375,12 @@ Client::Client(connection_options options) : channel_(std::make_shared<detail::c
   }
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(64 << 20);
+  if (options.compression == "gzip" || options.compression == "deflate") {  // the requests
+    args.SetCompressionAlgorithm(options.compression == "gzip" ? GRPC_COMPRESS_GZIP : GRPC_COMPRESS_DEFLATE);
+  } else if (!options.compression.empty()) {
+    throw Error(grpc::StatusCode::INVALID_ARGUMENT,
+                "compression must be empty, \"gzip\" or \"deflate\", not \"" + options.compression + "\"");
+  }
   if (!options.load_balancing_policy.empty()) args.SetLoadBalancingPolicyName(options.load_balancing_policy);
   if (options.tls && !options.tls_target_name.empty()) args.SetSslTargetNameOverride(options.tls_target_name);
   channel_->grpc_channel = grpc::CreateCustomChannel(options.address, creds, args);

@@ -244,3 +244,14 @@ def test_cuda_ipc_is_refused_by_a_cpu_server(raw: Raw) -> None:
     header = pb.MatrixHeader(rows=1, cols=1, nnz=0, value_type=pb.FLOAT64)
     request = lpb.DeviceUploadRequest(header=header)
     assert code(raw.rpc.UploadFromDevice, request) == "FAILED_PRECONDITION"
+
+
+def test_compressed_messages_give_the_same_results(server_address: str) -> None:
+    a = random_csr(2000, 2000, 0.005, 7)
+    with spgemm.Client(server_address, transfer="wire", compression="gzip", progress=False) as zipped, \
+            spgemm.Client(server_address, transfer="wire", progress=False) as plain:
+        with zipped.upload(a) as r:
+            same(r.fetch(), sp.csr_array(a))
+            same(zipped.multiply(r, r), plain.multiply(r.handle, r.handle))
+    with pytest.raises(ValueError):
+        spgemm.Client(server_address, compression="lzma")

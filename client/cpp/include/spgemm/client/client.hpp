@@ -50,6 +50,9 @@ struct connection_options {
   // is not that name (e.g. an IP that a Cluster resolved); empty: the address's.
   std::string tls_target_name;
   transfer_mode transfer = transfer_mode::automatic;
+  // "gzip" or "deflate": messages compressed both ways, for slow links only
+  // (it costs more CPU than it saves on a fast one); empty: none.
+  std::string compression;
 };
 
 // Bytes and rows moved so far by one transfer (upload, download or a
