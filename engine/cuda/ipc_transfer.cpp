@@ -49,8 +49,9 @@ class ipc_openings {
   ipc_openings& operator=(const ipc_openings&) = delete;
 
   // The device address of `a`'s range, checked: `needed` bytes exactly (or
-  // at least, unless `exact`), within the allocation.
+  // at least, unless `exact`), within the allocation; nullptr for an empty one.
   char* address(const ipc_array& a, std::size_t needed, bool exact, const std::string& what) {
+    if (needed == 0 && a.length == 0) return nullptr;  // an empty array names no allocation
     if (a.handle.size() != sizeof(cudaIpcMemHandle_t)) {
       throw_bad_input(what + ": a CUDA IPC handle has " + std::to_string(sizeof(cudaIpcMemHandle_t)) +
                       " bytes, not " + std::to_string(a.handle.size()));

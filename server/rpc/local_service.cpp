@@ -1,5 +1,7 @@
 #include "rpc/local_service.hpp"
 
+#include <chrono>
+
 #include "core/device_transfer.hpp"
 #include "core/region_ref.hpp"
 #include "core/shm_object.hpp"
@@ -27,6 +29,18 @@ void to_proto(const core::region_info& r, v1::RegionInfo* out) {
   out->set_offset(r.offset);
   out->set_byte_size(r.byte_size);
   out->set_session(r.session);
+}
+
+// Ends an upload of `kind` with `status`: counted and logged as Upload's are.
+grpc::ServerUnaryReactor* uploaded(service_state& s, grpc::CallbackServerContext* ctx, const char* kind,
+                                   grpc::Status status, const v1::MatrixInfo& info, core::steady::time_point started) {
+  const std::string outcome = code_name(status.error_code());
+  s.metrics.call_ended(kind, outcome);
+  log_event(status.ok() ? "info" : "warn", kind,
+            {{"code", outcome}, {"handle", info.handle()}, {"bytes", info.bytes()},
+             {"total_ms", std::chrono::duration<double, std::milli>(core::steady::now() - started).count()},
+             {"message", status.error_message()}});
+  return finished(ctx, std::move(status));
 }
 
 spgemm::ipc_array ipc_array_of(const v1::DeviceArrayRef& a) {
@@ -116,28 +130,30 @@ grpc::ServerUnaryReactor* local_service::ListRegions(grpc::CallbackServerContext
 grpc::ServerUnaryReactor* local_service::UploadFromRegion(grpc::CallbackServerContext* ctx,
                                                           const v1::RegionUploadRequest* request,
                                                           v1::MatrixInfo* response) {
-  if (grpc::Status st = local_gate(state_, ctx, local_feature::shared_memory); !st.ok()) return finished(ctx, st);
-  return finished(ctx, upload_from_region(state_, tenant_of(ctx), *request, response));
+  const core::steady::time_point started = core::steady::now();
+  grpc::Status st = local_gate(state_, ctx, local_feature::shared_memory);
+  if (st.ok()) st = upload_from_region(state_, tenant_of(ctx), *request, response);
+  return uploaded(state_, ctx, "upload_from_region", std::move(st), *response, started);
 }
 
 grpc::ServerUnaryReactor* local_service::UploadFromDevice(grpc::CallbackServerContext* ctx,
                                                           const v1::DeviceUploadRequest* request,
                                                           v1::MatrixInfo* response) {
-  if (grpc::Status st = local_gate(state_, ctx, local_feature::cuda_ipc); !st.ok()) return finished(ctx, st);
+  const core::steady::time_point started = core::steady::now();
   const v1::MatrixHeader& h = request->header();
-  if (grpc::Status st = spgemm::wire::chunk_assembler::check_header(h); !st.ok()) return finished(ctx, st);
+  grpc::Status st = local_gate(state_, ctx, local_feature::cuda_ipc);
+  if (st.ok()) st = spgemm::wire::chunk_assembler::check_header(h);
   core::csr_layout sizes;  // where the sizes below cannot overflow
-  if (const core::outcome o = core::layout_csr(h.rows(), h.nnz(), 8, &sizes); !o.ok()) {
-    return finished(ctx, to_grpc_status(o));
+  if (st.ok()) st = to_grpc_status(core::layout_csr(h.rows(), h.nnz(), 8, &sizes));
+  if (st.ok()) {
+    const spgemm::matrix_info info{h.rows(), h.cols(), h.nnz(),
+                                   h.value_type() == v1::FLOAT32 ? spgemm::value_type::f32 : spgemm::value_type::f64};
+    core::entry_info e;
+    st = to_grpc_status(core::store_from_device(state_.cache, state_.sched, tenant_of(ctx), info,
+                                                ipc_arrays_of(request->arrays()), h.name(), h.ttl_seconds(), &e));
+    if (st.ok()) to_proto(e, response);
   }
-  const spgemm::matrix_info info{h.rows(), h.cols(), h.nnz(),
-                                 h.value_type() == v1::FLOAT32 ? spgemm::value_type::f32 : spgemm::value_type::f64};
-  core::entry_info e;
-  const core::outcome o = core::store_from_device(state_.cache, state_.sched, tenant_of(ctx), info,
-                                                  ipc_arrays_of(request->arrays()), h.name(), h.ttl_seconds(), &e);
-  if (!o.ok()) return finished(ctx, to_grpc_status(o));
-  to_proto(e, response);
-  return finished(ctx, grpc::Status::OK);
+  return uploaded(state_, ctx, "upload_from_device", std::move(st), *response, started);
 }
 
 }  // namespace spgemmd

@@ -82,6 +82,11 @@ def test_cupy_by_ipc_device_to_device(gpu_client: spgemm.Client, no_host_staging
         assert (host(t) != sp.csr_array(a.T.tocsr())).nnz == 0
 
 
+def test_an_empty_product_by_ipc(gpu_client: spgemm.Client, no_host_staging: None) -> None:
+    c = gpu_client.multiply(csp.csr_matrix((300, 200)), csp.csr_matrix((200, 100)))
+    assert isinstance(c, csp.csr_matrix) and c.shape == (300, 100) and c.nnz == 0
+
+
 def test_float32_and_galerkin_by_ipc(gpu_client: spgemm.Client, no_host_staging: None) -> None:
     a = random_csr(800, 800, 0.01, 2, np.float32)
     p = random_csr(800, 90, 0.03, 3, np.float32)
