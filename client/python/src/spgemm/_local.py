@@ -18,7 +18,7 @@ import itertools
 import os
 import secrets
 import threading
-from typing import Any, Callable, Dict, Iterator, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional
 
 import grpc
 import numpy as np
@@ -32,6 +32,9 @@ from .v1 import spgemm_pb2 as pb
 INT32_MAX = 2**31 - 1
 _PAGE = 4096
 _FIRST_RESULT_BYTES = 16 << 20
+# Results this large become the region they were written into (no copy out);
+# a smaller one is copied out and the region kept (a new one costs more).
+_HAND_OVER_BYTES = 8 << 20
 
 
 def _align64(n: int) -> int:
@@ -75,6 +78,7 @@ class Arena:
         self.lock = threading.Lock()
         self.shm: Optional[_shm.SharedMemory] = None
         self.name = ""
+        self._next: Optional[threading.Thread] = None  # preparing the region after one handed over
 
     @property
     def size(self) -> int:
@@ -82,6 +86,9 @@ class Arena:
 
     def ensure(self, nbytes: int) -> None:
         """At least ``nbytes`` long: a new, larger region replaces a smaller one."""
+        if self._next is not None and self._next is not threading.current_thread():
+            self._next.join()  # the region hand_over prepares
+            self._next = None
         if self.shm is not None and self.shm.size >= nbytes:
             return
         size = max(nbytes, 2 * self.size, 1 << 20)
@@ -103,8 +110,34 @@ class Arena:
     def ref(self, offset: int, length: int) -> pb.RegionRef:
         return pb.RegionRef(region=self.name, offset=offset, length=length)
 
+    def hand_over(self) -> _shm.SharedMemory:
+        """Gives up the region's memory to its caller (numpy views of it keep it mapped), and
+        prepares the next region of its size on a thread of its own, off the next call's path."""
+        shm, size = self.shm, self.size
+        assert shm is not None
+        self.local.unregister(self.name, wait=False)
+        shm.unlink()
+        self.shm, self.name = None, ""
+        self._next = threading.Thread(target=self._prepare, args=(size,), name="spgemm-next-region")
+        self._next.start()
+        return shm
+
+    def _prepare(self, size: int) -> None:
+        try:
+            self.ensure(size)
+        except (grpc.RpcError, OSError):
+            pass  # the next call makes one itself, and says what fails
+
     def close(self) -> None:
+        """Unregisters and removes the region (once one being prepared is ready)."""
+        if self._next is not None:
+            self._next.join()
+            self._next = None
         if self.shm is not None:
+            try:
+                self.local.unregister(self.name)
+            except grpc.RpcError:
+                pass  # the session's end unregisters it all the same
             self.shm.close()
             self.shm = None
 
@@ -122,6 +155,7 @@ class LocalTransfers:
         except BaseException:
             self._session_call.cancel()
             raise
+        self._unregistering: List[Any] = []  # calls in flight that nothing waits for
         self.uploads = Arena(self, "spgemm-in")
         self.results = Arena(self, "spgemm-out")
 
@@ -131,8 +165,14 @@ class LocalTransfers:
         request = lpb.RegisterRegionRequest(session=self.session, name=name, key=shm.key, offset=0, byte_size=shm.size)
         self._rpc.RegisterRegion(request, **self._kw())
 
-    def unregister(self, name: str) -> None:
-        self._rpc.UnregisterRegion(lpb.UnregisterRegionRequest(name=name), **self._kw())
+    def unregister(self, name: str, wait: bool = True) -> None:
+        request = lpb.UnregisterRegionRequest(name=name)
+        if wait:
+            self._rpc.UnregisterRegion(request, **self._kw())
+            return
+        # Nothing waits for it: its failure leaves the region to the session's end.
+        self._unregistering = [f for f in self._unregistering if not f.done()]
+        self._unregistering.append(self._rpc.UnregisterRegion.future(request, **self._kw()))
 
     # -- matrices -----------------------------------------------------------
 
@@ -163,7 +203,9 @@ class LocalTransfers:
             yield self.results.ref(0, self.results.size)
 
     def read(self, m: pb.RegionMatrix) -> sp.csr_array:
-        """Copies a matrix the server wrote into the result region out of it (hold result_range)."""
+        """The matrix the server wrote into the result region (hold result_range): its arrays are
+        that region's memory where large (the region is handed over, a new one prepared), else
+        copied out of it."""
         h = m.header
         rows, cols, nnz = int(h.rows), int(h.cols), int(h.nnz)
         if rows < 0 or cols < 0 or nnz < 0:
@@ -180,20 +222,22 @@ class LocalTransfers:
         # One index type for scipy: int32 where nnz allows, so that nothing is converted later.
         index = np.dtype(np.int32) if nnz <= INT32_MAX else np.dtype(np.int64)
         indptr = off.astype(index)
+        del off
+        columns = shm.array(m.col_indices.offset, nnz, np.dtype("<i4"))
+        values = shm.array(m.values.offset, nnz, dtype)
+        if index == np.int32 and nnz * (4 + dtype.itemsize) >= _HAND_OVER_BYTES:
+            # No copy: the arrays are the region's memory from now on.
+            self.results.hand_over()
+            return sp.csr_array((values, columns, indptr), shape=(rows, cols), copy=False)
         indices = np.empty(nnz, dtype=index)
         data = np.empty(nnz, dtype=dtype.newbyteorder("="))
-        _shm.copy(indices, shm.array(m.col_indices.offset, nnz, np.dtype("<i4")))
-        _shm.copy(data, shm.array(m.values.offset, nnz, dtype))
-        del off
+        _shm.copy(indices, columns)
+        _shm.copy(data, values)
+        del columns, values
         return sp.csr_array((data, indices, indptr), shape=(rows, cols), copy=False)
 
     def close(self) -> None:
         """Unregisters and removes the regions, and ends the session."""
-        for arena in (self.uploads, self.results):
-            if arena.shm is not None:
-                try:
-                    self.unregister(arena.name)
-                except grpc.RpcError:
-                    pass  # the session's end unregisters it all the same
-                arena.close()
+        self.uploads.close()
+        self.results.close()
         self._session_call.cancel()

@@ -60,15 +60,19 @@ class SharedMemory:
             return np.empty(0, dtype=dtype)
         return np.frombuffer(self.map, dtype=dtype, count=count, offset=offset)  # type: ignore[arg-type]
 
+    def unlink(self) -> None:
+        """Removes the object's name; its memory lives on while mapped."""
+        try:
+            os.unlink(self._path)
+        except FileNotFoundError:
+            pass
+
     def close(self) -> None:
         """Unmaps and unlinks the object (views of it must be gone)."""
         if self.map is not None:
             self.map.close()
             self.map = None
-        try:
-            os.unlink(self._path)
-        except FileNotFoundError:
-            pass
+        self.unlink()
 
 
 def copy(dst: np.ndarray, src: np.ndarray) -> None:
