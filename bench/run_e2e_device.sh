@@ -34,7 +34,7 @@ status=0
 
 echo "== the Python client's local paths (shared memory, CUDA IPC) against the GPU server"
 SPGEMMD="$DIR/bin/spgemmd" SPGEMM_TEST_BACKEND=auto SPGEMM_MATRICES="$DIR/matrices" \
-  timeout 150 python3 -m pytest -q -p no:cacheprovider -rs "$DIR/python-tests/test_cuda_ipc.py" \
+  timeout 120 python3 -m pytest -q -p no:cacheprovider -rs "$DIR/python-tests/test_cuda_ipc.py" \
   "$DIR/python-tests/test_local.py" >"$OUT/local_tests.log" 2>&1 || status=1
 tail -n 3 "$OUT/local_tests.log"
 
@@ -54,10 +54,10 @@ TCP="127.0.0.1:$(cat "$PORT_FILE")"
 UNIX="unix://$SOCKET_DIR/s.sock"
 
 echo "== Python: ${#MATRICES[@]} files + ${GENERATED[*]}"
-timeout 330 python3 "$DIR/e2e_bench.py" --tcp "$TCP" --unix "$UNIX" --gpu "$GPU" "${MATRICES[@]}" \
+timeout 300 python3 "$DIR/e2e_bench.py" --tcp "$TCP" --unix "$UNIX" --gpu "$GPU" "${MATRICES[@]}" \
   --generated "${GENERATED[@]}" --tsv "$OUT/e2e-python.tsv" >"$OUT/e2e-python.log" 2>&1 || status=1
 echo "== C++: ${#MATRICES[@]} files + ${CPP_GENERATED[*]}"
-timeout 90 "$DIR/bin/spgemm-e2e-bench" --tcp "$TCP" --unix "$UNIX" --gpu "$GPU" --repeats 3 "${MATRICES[@]}" \
+timeout 100 "$DIR/bin/spgemm-e2e-bench" --tcp "$TCP" --unix "$UNIX" --gpu "$GPU" --repeats 3 "${MATRICES[@]}" \
   "${CPP_GENERATED[@]}" --tsv "$OUT/e2e-cpp.tsv" >"$OUT/e2e-cpp.log" 2>&1 || status=1
 
 {
