@@ -158,6 +158,9 @@ void local_transfers::ensure(arena& a, std::int64_t bytes) {
   v1::RegionInfo info;
   auto ctx = context_(true);
   check(stub_->RegisterRegion(ctx.get(), req, &info));
+  // The server holds it open now: its name goes, so that a process that ends
+  // without destroying the client leaves nothing in /dev/shm.
+  shm_unlink(object->key().c_str());
   if (a.object) {
     auto unregister_ctx = context_(true);
     v1::UnregisterRegionRequest old;

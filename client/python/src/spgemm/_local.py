@@ -101,6 +101,10 @@ class Arena:
         except BaseException:
             shm.close()
             raise
+        # The server holds it open now: its name goes, so that a process that ends
+        # without closing leaves nothing in /dev/shm (the memory goes with the
+        # last of this mapping and the server's descriptor, at the session's end).
+        shm.unlink()
         old, old_name = self.shm, self.name
         self.shm, self.name = shm, name
         if old is not None:
@@ -116,7 +120,6 @@ class Arena:
         shm, size = self.shm, self.size
         assert shm is not None
         self.local.unregister(self.name, wait=False)
-        shm.unlink()
         self.shm, self.name = None, ""
         self._next = threading.Thread(target=self._prepare, args=(size,), name="spgemm-next-region")
         self._next.start()
