@@ -127,7 +127,8 @@ struct inner_estimate {
 };
 
 inner_estimate estimate_inner(const cuda::structure_view& ab, const cuda::structure_view& bb,
-                              const rmerge::row_stats& ab_stats, device_allocator& allocator, cudaStream_t stream) {
+                              const rmerge::row_stats& ab_stats, const tuning& t, device_allocator& allocator,
+                              cudaStream_t stream) {
   const planner::choice choice = inner_choice(ab, bb, ab_stats);
   inner_estimate out;
   if (choice.algo == algorithm::rmerge) {
@@ -136,10 +137,9 @@ inner_estimate estimate_inner(const cuda::structure_view& ab, const cuda::struct
     out.estimate = rmerge::estimate_from(p, bounds, ab.rows, sizeof(float));
     out.nnz_bound = bounds.nnz_c_bound;
   } else {
-    const planner::job_stats s = hash::compute_stats(ab, bb, sizeof(float), allocator, stream);
+    const planner::job_stats s = hash::compute_stats(ab, bb, sizeof(float), t, allocator, stream);
     out.estimate = hash::estimate_from(s, sizeof(float));
     out.nnz_bound = s.nnz_c_bound;
-    if (choice.hybrid) out.estimate.method = "hybrid " + out.estimate.method;
   }
   return out;
 }
@@ -155,8 +155,8 @@ std::size_t workspace_bytes(const cuda::structure_view& a, const cuda::structure
 
 // Phases (1)-(2): the structure of Cb = Ab * Bb.
 device_csr<float> block_product(const cuda::structure_view& a, const cuda::structure_view& b, int block_size,
-                                const rmerge::row_stats& a_stats, device_allocator& allocator, cudaStream_t stream,
-                                const cancel_token& cancel, job_meter* meter) {
+                                const rmerge::row_stats& a_stats, const tuning& t, device_allocator& allocator,
+                                cudaStream_t stream, const cancel_token& cancel, job_meter* meter) {
   const operand_patterns patterns = patterns_of(a, b, block_size, allocator, stream, meter);
   const cuda::structure_view& ab = patterns.ab();
   const cuda::structure_view& bb = patterns.bb();
@@ -170,7 +170,7 @@ device_csr<float> block_product(const cuda::structure_view& a, const cuda::struc
   device_csr<float> cb =
       choice.algo == algorithm::rmerge
           ? rmerge::multiply_planned<float>(av, bv, rmerge::make_plan(ab_stats, {}), allocator, stream, cancel, meter)
-          : hash::multiply<float>(av, bv, allocator, stream, cancel, meter, choice.hybrid);
+          : hash::multiply<float>(av, bv, allocator, stream, cancel, t, meter);
   cb.values.reset();
   return cb;
 }
@@ -194,11 +194,11 @@ void launch_numeric(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, cons
 
 template <typename T>
 device_csr<T> multiply_metered(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, int block_size,
-                               const rmerge::row_stats& a_stats, const rmerge::row_stats& b_stats,
+                               const rmerge::row_stats& a_stats, const rmerge::row_stats& b_stats, const tuning& t,
                                device_allocator& allocator, cudaStream_t stream, const cancel_token& cancel,
                                job_meter* meter) {
-  device_csr<float> cb = block_product(a.structure(), b.structure(), block_size, a_stats, allocator, stream, cancel,
-                                       meter);
+  device_csr<float> cb = block_product(a.structure(), b.structure(), block_size, a_stats, t, allocator, stream,
+                                       cancel, meter);
   cancel.throw_if_cancelled();
   const std::int64_t longest_c =
       cb.nnz > 0 ? rmerge::compute_row_stats(cb.view().structure(), allocator, stream).max_row_length : 0;
@@ -230,11 +230,11 @@ size_mask detect_sizes(const cuda::structure_view& m, device_allocator& allocato
 }
 
 memory_estimate estimate_multiply(const cuda::structure_view& a, const cuda::structure_view& b, int block_size,
-                                  std::size_t value_bytes, const rmerge::row_stats& a_stats,
+                                  std::size_t value_bytes, const rmerge::row_stats& a_stats, const tuning& t,
                                   device_allocator& allocator, cudaStream_t stream) {
   const operand_patterns patterns = patterns_of(a, b, block_size, allocator, stream, nullptr);
   const inner_estimate inner =
-      estimate_inner(patterns.ab(), patterns.bb(), block_stats(a_stats, block_size), allocator, stream);
+      estimate_inner(patterns.ab(), patterns.bb(), block_stats(a_stats, block_size), t, allocator, stream);
   const std::int64_t area = std::int64_t{block_size} * block_size;
   memory_estimate e;
   e.exact = false;
@@ -247,27 +247,27 @@ memory_estimate estimate_multiply(const cuda::structure_view& a, const cuda::str
 
 template <typename T>
 device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, int block_size,
-                       const rmerge::row_stats& a_stats, const rmerge::row_stats& b_stats,
+                       const rmerge::row_stats& a_stats, const rmerge::row_stats& b_stats, const tuning& t,
                        device_allocator& allocator, cudaStream_t stream, const cancel_token& cancel) {
 #ifndef NDEBUG
   // The estimate is a promise: check that the job keeps it.
   const memory_estimate estimate =
-      estimate_multiply(a.structure(), b.structure(), block_size, sizeof(T), a_stats, allocator, stream);
+      estimate_multiply(a.structure(), b.structure(), block_size, sizeof(T), a_stats, t, allocator, stream);
   job_meter meter;
-  device_csr<T> c = multiply_metered(a, b, block_size, a_stats, b_stats, allocator, stream, cancel, &meter);
+  device_csr<T> c = multiply_metered(a, b, block_size, a_stats, b_stats, t, allocator, stream, cancel, &meter);
   assert(meter.peak <= estimate.total());
   c.detach_meter();
   return c;
 #else
-  return multiply_metered(a, b, block_size, a_stats, b_stats, allocator, stream, cancel, nullptr);
+  return multiply_metered(a, b, block_size, a_stats, b_stats, t, allocator, stream, cancel, nullptr);
 #endif
 }
 
 template device_csr<float> multiply(const cuda::csr_view<float>&, const cuda::csr_view<float>&, int,
-                                    const rmerge::row_stats&, const rmerge::row_stats&, device_allocator&,
-                                    cudaStream_t, const cancel_token&);
+                                    const rmerge::row_stats&, const rmerge::row_stats&, const tuning&,
+                                    device_allocator&, cudaStream_t, const cancel_token&);
 template device_csr<double> multiply(const cuda::csr_view<double>&, const cuda::csr_view<double>&, int,
-                                     const rmerge::row_stats&, const rmerge::row_stats&, device_allocator&,
-                                     cudaStream_t, const cancel_token&);
+                                     const rmerge::row_stats&, const rmerge::row_stats&, const tuning&,
+                                     device_allocator&, cudaStream_t, const cancel_token&);
 
 }  // namespace spgemm::block

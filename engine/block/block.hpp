@@ -42,12 +42,12 @@ size_mask detect_sizes(const cuda::structure_view& m, cuda::device_allocator& al
 // `b`; a_stats, b_stats: the row statistics of A and B (the backend keeps
 // them per stored matrix).
 memory_estimate estimate_multiply(const cuda::structure_view& a, const cuda::structure_view& b, int block_size,
-                                  std::size_t value_bytes, const rmerge::row_stats& a_stats,
+                                  std::size_t value_bytes, const rmerge::row_stats& a_stats, const tuning& t,
                                   cuda::device_allocator& allocator, cudaStream_t stream);
 
 template <typename T>
 cuda::device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, int block_size,
-                             const rmerge::row_stats& a_stats, const rmerge::row_stats& b_stats,
+                             const rmerge::row_stats& a_stats, const rmerge::row_stats& b_stats, const tuning& t,
                              cuda::device_allocator& allocator, cudaStream_t stream, const cancel_token& cancel);
 
 }  // namespace spgemm::block

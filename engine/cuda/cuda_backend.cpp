@@ -159,21 +159,20 @@ void require_gpu_algorithm(algorithm algo) {
 // see engine/planner/planner.hpp).
 struct resolved {
   algorithm algo = algorithm::hash;
-  bool hybrid = false;  // hash with the merge bins (planner::choice::hybrid)
   int block_size = 1;   // algorithm::block: the size A and B share (1: none)
   std::string reason;   // "" unless the planner chose
 };
 
 resolved resolve(algorithm asked, const cuda_stored_matrix& a, const cuda_stored_matrix& b,
                  const rmerge::row_stats& a_rows, cudaStream_t stream) {
-  if (asked != algorithm::automatic && asked != algorithm::block) return {asked, false, 1, ""};
+  if (asked != algorithm::automatic && asked != algorithm::block) return {asked, 1, ""};
   // The block sizes are measured once per stored matrix (kept with it).
   const int block_size = block::common_size(a.block_sizes(stream), b.block_sizes(stream));
-  if (asked == algorithm::block) return {asked, false, block_size, ""};
+  if (asked == algorithm::block) return {asked, block_size, ""};
   const bool empty = a_rows.nnz == 0 || structure_of(b.matrix()).nnz == 0;
   const planner::choice c =
       planner::choose_method({a_rows.rows, a_rows.nnz, a_rows.max_row_length, empty, block_size});
-  return {c.algo, c.hybrid, block_size, c.reason};
+  return {c.algo, block_size, c.reason};
 }
 
 }  // namespace
@@ -186,7 +185,7 @@ memory_estimate cuda_backend::estimate_multiply(const stored_matrix& a, const st
   const matrix_info ia = sa.info();
   const matrix_info ib = sb.info();
   require_conformable(ia, ib);
-  rmerge::validate_config(options.rmerge);
+  rmerge::validate_config(options.tuning.rmerge);
   const value_type out = output_type_of(ia, ib, options);
   device_guard guard(context_->device);
   auto stream = context_->streams.acquire();
@@ -196,15 +195,16 @@ memory_estimate cuda_backend::estimate_multiply(const stored_matrix& a, const st
   const resolved r = resolve(options.algo, sa, sb, a_rows, stream.get());
   memory_estimate e;
   if (r.algo == algorithm::block) {
-    e = block::estimate_multiply(va, vb, r.block_size, size_of(out), a_rows, context_->allocator, stream.get());
+    e = block::estimate_multiply(va, vb, r.block_size, size_of(out), a_rows, options.tuning, context_->allocator,
+                                 stream.get());
   } else if (r.algo == algorithm::rmerge) {
-    e = rmerge::estimate_multiply(va, vb, size_of(out), options.rmerge, a_rows, context_->allocator, stream.get());
+    e = rmerge::estimate_multiply(va, vb, size_of(out), options.tuning.rmerge, a_rows, context_->allocator,
+                                  stream.get());
   } else if (r.algo == algorithm::esc) {
-    e = esc::estimate_multiply(va, vb, size_of(out), context_->allocator, stream.get());
+    e = esc::estimate_multiply(va, vb, size_of(out), options.tuning, context_->allocator, stream.get());
   } else {
-    e = hash::estimate_multiply(va, vb, size_of(out), context_->allocator, stream.get());
+    e = hash::estimate_multiply(va, vb, size_of(out), options.tuning, context_->allocator, stream.get());
   }
-  if (r.hybrid) e.method = "hybrid " + e.method;
   if (!r.reason.empty()) e.method = "auto: " + e.method + " (" + r.reason + ")";
   // Operands of another value type are converted first and held for the whole job.
   if (ia.type != out) e.workspace_bytes += static_cast<std::size_t>(ia.nnz) * size_of(out);
@@ -220,7 +220,7 @@ std::shared_ptr<stored_matrix> cuda_backend::multiply(const stored_matrix& a, co
   const matrix_info ia = sa.info();
   const matrix_info ib = sb.info();
   require_conformable(ia, ib);
-  rmerge::validate_config(options.rmerge);
+  rmerge::validate_config(options.tuning.rmerge);
   const value_type out = output_type_of(ia, ib, options);
   cancel.throw_if_cancelled();
 
@@ -234,15 +234,17 @@ std::shared_ptr<stored_matrix> cuda_backend::multiply(const stored_matrix& a, co
     const rmerge::row_stats& a_rows = sa.row_stats(stream.get());
     const resolved r = resolve(options.algo, sa, sb, a_rows, stream.get());
     if (r.algo == algorithm::block) {
-      return block::multiply<T>(oa.view, ob.view, r.block_size, a_rows, sb.row_stats(stream.get()),
+      return block::multiply<T>(oa.view, ob.view, r.block_size, a_rows, sb.row_stats(stream.get()), options.tuning,
                                 context_->allocator, stream.get(), cancel);
     }
-    if (r.algo == algorithm::rmerge)
-      return rmerge::multiply<T>(oa.view, ob.view, options.rmerge, a_rows, context_->allocator, stream.get(), cancel);
-    if (r.algo == algorithm::esc) return esc::multiply<T>(oa.view, ob.view, context_->allocator, stream.get(), cancel);
-    any_device_csr c =
-        hash::multiply<T>(oa.view, ob.view, context_->allocator, stream.get(), cancel, nullptr, r.hybrid);
-    return c;
+    if (r.algo == algorithm::rmerge) {
+      return rmerge::multiply<T>(oa.view, ob.view, options.tuning.rmerge, a_rows, context_->allocator, stream.get(),
+                                 cancel);
+    }
+    if (r.algo == algorithm::esc) {
+      return esc::multiply<T>(oa.view, ob.view, context_->allocator, stream.get(), cancel, options.tuning);
+    }
+    return hash::multiply<T>(oa.view, ob.view, context_->allocator, stream.get(), cancel, options.tuning);
   };
   any_device_csr c = out == value_type::f32 ? run(float{}) : run(double{});
   return keep(std::move(c), stream.get());

@@ -8,8 +8,8 @@
 //  (2) slices: cub::DeviceSelect picks the rows where a slice may start
 //      (kernels::piece_start), their first entry and product are read back,
 //      and the host joins consecutive pieces into slices of at most S
-//      products (S = slice_products()); a row of more than S products is a
-//      slice of its own (a "long row", below);
+//      products (S = slice_products(): tuning::esc_slice_products); a row
+//      of more than S products is a slice of its own (a "long row", below);
 //  (3) structure pass, per slice: expand the keys (row within the slice <<
 //      column bits | column), radix sort them on bits(rows of the slice - 1)
 //      + bits(cols of B - 1) bits, number the runs of equal keys (head flags,
@@ -47,7 +47,7 @@
 //          + 8 (2 len + 1)                 band ranges of the longest row of A, if a row exceeds S
 //          + CUB storage )                 the largest of: the radix sorts and the run scan of S'
 //                                          items, the scans of rows + 1 offsets and of len + 1 band counts
-// With S = 2^24 (default_slice_products) the slice part is at most 576 MiB
+// With S = 2^24 (the default tuning) the slice part is at most 576 MiB
 // (f64, 8-byte keys), 448 MiB (f64, 4-byte keys), 320 MiB (f32, 4-byte keys),
 // whatever the number of products. C is allocated exactly after phase (4).
 // Complexity: two expansions and two radix sorts of every product (passes of
@@ -64,7 +64,6 @@
 
 #include "cuda/cuda_check.hpp"
 #include "cuda/read_back.hpp"
-#include "cuda/tuning_setting.hpp"
 #include "esc/esc.hpp"
 #include "esc/esc_kernels.cuh"
 #include "hash/hash.hpp"
@@ -425,18 +424,17 @@ class slice_runner {
 
 }  // namespace
 
-std::int64_t slice_products() {
-  return std::clamp<std::int64_t>(cuda::tuning_setting("SPGEMM_ESC_SLICE_PRODUCTS", default_slice_products), 2,
-                                  max_slice_products);
+std::int64_t slice_products(const tuning& t) {
+  return std::clamp<std::int64_t>(t.esc_slice_products, 2, max_slice_products);
 }
 
-memory_estimate estimate_from(const planner::job_stats& s, std::size_t value_bytes) {
+memory_estimate estimate_from(const planner::job_stats& s, std::size_t value_bytes, const tuning& t) {
   plan_input in;
   in.rows = s.rows;
   in.nnz_a = s.nnz_a;
   in.b_cols = s.b_cols;
   in.products = s.products;
-  in.budget = slice_products();
+  in.budget = slice_products(t);
   in.long_row_length = s.max_row_products > in.budget ? s.max_row_length : 0;
   const workspace_plan w = value_bytes == sizeof(double) ? plan_for<double>(in) : plan_for<float>(in);
   memory_estimate e;
@@ -450,13 +448,14 @@ memory_estimate estimate_from(const planner::job_stats& s, std::size_t value_byt
 }
 
 memory_estimate estimate_multiply(const cuda::structure_view& a, const cuda::structure_view& b,
-                                  std::size_t value_bytes, device_allocator& allocator, cudaStream_t stream) {
-  return estimate_from(hash::compute_stats(a, b, value_bytes, allocator, stream), value_bytes);
+                                  std::size_t value_bytes, const tuning& t, device_allocator& allocator,
+                                  cudaStream_t stream) {
+  return estimate_from(hash::compute_stats(a, b, value_bytes, t, allocator, stream), value_bytes, t);
 }
 
 template <typename T>
 device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, device_allocator& allocator,
-                       cudaStream_t stream, const cancel_token& cancel, job_meter* meter) {
+                       cudaStream_t stream, const cancel_token& cancel, const tuning& t, job_meter* meter) {
   const std::int64_t m = a.rows;
   device_csr<T> c = cuda::with_zero_offsets<T>(m, b.cols, allocator, stream, meter);
   auto finish_empty = [&] {
@@ -480,7 +479,7 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
   cancel.throw_if_cancelled();
 
   // (2) Slices.
-  const std::int64_t budget = slice_products();
+  const std::int64_t budget = slice_products(t);
   const std::vector<slice> slices = find_slices(a.structure(), prefix.data(), products, budget, allocator, stream,
                                                 meter);
   plan_input in;
@@ -517,8 +516,8 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
 }
 
 template device_csr<float> multiply(const cuda::csr_view<float>&, const cuda::csr_view<float>&, device_allocator&,
-                                    cudaStream_t, const cancel_token&, job_meter*);
+                                    cudaStream_t, const cancel_token&, const tuning&, job_meter*);
 template device_csr<double> multiply(const cuda::csr_view<double>&, const cuda::csr_view<double>&,
-                                     device_allocator&, cudaStream_t, const cancel_token&, job_meter*);
+                                     device_allocator&, cudaStream_t, const cancel_token&, const tuning&, job_meter*);
 
 }  // namespace spgemm::esc

@@ -30,29 +30,23 @@
 
 namespace spgemm::esc {
 
-// Products expanded at once (the slice budget S). A row of A with more
-// products than S is processed alone, by column bands of S / 2 columns and
-// chunks of S - S / 2 products, so the budget holds for it too. Every slice
-// costs about 0.2 ms of launches and sort set-up (both passes), so S trades
-// workspace for time; measured on the H100 (f64, ms for S = 2^20 / 2^22 /
-// 2^24): rmat:16:16 108 / 64 / 48, poisson3d7:100 15.7 / 10.3 / 8.5.
-inline constexpr std::int64_t default_slice_products = std::int64_t{1} << 24;
-
-// The slice budget of a job: default_slice_products, or the environment
-// variable SPGEMM_ESC_SLICE_PRODUCTS (read on every call, for tests that force
-// many slices; clamped to 2 .. 2^30).
-std::int64_t slice_products();
+// Products expanded at once (the slice budget S): tuning::esc_slice_products,
+// clamped to 2 .. 2^30. A row of A with more products than S is processed
+// alone, by column bands of S / 2 columns and chunks of S - S / 2 products,
+// so the budget holds for it too.
+std::int64_t slice_products(const tuning& t);
 
 // Upper bound of what multiply() allocates (exact = false), from the
 // statistics of hash::compute_stats.
-memory_estimate estimate_from(const planner::job_stats& s, std::size_t value_bytes);
+memory_estimate estimate_from(const planner::job_stats& s, std::size_t value_bytes, const tuning& t);
 
 memory_estimate estimate_multiply(const cuda::structure_view& a, const cuda::structure_view& b,
-                                  std::size_t value_bytes, cuda::device_allocator& allocator, cudaStream_t stream);
+                                  std::size_t value_bytes, const tuning& t, cuda::device_allocator& allocator,
+                                  cudaStream_t stream);
 
 template <typename T>
 cuda::device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b,
                              cuda::device_allocator& allocator, cudaStream_t stream, const cancel_token& cancel,
-                             cuda::job_meter* meter = nullptr);
+                             const tuning& t, cuda::job_meter* meter = nullptr);
 
 }  // namespace spgemm::esc

@@ -5,8 +5,8 @@
 // back), rows grouped by bin; (2) symbolic kernels write the nnz of each row
 // into C's offsets: a launch per table bin (small products: one fused launch
 // for the bins up to planner::fused_max_table), the segment rows, the global
-// dense rows; (3) numeric bins from the exact nnz (segment and merge rows
-// keep their bin) and the exclusive scan in one kernel, the bins' histogram
+// dense rows; (3) numeric bins from the exact nnz (segment rows keep their
+// bin) and the exclusive scan in one kernel, the bins' histogram
 // and nnz read back in one synchronization, C allocated exactly; (4) rows
 // regrouped; column ranges of B for the dense rows, and for the block table
 // bins where planner::use_column_ranges; (5) numeric kernels (copy, warp
@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <array>
 #include <cassert>
+#include <climits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -34,11 +35,9 @@
 #include "cuda/cuda_check.hpp"
 #include "cuda/read_back.hpp"
 #include "cuda/stream_fan.hpp"
-#include "cuda/tuning_setting.hpp"
 #include "hash/hash.hpp"
 #include "hash/hash_kernels.cuh"
 #include "hash/segment_kernels.cuh"
-#include "rmerge/mul_limited.hpp"
 
 namespace spgemm::hash {
 namespace {
@@ -56,26 +55,14 @@ device_facts facts() { return cuda::current_device_facts(); }
 constexpr int helper_threads = 256;
 
 // The job's limits: the device's tables, segment rows where their table of
-// segment starts fits (SPGEMM_SEGMENT_MIN_BOUND overrides their least bound,
-// for sweeps), and in the hybrid plan the merge bins' output bound
-// (SPGEMM_HYBRID_MERGE_MAX; 0: off).
+// segment starts fits, the least bound of a segment row.
 planner::limits job_limits(const device_facts& f, std::size_t value_bytes, const cuda::structure_view& a,
-                           const cuda::structure_view& b, bool hybrid) {
+                           const cuda::structure_view& b, const tuning& t) {
   planner::limits lim = planner::limits_for(f.max_shared, value_bytes);
   lim.segment_rows = lim.segment_rows && planner::segment_table_fits(b.rows, b.cols, a.nnz, b.nnz) &&
                      planner::segment_symbolic_shared_bytes(b.cols) <= f.max_shared;
-  lim.segment_min_bound = cuda::tuning_setting("SPGEMM_SEGMENT_MIN_BOUND", lim.segment_min_bound);
-  if (hybrid) {
-    lim.merge_max_bound = cuda::tuning_setting("SPGEMM_HYBRID_MERGE_MAX", planner::default_merge_max_bound);
-  }
+  lim.segment_min_bound = t.segment_min_bound;
   return lim;
-}
-
-rmerge::pass_config merge_pass(int bin) {
-  rmerge::pass_config p;
-  p.subwarp = planner::merge_subwarp(bin);
-  p.rows_per_thread = planner::merge_rows_per_thread(bin);
-  return p;
 }
 
 unsigned helper_blocks(std::int64_t n) {
@@ -278,12 +265,11 @@ void count_segments(segment_work& work, const cuda::structure_view& a, const cud
 }
 
 // Numeric pass of the segment rows: persistent blocks, as many as fit the
-// GPU, taking items from a counter (next_item, zero).
-// SPGEMM_SEGMENT_ENTRY_PASSES overrides planner::segment_entry_passes
-// (benchmark sweeps).
+// GPU, taking items from a counter (next_item, zero); entry_passes:
+// tuning::segment_entry_passes.
 template <typename T>
 void fill_segments(const segment_work& work, const cuda::csr_view<T>& a, const cuda::csr_view<T>& b,
-                   device_csr<T>& c, int sm_count, ull* next_item, cudaStream_t stream) {
+                   device_csr<T>& c, int sm_count, std::int64_t entry_passes, ull* next_item, cudaStream_t stream) {
   const auto kernel = kernels::numeric_segment_kernel<T>;
   const std::size_t shared = planner::segment_shared_bytes(sizeof(T));
   set_shared(kernel, shared);
@@ -293,10 +279,9 @@ void fill_segments(const segment_work& work, const cuda::csr_view<T>& a, const c
   const std::int64_t items = work.n * work.segments;
   const auto blocks =
       static_cast<unsigned>(std::min<std::int64_t>(items, std::max(per_sm, 1) * std::int64_t{sm_count}));
-  const auto entry_passes =
-      static_cast<int>(cuda::tuning_setting("SPGEMM_SEGMENT_ENTRY_PASSES", planner::segment_entry_passes));
   kernel<<<blocks, threads, shared, stream>>>(work.rows.data(), work.n, work.segments, work.pos.data(),
-                                              work.starts.data(), next_item, entry_passes, a.row_offsets,
+                                              work.starts.data(), next_item,
+                                              static_cast<int>(std::min<std::int64_t>(entry_passes, INT_MAX)), a.row_offsets,
                                               a.col_indices, a.values, b.row_offsets, b.col_indices, b.values,
                                               c.row_offsets.data(), c.col_indices.data(), c.values.data());
   SPGEMM_CUDA_CHECK_LAUNCH();
@@ -404,29 +389,27 @@ fused_launch plan_fused(int top, std::int64_t block_rows_max, bool copy_rows, co
 
 // The job's fused launches: the top table bin they take (below
 // first_table_bin: none, every bin launches on its own), and the most rows
-// a bin may have for block rows (SPGEMM_FUSE_MAX_PRODUCTS and
-// SPGEMM_FUSED_BLOCK_ROWS_PER_SM override the planner's, for sweeps).
+// a bin may have for block rows.
 struct fusion {
   int top = planner::first_table_bin - 1;
   std::int64_t block_rows_max = 0;
   bool on() const { return top >= planner::first_table_bin; }
 };
 
-fusion fusion_for(const planner::job_stats& s, int max_table, int sm_count) {
+fusion fusion_for(const planner::job_stats& s, int max_table, int sm_count, const tuning& t) {
   fusion f;
-  const std::int64_t fuse_max = cuda::tuning_setting("SPGEMM_FUSE_MAX_PRODUCTS", planner::fuse_max_products);
-  if (!planner::fuse_table_bins(s.products, fuse_max)) return f;
+  if (!planner::fuse_table_bins(s.products, t.fuse_max_products)) return f;
   f.top = std::min(planner::table_bin_of(planner::fused_max_table, max_table), planner::dense_bin(max_table) - 1);
-  f.block_rows_max =
-      cuda::tuning_setting("SPGEMM_FUSED_BLOCK_ROWS_PER_SM", planner::fused_block_rows_per_sm) * sm_count;
+  f.block_rows_max = t.fused_block_rows_per_sm * sm_count;
   return f;
 }
 
 }  // namespace
 
 planner::job_stats compute_stats(const cuda::structure_view& a, const cuda::structure_view& b,
-                                 std::size_t value_bytes, device_allocator& allocator, cudaStream_t stream) {
-  const planner::limits lim = job_limits(facts(), value_bytes, a, b, false);
+                                 std::size_t value_bytes, const tuning& t, device_allocator& allocator,
+                                 cudaStream_t stream) {
+  const planner::limits lim = job_limits(facts(), value_bytes, a, b, t);
   device_buffer<ull> counters(allocator, kernels::counter_count, stream);
   SPGEMM_CUDA_CHECK(cudaMemsetAsync(counters.data(), 0, counters.bytes(), stream));
   launch_stats(a, b, lim, nullptr, nullptr, counters.data(), stream);
@@ -449,15 +432,16 @@ memory_estimate estimate_from(const planner::job_stats& s, std::size_t value_byt
 }
 
 memory_estimate estimate_multiply(const cuda::structure_view& a, const cuda::structure_view& b,
-                                  std::size_t value_bytes, device_allocator& allocator, cudaStream_t stream) {
-  return estimate_from(compute_stats(a, b, value_bytes, allocator, stream), value_bytes);
+                                  std::size_t value_bytes, const tuning& t, device_allocator& allocator,
+                                  cudaStream_t stream) {
+  return estimate_from(compute_stats(a, b, value_bytes, t, allocator, stream), value_bytes);
 }
 
 template <typename T>
 device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, device_allocator& allocator,
-                       cudaStream_t stream, const cancel_token& cancel, job_meter* meter, bool hybrid) {
+                       cudaStream_t stream, const cancel_token& cancel, const tuning& t, job_meter* meter) {
   const device_facts f = facts();
-  const planner::limits lim = job_limits(f, sizeof(T), a.structure(), b.structure(), hybrid);
+  const planner::limits lim = job_limits(f, sizeof(T), a.structure(), b.structure(), t);
   const std::int64_t m = a.rows;
   device_csr<T> c = cuda::with_zero_offsets<T>(m, b.cols, allocator, stream, meter);
 
@@ -518,7 +502,7 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
         });
       }
     };
-    const fusion fuse = fusion_for(s, lim.symbolic_max_table, f.sm_count);
+    const fusion fuse = fusion_for(s, lim.symbolic_max_table, f.sm_count, t);
     add_table_bins(dense - 1, std::max(last_warp_bin(lim.symbolic_max_table), fuse.top) + 1);
     if (fuse.on()) {
       const fused_launch fl = plan_fused(fuse.top, fuse.block_rows_max, false, s.symbolic_bins, starts, perm.data(),
@@ -536,14 +520,6 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
       launches.emplace_back([&](cudaStream_t st) {
         count_segments(seg, a.structure(), b.structure(), perm.data() + starts.start[planner::first_segment_bin],
                        c.row_offsets.data(), st);
-      });
-    }
-    for (int bin = planner::first_merge_bin; bin < planner::first_merge_bin + planner::merge_bin_count; ++bin) {
-      const std::int64_t n = s.symbolic_bins[bin];
-      if (n == 0) continue;
-      launches.emplace_back([&, bin, n](cudaStream_t st) {
-        rmerge::launch_mul_limited_count(merge_pass(bin), n, a.row_offsets, a.col_indices, b.row_offsets,
-                                         b.col_indices, c.row_offsets.data(), st, perm.data() + starts.start[bin]);
       });
     }
     // The warp table bins last, a launch each where not fused (one launch
@@ -571,7 +547,7 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
   std::int64_t hist[planner::max_bins];
   for (int i = 0; i < planner::max_bins; ++i) hist[i] = static_cast<std::int64_t>(host[kernels::counter_numeric_hist + i]);
   const kernels::bin_starts starts = group_rows(m, bins.data(), hist, numeric_cursors, perm.data(), stream);
-  const fusion fuse = fusion_for(s, lim.numeric_max_table, f.sm_count);
+  const fusion fuse = fusion_for(s, lim.numeric_max_table, f.sm_count, t);
 
   // Workspace first (on the job's stream), then the launches side by side:
   // dense rows and the largest tables first, the segment rows' persistent
@@ -642,23 +618,10 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
       SPGEMM_CUDA_CHECK_LAUNCH();
     });
   }
-  for (int bin = planner::first_merge_bin; bin < planner::first_merge_bin + planner::merge_bin_count; ++bin) {
-    const std::int64_t n = hist[bin];
-    if (n == 0) continue;
-    launches.emplace_back([&, bin, n](cudaStream_t st) {
-      rmerge::left_factor<T> left;
-      left.rows = n;
-      left.offsets = a.row_offsets;
-      left.columns = a.col_indices;
-      left.values = a.values;
-      rmerge::launch_mul_limited_values<T>(merge_pass(bin), left, b.row_offsets, b.col_indices, b.values,
-                                           c.row_offsets.data(), c.col_indices.data(), c.values.data(), st,
-                                           perm.data() + starts.start[bin]);
-    });
-  }
   if (seg.n > 0) {
     launches.emplace_back([&](cudaStream_t st) {
-      fill_segments<T>(seg, a, b, c, f.sm_count, counters.data() + kernels::counter_segment_item, st);
+      fill_segments<T>(seg, a, b, c, f.sm_count, t.segment_entry_passes, counters.data() + kernels::counter_segment_item,
+                       st);
     });
   }
   cuda::launch_side_by_side(stream, launches);
@@ -666,8 +629,8 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
 }
 
 template device_csr<float> multiply(const cuda::csr_view<float>&, const cuda::csr_view<float>&, device_allocator&,
-                                    cudaStream_t, const cancel_token&, job_meter*, bool);
+                                    cudaStream_t, const cancel_token&, const tuning&, job_meter*);
 template device_csr<double> multiply(const cuda::csr_view<double>&, const cuda::csr_view<double>&,
-                                     device_allocator&, cudaStream_t, const cancel_token&, job_meter*, bool);
+                                     device_allocator&, cudaStream_t, const cancel_token&, const tuning&, job_meter*);
 
 }  // namespace spgemm::hash

@@ -29,23 +29,19 @@ namespace spgemm::hash {
 // Statistics of the product (one kernel, one read-back): what the planner and
 // the estimate need.
 planner::job_stats compute_stats(const cuda::structure_view& a, const cuda::structure_view& b,
-                                 std::size_t value_bytes, cuda::device_allocator& allocator, cudaStream_t stream);
+                                 std::size_t value_bytes, const tuning& t, cuda::device_allocator& allocator,
+                                 cudaStream_t stream);
 
 // Upper bound of what multiply() allocates (exact = false).
 memory_estimate estimate_from(const planner::job_stats& s, std::size_t value_bytes);
 
 memory_estimate estimate_multiply(const cuda::structure_view& a, const cuda::structure_view& b,
-                                  std::size_t value_bytes, cuda::device_allocator& allocator, cudaStream_t stream);
+                                  std::size_t value_bytes, const tuning& t, cuda::device_allocator& allocator,
+                                  cudaStream_t stream);
 
-// hybrid: the per-row plan of algorithm::automatic -- rows of A of 2 .. 128
-// entries with a small output bound (planner::symbolic_bin, merge bins) are
-// merged by RMerge sub-warps (rmerge::launch_mul_limited_* over a row-id
-// list), the other rows go to the hash tables / dense accumulators; one array
-// of row lengths, one scan, one C. The estimate of the plain hash method
-// bounds the hybrid (merge rows need no workspace).
 template <typename T>
 cuda::device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b,
                              cuda::device_allocator& allocator, cudaStream_t stream, const cancel_token& cancel,
-                             cuda::job_meter* meter = nullptr, bool hybrid = false);
+                             const tuning& t, cuda::job_meter* meter = nullptr);
 
 }  // namespace spgemm::hash

@@ -991,10 +991,10 @@ __global__ void stats_kernel(std::int64_t rows, int lanes, const offset_t* __res
 }
 
 // Numeric bins and C's row offsets in one pass (single-pass scan with
-// decoupled look-back, Merrill & Garland 2016; replaced a bins kernel and
-// CUB's two scan kernels, 4.5 us of host time a launch on the H100): per row
-// its numeric bin from its exact nnz (merge and segment rows keep their
-// symbolic bin) into bins and the numeric histogram; the row nnz in c_off
+// decoupled look-back, Merrill & Garland 2016: one launch where a bins kernel
+// and a device-wide scan took three): per row its numeric bin from its exact
+// nnz (segment rows keep their symbolic bin) into bins and the numeric
+// histogram; the row nnz in c_off
 // (rows + 1 entries, the last ignored) scanned in place to the exclusive
 // offsets; nnz(C) into counters[counter_nnz]. tile_state: scan_tiles(rows + 1)
 // zeroes; tiles are numbered by a ticket (counters[counter_scan_ticket],

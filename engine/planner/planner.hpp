@@ -39,7 +39,7 @@ inline constexpr int bin_none = 0;
 inline constexpr int bin_copy = 1;
 inline constexpr int first_table_bin = 2;
 inline constexpr int smallest_table = 32;
-inline constexpr int max_bins = 32;  // table bins 2 .. 13 (tables up to 32 << 11, dense), merge 16 .. 22, segment 24 .. 31
+inline constexpr int max_table_bins = 12;  // tables of 32 << 0 .. 32 << 10 slots, then dense
 inline constexpr int warp_max_table = 512;  // tables up to this size: one warp per row
 
 // Largest power-of-two tables that fit a block's shared memory: symbolic
@@ -51,22 +51,9 @@ struct limits {
   int numeric_max_table = 16384;
   // Whether a block holds a segment accumulator (segment_shared_bytes).
   bool segment_rows = false;
-  // Hybrid plan: rows of A of 2 .. 128 entries with at most this output bound
-  // go to the merge bins; 0 turns the merge bins off (algorithm::hash).
-  std::int64_t merge_max_bound = 0;
-  // Segment rows: the least output bound (is_segment_row).
-  std::int64_t segment_min_bound = 1024;
+  // Segment rows: the least output bound (is_segment_row; tuning::segment_min_bound).
+  std::int64_t segment_min_bound = tuning{}.segment_min_bound;
 };
-
-// Default output bound of the merge bins (docs/planner.md): 0, the merge bins
-// are off until a bound is measured that wins. Measured on the H100
-// (hybrid-run3): bounds 256, 1024 and 4096 all made auto slower than plain
-// hash on every graph (email-Enron 11.5 / 13.8 / 20.4 ms vs 10.6; wiki-Vote
-// 2.5 / 4.4 / 6.7 vs 1.7): a sub-warp merges a row's output serially, and the
-// graphs have too few rows to hide that latency. SPGEMM_HYBRID_MERGE_MAX sets it.
-inline constexpr std::int64_t default_merge_max_bound = 0;
-// The bound the hybrid tests and sweeps use.
-inline constexpr std::int64_t tested_merge_max_bound = 1024;
 
 SPGEMM_HOST_DEVICE inline int log2_ceil(std::int64_t x) {
   int l = 0;
@@ -83,44 +70,6 @@ SPGEMM_HOST_DEVICE inline int table_bin_of(std::int64_t needed, int max_table) {
 
 SPGEMM_HOST_DEVICE inline int dense_bin(int max_table) { return first_table_bin + (log2_ceil(max_table) - 5) + 1; }
 
-// Merge bins (hybrid plan, per row): a row of A with 2 .. 128 entries whose
-// output bound min(products, cols of B) is at most limits::merge_max_bound is
-// merged in one RMerge pass (sub-warp of W threads, R rows of B per thread,
-// W * R >= its length; the same (W, R) rule as rmerge::make_plan for a whole
-// matrix), reading A's row through a row-id list. Bins first_merge_bin + k,
-// k = 0 .. 6: (W, R) = (2,1) (2,2) (2,4) (4,4) (8,4) (16,4) (32,4).
-inline constexpr int first_merge_bin = 16;
-inline constexpr int merge_bin_count = 7;
-inline constexpr std::int64_t merge_max_length = 128;
-static_assert(first_merge_bin + merge_bin_count <= max_bins, "merge bins fit the histogram");
-
-SPGEMM_HOST_DEVICE inline bool is_merge_bin(int bin) {
-  return bin >= first_merge_bin && bin < first_merge_bin + merge_bin_count;
-}
-
-// The merge bin of a row of `a_row_length` entries (2 .. 128).
-SPGEMM_HOST_DEVICE inline int merge_bin_of_length(std::int64_t a_row_length) {
-  if (a_row_length <= 2) return first_merge_bin;
-  if (a_row_length <= 4) return first_merge_bin + 1;
-  int k = 2;
-  std::int64_t cap = 8;
-  while (cap < a_row_length && k < merge_bin_count - 1) {
-    cap *= 2;
-    ++k;
-  }
-  return first_merge_bin + k;
-}
-
-// Sub-warp size W and rows per thread R of a merge bin.
-SPGEMM_HOST_DEVICE inline int merge_subwarp(int bin) {
-  const int k = bin - first_merge_bin;
-  return k <= 2 ? 2 : (2 << (k - 2));
-}
-SPGEMM_HOST_DEVICE inline int merge_rows_per_thread(int bin) {
-  const int k = bin - first_merge_bin;
-  return k == 0 ? 1 : (k == 1 ? 2 : 4);
-}
-
 // Segment rows: rows of C dense enough in the columns of B (bound >= 1/64 of
 // them, and at least limits::segment_min_bound) are computed per (row, segment of
 // segment_width columns of B) by one block with a dense accumulator in
@@ -131,22 +80,19 @@ SPGEMM_HOST_DEVICE inline int merge_rows_per_thread(int bin) {
 // Ordering the additions: a round of a block's products (256) first claims
 // its columns (the earliest product of each column wins and adds); the rest
 // follow in passes by entry of A where the round spans at most
-// segment_entry_passes entries, else in further claims.
+// tuning::segment_entry_passes entries, else in further claims.
 // The segment rows take segment_bin_count bins by their products, the
 // heaviest first (segment_bin_of): their kernels take rows in bin order, so
 // the longest rows start first instead of finishing last (wiki-Vote's ten
 // rows of 16,000-32,000 products, three items each).
-inline constexpr int first_segment_bin = 24;
+inline constexpr int first_segment_bin = first_table_bin + max_table_bins;
 inline constexpr int segment_bin_count = 8;
+inline constexpr int max_bins = first_segment_bin + segment_bin_count;
 inline constexpr int segment_class_log2 = 10;  // the lightest class: products below 2^11
-inline constexpr int segment_entry_passes = 32;
 inline constexpr int segment_width = 4096;
 inline constexpr int segment_block_threads = 256;
 inline constexpr std::int64_t max_segments = 256;  // B of up to 2^20 columns
 inline constexpr std::int64_t segment_density_inverse = 64;
-static_assert(first_segment_bin >= first_merge_bin + merge_bin_count &&
-                  first_segment_bin + segment_bin_count <= max_bins,
-              "the segment bins follow the merge bins in the histogram");
 
 SPGEMM_HOST_DEVICE inline bool is_segment_bin(int bin) {
   return bin >= first_segment_bin && bin < first_segment_bin + segment_bin_count;
@@ -196,7 +142,7 @@ inline std::size_t segment_symbolic_shared_bytes(std::int64_t b_cols) {
 }
 
 // Bins whose rows keep the method of their symbolic pass in the numeric pass.
-SPGEMM_HOST_DEVICE inline bool keeps_symbolic_bin(int bin) { return is_segment_bin(bin) || is_merge_bin(bin); }
+SPGEMM_HOST_DEVICE inline bool keeps_symbolic_bin(int bin) { return is_segment_bin(bin); }
 
 // Table size of a table bin.
 SPGEMM_HOST_DEVICE inline int table_of_bin(int bin) { return smallest_table << (bin - first_table_bin); }
@@ -222,7 +168,6 @@ SPGEMM_HOST_DEVICE inline int symbolic_bin(std::int64_t a_row_length, std::int64
   if (products == 0) return bin_none;
   if (a_row_length == 1) return bin_copy;
   const std::int64_t distinct = products < b_cols ? products : b_cols;
-  if (a_row_length <= merge_max_length && distinct <= lim.merge_max_bound) return merge_bin_of_length(a_row_length);
   if (is_segment_row(distinct, b_cols, lim)) return segment_bin_of(products);
   const std::int64_t max_table = lim.symbolic_max_table;
   const std::int64_t roomy = distinct + distinct / 4;
@@ -273,19 +218,17 @@ inline table_config config_for_table(int table, std::size_t value_bytes) {
   return c;
 }
 
-// Small products (at most fuse_max_products products): one launch per pass
-// serves every table bin up to fused_max_table slots (and, numeric, the
-// copy rows), in blocks of fused_block_threads threads. On the H100 a launch
+// Small products (at most tuning::fuse_max_products products): one launch
+// per pass serves every table bin up to fused_max_table slots (and, numeric,
+// the copy rows), in blocks of fused_block_threads threads. On the H100 a launch
 // costs the host about 4.5 us, more than many small bins' kernels take.
 // A bin's rows take a warp each, or a block each where the bin has few rows
-// (at most fused_block_rows_per_sm per SM) and tables of a slot per thread
+// (at most tuning::fused_block_rows_per_sm per SM) and tables of a slot per thread
 // or more: a warp per row left the GPU nearly idle while hep-th's 32 largest
 // rows ran 70 us; where such bins have thousands of rows (ca-CondMat) warps
 // are faster.
-inline constexpr std::int64_t fuse_max_products = std::int64_t{1} << 23;
 inline constexpr int fused_max_table = 2048;
 inline constexpr int fused_block_threads = 256;
-inline constexpr std::int64_t fused_block_rows_per_sm = 4;
 inline bool fuse_table_bins(std::int64_t products, std::int64_t max_products) { return products <= max_products; }
 inline bool fused_warp_rows(int table, std::int64_t rows, std::int64_t block_rows_max) {
   return table <= warp_max_table && (table < fused_block_threads || rows > block_rows_max);
@@ -295,7 +238,7 @@ inline bool fused_warp_rows(int table, std::int64_t rows, std::int64_t block_row
 // shared memory (cudaDevAttrMaxSharedMemoryPerBlockOptin).
 inline limits limits_for(std::size_t max_shared, std::size_t value_bytes) {
   limits l;
-  static_assert(first_table_bin + 10 + 1 < first_merge_bin, "table bins (up to 32768 slots) and dense stay below the merge bins");
+  static_assert(first_table_bin + 10 + 1 < first_segment_bin, "table bins (up to 32768 slots) and dense stay below the segment bins");
   l.symbolic_max_table = 1024;
   while (l.symbolic_max_table < 32768 && config_for_table(2 * l.symbolic_max_table, 0).shared_bytes <= max_shared)
     l.symbolic_max_table *= 2;
@@ -363,7 +306,6 @@ inline bool use_column_ranges(const job_stats& s) {
 // The method automatic runs, and why (for memory_estimate::method and docs).
 struct choice {
   algorithm algo = algorithm::hash;
-  bool hybrid = false;  // hash with the merge bins (short rows of A merged by RMerge sub-warps)
   std::string reason;
 };
 
@@ -429,7 +371,6 @@ inline choice choose_method(const row_shape& s) {
     c.reason = "regular rows of A that fit one merge pass";
   } else {
     c.algo = algorithm::hash;
-    c.hybrid = true;
     c.reason = "long rows of A: hash tables and segment rows per bin";
   }
   return c;

@@ -158,8 +158,7 @@ device_csr<T> mul_limited(pass_config pass, const left_factor<T>& g, const cuda:
   cuda::allocate_entries(c, c.nnz, allocator, stream, meter);
   if (c.nnz > 0) {
     launch_mul_limited_values<T>(pass, g, b.row_offsets, b.col_indices, b.values, c.row_offsets.data(),
-                                 c.col_indices.data(), c.values.data(), stream, nullptr,
-                                 stage_capacity(pass, g.rows, c.nnz));
+                                 c.col_indices.data(), c.values.data(), stream, stage_capacity(pass, g.rows, c.nnz));
   }
   return c;
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "spgemm/csr.hpp"
+#include "spgemm/tuning.hpp"
 
 namespace spgemm {
 
@@ -29,20 +30,12 @@ std::string_view to_string(algorithm algo);
 algorithm parse_algorithm(std::string_view name);
 std::vector<std::string_view> algorithm_names();
 
-// RMerge's tuning: sub-warp size W (threads merging one row) and rows of B
-// per thread R; a row of the left factor holding up to W * R entries (the
-// merge factor) is merged in one pass. 0 lets the planner choose from A.
-struct rmerge_config {
-  int subwarp = 0;          // 0, 2, 4, 8, 16, 32
-  int rows_per_thread = 0;  // 0, 1, 2, 4
-};
-
 struct multiply_options {
   algorithm algo = algorithm::automatic;
   // Value type of C. Unset: the wider of the operands' types. Operands are
   // converted to it before the product.
   std::optional<value_type> output_type;
-  rmerge_config rmerge;
+  spgemm::tuning tuning;
 };
 
 // What a product will take, computed before it runs. `output_bytes` bounds C;
