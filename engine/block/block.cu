@@ -8,8 +8,7 @@
 //      array as their values;
 //  (2) Cb = Ab * Bb by the method the planner picks for the block patterns'
 //      shape (RMerge on the FEM matrices; the hash method where their block
-//      rows are long or skewed), in f32; only its structure is kept (its
-//      values are freed at once);
+//      rows are long or skewed), in f32; only its structure is read;
 //  (3) the longest block row of Cb (rmerge::compute_row_stats: one kernel,
 //      one read back) sizes the numeric kernel's shared accumulators; C is
 //      allocated exactly: b^2 nnz(Cb) entries, row bI + r starting at
@@ -26,12 +25,12 @@
 // products and nnz(C) / b^2 in output; the numeric pass b^3 multiply-adds per
 // pair of blocks, C written once.
 #include <algorithm>
-#include <cassert>
 #include <string>
 
 #include "block/block.hpp"
 #include "block/block_kernels.cuh"
 #include "cuda/cuda_check.hpp"
+#include "cuda/device_facts.hpp"
 #include "cuda/read_back.hpp"
 #include "hash/hash.hpp"
 #include "planner/planner.hpp"
@@ -41,10 +40,9 @@
 namespace spgemm::block {
 namespace {
 
-using cuda::device_allocator;
+using cuda::memory_resource;
 using cuda::device_buffer;
 using cuda::device_csr;
-using cuda::job_meter;
 
 unsigned warp_blocks(std::int64_t warps) {
   const std::int64_t per_block = kernels::helper_threads / 32;
@@ -67,8 +65,7 @@ std::size_t pattern_bytes(const cuda::structure_view& m, int b) {
   return cuda::csr_bytes(m.rows / b, m.nnz / (std::int64_t{b} * b), 0);
 }
 
-block_pattern pattern_of(const cuda::structure_view& m, int b, device_allocator& allocator, cudaStream_t stream,
-                         job_meter* meter) {
+block_pattern pattern_of(const cuda::structure_view& m, int b, memory_resource& memory, cudaStream_t stream) {
   block_pattern p;
   if (b == 1) {
     p.view = m;
@@ -78,8 +75,8 @@ block_pattern pattern_of(const cuda::structure_view& m, int b, device_allocator&
   p.view.rows = m.rows / b;
   p.view.cols = m.cols / b;
   p.view.nnz = m.nnz / area;
-  p.offsets = device_buffer<offset_t>(allocator, static_cast<std::size_t>(p.view.rows) + 1, stream, meter);
-  p.columns = device_buffer<index_t>(allocator, static_cast<std::size_t>(p.view.nnz), stream, meter);
+  p.offsets = device_buffer<offset_t>(memory, static_cast<std::size_t>(p.view.rows) + 1, stream);
+  p.columns = device_buffer<index_t>(memory, static_cast<std::size_t>(p.view.nnz), stream);
   kernels::block_pattern_kernel<<<warp_blocks(p.view.rows + 1), kernels::helper_threads, 0, stream>>>(
       b, p.view.rows, m.row_offsets, m.col_indices, p.offsets.data(), p.columns.data());
   SPGEMM_CUDA_CHECK_LAUNCH();
@@ -99,11 +96,11 @@ struct operand_patterns {
 };
 
 operand_patterns patterns_of(const cuda::structure_view& a, const cuda::structure_view& b, int block_size,
-                             device_allocator& allocator, cudaStream_t stream, job_meter* meter) {
+                             memory_resource& memory, cudaStream_t stream) {
   operand_patterns p;
   p.shared = same_structure(a, b);
-  p.a = pattern_of(a, block_size, allocator, stream, meter);
-  if (!p.shared) p.b = pattern_of(b, block_size, allocator, stream, meter);
+  p.a = pattern_of(a, block_size, memory, stream);
+  if (!p.shared) p.b = pattern_of(b, block_size, memory, stream);
   return p;
 }
 
@@ -127,17 +124,17 @@ struct inner_estimate {
 };
 
 inner_estimate estimate_inner(const cuda::structure_view& ab, const cuda::structure_view& bb,
-                              const rmerge::row_stats& ab_stats, const tuning& t, device_allocator& allocator,
+                              const rmerge::row_stats& ab_stats, const tuning& t, memory_resource& memory,
                               cudaStream_t stream) {
   const planner::choice choice = inner_choice(ab, bb, ab_stats);
   inner_estimate out;
   if (choice.algo == algorithm::rmerge) {
     const rmerge::plan p = rmerge::make_plan(ab_stats, {});
-    const rmerge::product_bounds bounds = rmerge::compute_bounds(ab, bb, p, allocator, stream);
+    const rmerge::product_bounds bounds = rmerge::compute_bounds(ab, bb, p, memory, stream);
     out.estimate = rmerge::estimate_from(p, bounds, ab.rows, sizeof(float));
     out.nnz_bound = bounds.nnz_c_bound;
   } else {
-    const planner::job_stats s = hash::compute_stats(ab, bb, sizeof(float), t, allocator, stream);
+    const planner::job_stats s = hash::compute_stats(ab, bb, sizeof(float), t, memory, stream);
     out.estimate = hash::estimate_from(s, sizeof(float));
     out.nnz_bound = s.nnz_c_bound;
   }
@@ -155,12 +152,12 @@ std::size_t workspace_bytes(const cuda::structure_view& a, const cuda::structure
 
 // Phases (1)-(2): the structure of Cb = Ab * Bb.
 device_csr<float> block_product(const cuda::structure_view& a, const cuda::structure_view& b, int block_size,
-                                const rmerge::row_stats& a_stats, const tuning& t, device_allocator& allocator,
-                                cudaStream_t stream, const cancel_token& cancel, job_meter* meter) {
-  const operand_patterns patterns = patterns_of(a, b, block_size, allocator, stream, meter);
+                                const rmerge::row_stats& a_stats, const tuning& t, memory_resource& memory,
+                                cudaStream_t stream, const cancel_token& cancel) {
+  const operand_patterns patterns = patterns_of(a, b, block_size, memory, stream);
   const cuda::structure_view& ab = patterns.ab();
   const cuda::structure_view& bb = patterns.bb();
-  device_buffer<float> zeros(allocator, static_cast<std::size_t>(std::max(ab.nnz, bb.nnz)), stream, meter);
+  device_buffer<float> zeros(memory, static_cast<std::size_t>(std::max(ab.nnz, bb.nnz)), stream);
   SPGEMM_CUDA_CHECK(cudaMemsetAsync(zeros.data(), 0, zeros.bytes(), stream));
   const cuda::csr_view<float> av{ab.rows, ab.cols, ab.nnz, ab.row_offsets, ab.col_indices, zeros.data()};
   const cuda::csr_view<float> bv{bb.rows, bb.cols, bb.nnz, bb.row_offsets, bb.col_indices, zeros.data()};
@@ -169,9 +166,8 @@ device_csr<float> block_product(const cuda::structure_view& a, const cuda::struc
   cancel.throw_if_cancelled();
   device_csr<float> cb =
       choice.algo == algorithm::rmerge
-          ? rmerge::multiply_planned<float>(av, bv, rmerge::make_plan(ab_stats, {}), allocator, stream, cancel, meter)
-          : hash::multiply<float>(av, bv, allocator, stream, cancel, t, meter);
-  cb.values.reset();
+          ? rmerge::multiply_planned<float>(av, bv, rmerge::make_plan(ab_stats, {}), memory, stream, cancel)
+          : hash::multiply<float>(av, bv, memory, stream, cancel, t);
   return cb;
 }
 
@@ -182,7 +178,7 @@ void launch_numeric(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, cons
   const std::int64_t blocks = shared_blocks(longest_c, B, sizeof(T), group, cuda::current_device_facts().max_shared);
   const std::size_t shared = numeric_shared_bytes(blocks, B, sizeof(T), group);
   const auto kernel = kernels::numeric_kernel<T, B>;
-  cuda::allow_dynamic_shared(reinterpret_cast<const void*>(kernel), shared);
+  cuda::allow_max_dynamic_shared(kernel);
   const std::int64_t groups = numeric_threads / group;
   const auto grid = static_cast<unsigned>((cb.rows + groups - 1) / groups);
   kernel<<<grid, numeric_threads, shared, stream>>>(cb.rows, group, blocks, a.row_offsets, a.col_indices, a.values,
@@ -192,36 +188,12 @@ void launch_numeric(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, cons
   SPGEMM_CUDA_CHECK_LAUNCH();
 }
 
-template <typename T>
-device_csr<T> multiply_metered(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, int block_size,
-                               const rmerge::row_stats& a_stats, const rmerge::row_stats& b_stats, const tuning& t,
-                               device_allocator& allocator, cudaStream_t stream, const cancel_token& cancel,
-                               job_meter* meter) {
-  device_csr<float> cb = block_product(a.structure(), b.structure(), block_size, a_stats, t, allocator, stream,
-                                       cancel, meter);
-  cancel.throw_if_cancelled();
-  const std::int64_t longest_c =
-      cb.nnz > 0 ? rmerge::compute_row_stats(cb.view().structure(), allocator, stream).max_row_length : 0;
-  device_csr<T> c = cuda::with_zero_offsets<T>(a.rows, b.cols, allocator, stream, meter);
-  cuda::allocate_entries(c, std::int64_t{block_size} * block_size * cb.nnz, allocator, stream, meter);
-  if (c.nnz == 0) return c;
-  switch (block_size) {
-    case 1: launch_numeric<T, 1>(a, b, cb, longest_c, b_stats.max_row_length, c, stream); break;
-    case 2: launch_numeric<T, 2>(a, b, cb, longest_c, b_stats.max_row_length, c, stream); break;
-    case 3: launch_numeric<T, 3>(a, b, cb, longest_c, b_stats.max_row_length, c, stream); break;
-    case 4: launch_numeric<T, 4>(a, b, cb, longest_c, b_stats.max_row_length, c, stream); break;
-    case 6: launch_numeric<T, 6>(a, b, cb, longest_c, b_stats.max_row_length, c, stream); break;
-    default: throw_bad_input("block: no kernel for block size " + std::to_string(block_size));
-  }
-  return c;
-}
-
 }  // namespace
 
-size_mask detect_sizes(const cuda::structure_view& m, device_allocator& allocator, cudaStream_t stream) {
+size_mask detect_sizes(const cuda::structure_view& m, memory_resource& memory, cudaStream_t stream) {
   const size_mask candidates = shape_candidates(m.rows, m.cols, m.nnz);
   if (candidates == 0 || m.nnz == 0) return candidates;
-  device_buffer<unsigned> broken(allocator, 1, stream);
+  device_buffer<unsigned> broken(memory, 1, stream);
   SPGEMM_CUDA_CHECK(cudaMemsetAsync(broken.data(), 0, broken.bytes(), stream));
   kernels::detect_kernel<<<warp_blocks(m.rows), kernels::helper_threads, 0, stream>>>(
       m.rows, m.row_offsets, m.col_indices, candidates, broken.data());
@@ -231,10 +203,10 @@ size_mask detect_sizes(const cuda::structure_view& m, device_allocator& allocato
 
 memory_estimate estimate_multiply(const cuda::structure_view& a, const cuda::structure_view& b, int block_size,
                                   std::size_t value_bytes, const rmerge::row_stats& a_stats, const tuning& t,
-                                  device_allocator& allocator, cudaStream_t stream) {
-  const operand_patterns patterns = patterns_of(a, b, block_size, allocator, stream, nullptr);
+                                  memory_resource& memory, cudaStream_t stream) {
+  const operand_patterns patterns = patterns_of(a, b, block_size, memory, stream);
   const inner_estimate inner =
-      estimate_inner(patterns.ab(), patterns.bb(), block_stats(a_stats, block_size), t, allocator, stream);
+      estimate_inner(patterns.ab(), patterns.bb(), block_stats(a_stats, block_size), t, memory, stream);
   const std::int64_t area = std::int64_t{block_size} * block_size;
   memory_estimate e;
   e.exact = false;
@@ -248,26 +220,31 @@ memory_estimate estimate_multiply(const cuda::structure_view& a, const cuda::str
 template <typename T>
 device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, int block_size,
                        const rmerge::row_stats& a_stats, const rmerge::row_stats& b_stats, const tuning& t,
-                       device_allocator& allocator, cudaStream_t stream, const cancel_token& cancel) {
-#ifndef NDEBUG
-  // The estimate is a promise: check that the job keeps it.
-  const memory_estimate estimate =
-      estimate_multiply(a.structure(), b.structure(), block_size, sizeof(T), a_stats, t, allocator, stream);
-  job_meter meter;
-  device_csr<T> c = multiply_metered(a, b, block_size, a_stats, b_stats, t, allocator, stream, cancel, &meter);
-  assert(meter.peak <= estimate.total());
-  c.detach_meter();
+                       memory_resource& memory, cudaStream_t stream, const cancel_token& cancel) {
+  device_csr<float> cb = block_product(a.structure(), b.structure(), block_size, a_stats, t, memory, stream,
+                                       cancel);
+  cancel.throw_if_cancelled();
+  const std::int64_t longest_c =
+      cb.nnz > 0 ? rmerge::compute_row_stats(cb.view().structure(), memory, stream).max_row_length : 0;
+  device_csr<T> c = cuda::with_zero_offsets<T>(a.rows, b.cols, memory, stream);
+  cuda::allocate_entries(c, std::int64_t{block_size} * block_size * cb.nnz, memory, stream);
+  if (c.nnz == 0) return c;
+  switch (block_size) {
+    case 1: launch_numeric<T, 1>(a, b, cb, longest_c, b_stats.max_row_length, c, stream); break;
+    case 2: launch_numeric<T, 2>(a, b, cb, longest_c, b_stats.max_row_length, c, stream); break;
+    case 3: launch_numeric<T, 3>(a, b, cb, longest_c, b_stats.max_row_length, c, stream); break;
+    case 4: launch_numeric<T, 4>(a, b, cb, longest_c, b_stats.max_row_length, c, stream); break;
+    case 6: launch_numeric<T, 6>(a, b, cb, longest_c, b_stats.max_row_length, c, stream); break;
+    default: throw_bad_input("block: no kernel for block size " + std::to_string(block_size));
+  }
   return c;
-#else
-  return multiply_metered(a, b, block_size, a_stats, b_stats, t, allocator, stream, cancel, nullptr);
-#endif
 }
 
 template device_csr<float> multiply(const cuda::csr_view<float>&, const cuda::csr_view<float>&, int,
                                     const rmerge::row_stats&, const rmerge::row_stats&, const tuning&,
-                                    device_allocator&, cudaStream_t, const cancel_token&);
+                                    memory_resource&, cudaStream_t, const cancel_token&);
 template device_csr<double> multiply(const cuda::csr_view<double>&, const cuda::csr_view<double>&, int,
                                      const rmerge::row_stats&, const rmerge::row_stats&, const tuning&,
-                                     device_allocator&, cudaStream_t, const cancel_token&);
+                                     memory_resource&, cudaStream_t, const cancel_token&);
 
 }  // namespace spgemm::block

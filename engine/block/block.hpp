@@ -16,7 +16,7 @@
 //    (block columns of A in order, and within a block its columns in order),
 //    products rounded before they are added, as the CPU reference does;
 //    bit-identical on every run, no atomics on values.
-//  * Every allocation comes from `allocator` on `stream`; the job never holds
+//  * Every allocation comes from `memory` on `stream`; the job never holds
 //    more than estimate_multiply(...).total() bytes at once.
 //  * `cancel` is polled between phases.
 #pragma once
@@ -36,18 +36,18 @@ namespace spgemm::block {
 // structure: one kernel over the entries for all candidate sizes, one read
 // back; none where the shape allows none. The GPU backend keeps the result
 // per stored matrix.
-size_mask detect_sizes(const cuda::structure_view& m, cuda::device_allocator& allocator, cudaStream_t stream);
+size_mask detect_sizes(const cuda::structure_view& m, cuda::memory_resource& memory, cudaStream_t stream);
 
 // Upper bound of what multiply() allocates (exact = false) with block size
 // `b`; a_stats, b_stats: the row statistics of A and B (the backend keeps
 // them per stored matrix).
 memory_estimate estimate_multiply(const cuda::structure_view& a, const cuda::structure_view& b, int block_size,
                                   std::size_t value_bytes, const rmerge::row_stats& a_stats, const tuning& t,
-                                  cuda::device_allocator& allocator, cudaStream_t stream);
+                                  cuda::memory_resource& memory, cudaStream_t stream);
 
 template <typename T>
 cuda::device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, int block_size,
                              const rmerge::row_stats& a_stats, const rmerge::row_stats& b_stats, const tuning& t,
-                             cuda::device_allocator& allocator, cudaStream_t stream, const cancel_token& cancel);
+                             cuda::memory_resource& memory, cudaStream_t stream, const cancel_token& cancel);
 
 }  // namespace spgemm::block

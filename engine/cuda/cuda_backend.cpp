@@ -7,6 +7,8 @@
 #include "block/block.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/device_ops.hpp"
+#include "cuda/limiting_resource.hpp"
+#include "cuda/statistics_resource.hpp"
 #include "cuda/transpose.hpp"
 #include "esc/esc.hpp"
 #include "hash/hash.hpp"
@@ -27,7 +29,7 @@ struct operand {
 };
 
 template <typename T>
-operand<T> operand_of(const any_device_csr& m, device_allocator& allocator, cudaStream_t stream) {
+operand<T> operand_of(const any_device_csr& m, memory_resource& memory, cudaStream_t stream) {
   operand<T> out;
   std::visit(
       [&](const auto& stored) {
@@ -37,7 +39,7 @@ operand<T> operand_of(const any_device_csr& m, device_allocator& allocator, cuda
         if constexpr (std::is_same_v<S, T>) {
           out.view.values = v.values;
         } else {
-          out.converted = convert_values<T, S>(v.values, static_cast<std::size_t>(v.nnz), allocator, stream, nullptr);
+          out.converted = convert_values<T, S>(v.values, static_cast<std::size_t>(v.nnz), memory, stream);
           out.view.values = out.converted.data();
         }
       },
@@ -77,14 +79,14 @@ matrix_info cuda_stored_matrix::info() const {
 
 const rmerge::row_stats& cuda_stored_matrix::row_stats(cudaStream_t stream) const {
   std::call_once(row_stats_once_, [&] {
-    row_stats_ = rmerge::compute_row_stats(structure_of(matrix_), context_->allocator, stream);
+    row_stats_ = rmerge::compute_row_stats(structure_of(matrix_), context_->memory, stream);
   });
   return row_stats_;
 }
 
 block::size_mask cuda_stored_matrix::block_sizes(cudaStream_t stream) const {
   std::call_once(block_sizes_once_,
-                 [&] { block_sizes_ = block::detect_sizes(structure_of(matrix_), context_->allocator, stream); });
+                 [&] { block_sizes_ = block::detect_sizes(structure_of(matrix_), context_->memory, stream); });
   return block_sizes_;
 }
 
@@ -112,12 +114,12 @@ backend_memory cuda_backend::memory() const {
   SPGEMM_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
   m.total_bytes = total_bytes;
   m.free_bytes = free_bytes;
-  m.in_use_bytes = context_->allocator.in_use_bytes();
-  m.peak_bytes = context_->allocator.peak_bytes();
+  m.in_use_bytes = context_->memory.in_use_bytes();
+  m.peak_bytes = context_->memory.peak_bytes();
   return m;
 }
 
-void cuda_backend::reset_peak() { context_->allocator.reset_peak(); }
+void cuda_backend::reset_peak() { context_->memory.reset_peak(); }
 
 const cuda_stored_matrix& cuda_backend::own(const stored_matrix& m, const char* what) const {
   const auto* d = dynamic_cast<const cuda_stored_matrix*>(&m);
@@ -136,7 +138,7 @@ std::shared_ptr<stored_matrix> cuda_backend::store(const any_csr& m) {
   device_guard guard(context_->device);
   auto stream = context_->streams.acquire();
   any_device_csr d = std::visit(
-      [&](const auto& host) -> any_device_csr { return upload(host, context_->allocator, stream.get()); }, m);
+      [&](const auto& host) -> any_device_csr { return upload(host, context_->memory, stream.get()); }, m);
   return keep(std::move(d), stream.get());
 }
 
@@ -195,15 +197,15 @@ memory_estimate cuda_backend::estimate_multiply(const stored_matrix& a, const st
   const resolved r = resolve(options.algo, sa, sb, a_rows, stream.get());
   memory_estimate e;
   if (r.algo == algorithm::block) {
-    e = block::estimate_multiply(va, vb, r.block_size, size_of(out), a_rows, options.tuning, context_->allocator,
+    e = block::estimate_multiply(va, vb, r.block_size, size_of(out), a_rows, options.tuning, context_->memory,
                                  stream.get());
   } else if (r.algo == algorithm::rmerge) {
-    e = rmerge::estimate_multiply(va, vb, size_of(out), options.tuning.rmerge, a_rows, context_->allocator,
+    e = rmerge::estimate_multiply(va, vb, size_of(out), options.tuning.rmerge, a_rows, context_->memory,
                                   stream.get());
   } else if (r.algo == algorithm::esc) {
-    e = esc::estimate_multiply(va, vb, size_of(out), options.tuning, context_->allocator, stream.get());
+    e = esc::estimate_multiply(va, vb, size_of(out), options.tuning, context_->memory, stream.get());
   } else {
-    e = hash::estimate_multiply(va, vb, size_of(out), options.tuning, context_->allocator, stream.get());
+    e = hash::estimate_multiply(va, vb, size_of(out), options.tuning, context_->memory, stream.get());
   }
   if (!r.reason.empty()) e.method = "auto: " + e.method + " (" + r.reason + ")";
   // Operands of another value type are converted first and held for the whole job.
@@ -213,7 +215,8 @@ memory_estimate cuda_backend::estimate_multiply(const stored_matrix& a, const st
 }
 
 std::shared_ptr<stored_matrix> cuda_backend::multiply(const stored_matrix& a, const stored_matrix& b,
-                                                      const multiply_options& options, const cancel_token& cancel) {
+                                                      const multiply_options& options, std::size_t memory_limit,
+                                                      const cancel_token& cancel, std::size_t* peak_bytes) {
   require_gpu_algorithm(options.algo);
   const cuda_stored_matrix& sa = own(a, "left operand");
   const cuda_stored_matrix& sb = own(b, "right operand");
@@ -226,27 +229,31 @@ std::shared_ptr<stored_matrix> cuda_backend::multiply(const stored_matrix& a, co
 
   device_guard guard(context_->device);
   auto stream = context_->streams.acquire();
+  const rmerge::row_stats& a_rows = sa.row_stats(stream.get());
+  const resolved r = resolve(options.algo, sa, sb, a_rows, stream.get());
+  // Everything the job allocates, converted operands included, is counted
+  // against its estimate.
+  limiting_resource limit(context_->memory, memory_limit,
+                          (r.reason.empty() ? "" : "auto: ") + std::string(to_string(r.algo)));
+  statistics_resource job(limit);
   auto run = [&](auto tag) -> any_device_csr {
     using T = decltype(tag);
-    operand<T> oa = operand_of<T>(sa.matrix(), context_->allocator, stream.get());
-    operand<T> ob = operand_of<T>(sb.matrix(), context_->allocator, stream.get());
+    operand<T> oa = operand_of<T>(sa.matrix(), job, stream.get());
+    operand<T> ob = operand_of<T>(sb.matrix(), job, stream.get());
     cancel.throw_if_cancelled();
-    const rmerge::row_stats& a_rows = sa.row_stats(stream.get());
-    const resolved r = resolve(options.algo, sa, sb, a_rows, stream.get());
     if (r.algo == algorithm::block) {
       return block::multiply<T>(oa.view, ob.view, r.block_size, a_rows, sb.row_stats(stream.get()), options.tuning,
-                                context_->allocator, stream.get(), cancel);
+                                job, stream.get(), cancel);
     }
     if (r.algo == algorithm::rmerge) {
-      return rmerge::multiply<T>(oa.view, ob.view, options.tuning.rmerge, a_rows, context_->allocator, stream.get(),
-                                 cancel);
+      return rmerge::multiply<T>(oa.view, ob.view, options.tuning.rmerge, a_rows, job, stream.get(), cancel);
     }
-    if (r.algo == algorithm::esc) {
-      return esc::multiply<T>(oa.view, ob.view, context_->allocator, stream.get(), cancel, options.tuning);
-    }
-    return hash::multiply<T>(oa.view, ob.view, context_->allocator, stream.get(), cancel, options.tuning);
+    if (r.algo == algorithm::esc) return esc::multiply<T>(oa.view, ob.view, job, stream.get(), cancel, options.tuning);
+    return hash::multiply<T>(oa.view, ob.view, job, stream.get(), cancel, options.tuning);
   };
   any_device_csr c = out == value_type::f32 ? run(float{}) : run(double{});
+  std::visit([&](auto& m) { m.bind_resource(context_->memory); }, c);
+  if (peak_bytes != nullptr) *peak_bytes = job.peak_bytes();
   return keep(std::move(c), stream.get());
 }
 
@@ -256,16 +263,19 @@ memory_estimate cuda_backend::estimate_transpose(const stored_matrix& a) {
   return cuda::estimate_transpose(s.info());
 }
 
-std::shared_ptr<stored_matrix> cuda_backend::transpose(const stored_matrix& a, const cancel_token& cancel) {
+std::shared_ptr<stored_matrix> cuda_backend::transpose(const stored_matrix& a, const cancel_token& cancel,
+                                                       std::size_t* peak_bytes) {
   const cuda_stored_matrix& s = own(a, "matrix to transpose");
   cancel.throw_if_cancelled();
   device_guard guard(context_->device);
   auto stream = context_->streams.acquire();
+  limiting_resource limit(context_->memory, cuda::estimate_transpose(s.info()).total(), "transpose");
+  statistics_resource job(limit);
   any_device_csr t = std::visit(
-      [&](const auto& d) -> any_device_csr {
-        return cuda::transpose(d.view(), context_->allocator, stream.get(), nullptr, cancel);
-      },
+      [&](const auto& d) -> any_device_csr { return cuda::transpose(d.view(), job, stream.get(), cancel); },
       s.matrix());
+  std::visit([&](auto& m) { m.bind_resource(context_->memory); }, t);
+  if (peak_bytes != nullptr) *peak_bytes = job.peak_bytes();
   return keep(std::move(t), stream.get());
 }
 

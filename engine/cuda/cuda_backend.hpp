@@ -58,9 +58,11 @@ class cuda_backend final : public backend {
   memory_estimate estimate_multiply(const stored_matrix& a, const stored_matrix& b,
                                     const multiply_options& options) override;
   std::shared_ptr<stored_matrix> multiply(const stored_matrix& a, const stored_matrix& b,
-                                          const multiply_options& options,
-                                          const cancel_token& cancel = {}) override;
-  std::shared_ptr<stored_matrix> transpose(const stored_matrix& a, const cancel_token& cancel = {}) override;
+                                          const multiply_options& options, std::size_t memory_limit,
+                                          const cancel_token& cancel = {}, std::size_t* peak_bytes = nullptr) override;
+  using backend::multiply;
+  std::shared_ptr<stored_matrix> transpose(const stored_matrix& a, const cancel_token& cancel = {},
+                                           std::size_t* peak_bytes = nullptr) override;
   memory_estimate estimate_transpose(const stored_matrix& a) override;
 
   // The device this backend runs on (for engine-internal callers such as benchmarks).

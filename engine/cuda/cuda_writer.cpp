@@ -12,7 +12,7 @@ class cuda_matrix_writer final : public matrix_writer {
   cuda_matrix_writer(std::shared_ptr<device_context> context, const matrix_info& info, const host_csr_arrays& arrays)
       : matrix_writer(info, arrays), context_(std::move(context)), stream_(context_->streams.acquire()) {
     device_guard guard(context_->device);
-    m_ = allocate_csr<T>(info.rows, info.cols, info.nnz, context_->allocator, stream_.get());
+    m_ = allocate_csr<T>(info.rows, info.cols, info.nnz, context_->memory, stream_.get());
   }
 
   std::shared_ptr<stored_matrix> finish() override {

@@ -11,9 +11,9 @@
 
 namespace spgemm::cuda {
 
-// out[i] = To(in[i]) for i < n, into a new buffer from `allocator`.
+// out[i] = To(in[i]) for i < n, into a new buffer from `memory`.
 template <typename To, typename From>
-device_buffer<To> convert_values(const From* in, std::size_t n, device_allocator& allocator,
-                                 cudaStream_t stream, job_meter* meter);
+device_buffer<To> convert_values(const From* in, std::size_t n, memory_resource& memory,
+                                 cudaStream_t stream);
 
 }  // namespace spgemm::cuda

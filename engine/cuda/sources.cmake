@@ -5,6 +5,10 @@
 target_sources(spgemm_engine PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/cuda_check.cpp
   ${CMAKE_CURRENT_LIST_DIR}/device_context.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/device_facts.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/device_guard.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/pool_resource.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/limiting_resource.cpp
   ${CMAKE_CURRENT_LIST_DIR}/device_csr.cpp
   ${CMAKE_CURRENT_LIST_DIR}/read_back.cpp
   ${CMAKE_CURRENT_LIST_DIR}/stream_fan.cpp

@@ -16,7 +16,7 @@
 #include <utility>
 
 #include "cuda/cuda_check.hpp"
-#include "cuda/device_context.hpp"
+#include "cuda/device_facts.hpp"
 #include "cuda/transpose.hpp"
 #include "cuda/transpose_kernels.cuh"
 #include "cuda/transpose_sort.cuh"
@@ -147,19 +147,18 @@ memory_estimate estimate_transpose(const matrix_info& a) {
 }
 
 template <typename T>
-device_csr<T> transpose(const csr_view<T>& a, device_allocator& allocator, cudaStream_t stream,
-                        job_meter* meter, const cancel_token& cancel) {
+device_csr<T> transpose(const csr_view<T>& a, memory_resource& memory, cudaStream_t stream, const cancel_token& cancel) {
   if (a.nnz > INT32_MAX || a.rows > INT32_MAX) {
     throw_bad_input("transpose of more than 2^31 - 1 entries or rows is not supported on the GPU");
   }
-  device_csr<T> t = allocate_csr<T>(a.cols, a.rows, a.nnz, allocator, stream, meter);
+  device_csr<T> t = allocate_csr<T>(a.cols, a.rows, a.nnz, memory, stream);
   if (a.nnz == 0) {
     SPGEMM_CUDA_CHECK(cudaMemsetAsync(t.row_offsets.data(), 0, t.row_offsets.bytes(), stream));
     return t;
   }
 
   const workspace_layout w = layout_of(a.rows, a.cols, a.nnz, sizeof(T));
-  device_buffer<unsigned char> work(allocator, w.total, stream, meter);
+  device_buffer<unsigned char> work(memory, w.total, stream);
   unsigned char* base = work.data();
   auto* counts = reinterpret_cast<unsigned*>(base);
   auto* place = reinterpret_cast<unsigned*>(base + w.place);
@@ -200,9 +199,9 @@ device_csr<T> transpose(const csr_view<T>& a, device_allocator& allocator, cudaS
   return t;  // the workspace is freed in stream order, after the kernels
 }
 
-template device_csr<float> transpose(const csr_view<float>&, device_allocator&, cudaStream_t, job_meter*,
+template device_csr<float> transpose(const csr_view<float>&, memory_resource&, cudaStream_t,
                                      const cancel_token&);
-template device_csr<double> transpose(const csr_view<double>&, device_allocator&, cudaStream_t, job_meter*,
+template device_csr<double> transpose(const csr_view<double>&, memory_resource&, cudaStream_t,
                                       const cancel_token&);
 
 }  // namespace spgemm::cuda

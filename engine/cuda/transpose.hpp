@@ -18,7 +18,6 @@ memory_estimate estimate_transpose(const matrix_info& a);
 // (the caller synchronizes before it reads the result). Needs a valid CSR:
 // columns strictly increasing within each row; nnz(a) and rows(a) below 2^31.
 template <typename T>
-device_csr<T> transpose(const csr_view<T>& a, device_allocator& allocator, cudaStream_t stream,
-                        job_meter* meter, const cancel_token& cancel);
+device_csr<T> transpose(const csr_view<T>& a, memory_resource& memory, cudaStream_t stream, const cancel_token& cancel);
 
 }  // namespace spgemm::cuda

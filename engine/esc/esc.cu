@@ -72,10 +72,9 @@
 namespace spgemm::esc {
 namespace {
 
-using cuda::device_allocator;
+using cuda::memory_resource;
 using cuda::device_buffer;
 using cuda::device_csr;
-using cuda::job_meter;
 using cuda::read_back;
 
 constexpr std::int64_t max_slice_products = std::int64_t{1} << 30;  // run numbers are int
@@ -193,17 +192,16 @@ struct slice {
 // Phase (2): the slices of the product, each of at most `budget` products or
 // a single long row; slices without products are left out.
 std::vector<slice> find_slices(const cuda::structure_view& a, const std::int64_t* prefix, std::int64_t products,
-                               std::int64_t budget, device_allocator& allocator, cudaStream_t stream,
-                               job_meter* meter) {
+                               std::int64_t budget, memory_resource& memory, cudaStream_t stream) {
   const std::int64_t capacity = start_capacity(a.rows, products, budget);
   const auto cap = static_cast<std::size_t>(capacity);
-  device_buffer<std::int64_t> rows(allocator, cap, stream, meter);
-  device_buffer<std::int64_t> entry_at(allocator, cap, stream, meter);
-  device_buffer<std::int64_t> product_at(allocator, cap, stream, meter);
-  device_buffer<std::int64_t> count(allocator, 1, stream, meter);
+  device_buffer<std::int64_t> rows(memory, cap, stream);
+  device_buffer<std::int64_t> entry_at(memory, cap, stream);
+  device_buffer<std::int64_t> product_at(memory, cap, stream);
+  device_buffer<std::int64_t> count(memory, 1, stream);
   {
     std::size_t bytes = select_bytes(a.rows);
-    device_buffer<unsigned char> temp(allocator, bytes, stream, meter);
+    device_buffer<unsigned char> temp(memory, bytes, stream);
     SPGEMM_CUDA_CHECK(cub::DeviceSelect::If(temp.data(), bytes, thrust::counting_iterator<std::int64_t>(0),
                                             rows.data(), count.data(), a.rows + 1,
                                             kernels::piece_start{prefix, a.row_offsets, a.rows, budget}, stream));
@@ -247,20 +245,20 @@ class slice_runner {
  public:
   slice_runner(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, const std::int64_t* prefix,
                const workspace_plan& w, std::int64_t long_row_length, std::int64_t budget, device_csr<T>& c,
-               device_allocator& allocator, cudaStream_t stream, job_meter* meter, const cancel_token& cancel)
+               memory_resource& memory, cudaStream_t stream, const cancel_token& cancel)
       : a_(a), b_(b), prefix_(prefix), budget_(budget), c_(c), stream_(stream), cancel_(cancel),
         col_bits_(bits_for(b.cols - 1)), temp_bytes_(w.temp) {
     const auto items = static_cast<std::size_t>(w.items);
     for (int i = 0; i < 2; ++i) {
-      keys_[i] = device_buffer<K>(allocator, items, stream, meter);
-      vals_[i] = device_buffer<T>(allocator, items, stream, meter);
+      keys_[i] = device_buffer<K>(memory, items, stream);
+      vals_[i] = device_buffer<T>(memory, items, stream);
     }
-    heads_ = device_buffer<int>(allocator, items, stream, meter);
-    temp_ = device_buffer<unsigned char>(allocator, w.temp, stream, meter);
+    heads_ = device_buffer<int>(memory, items, stream);
+    temp_ = device_buffer<unsigned char>(memory, w.temp, stream);
     if (long_row_length > 0) {
-      band_first_ = device_buffer<std::int64_t>(allocator, static_cast<std::size_t>(long_row_length), stream, meter);
+      band_first_ = device_buffer<std::int64_t>(memory, static_cast<std::size_t>(long_row_length), stream);
       band_prefix_ =
-          device_buffer<std::int64_t>(allocator, static_cast<std::size_t>(long_row_length) + 1, stream, meter);
+          device_buffer<std::int64_t>(memory, static_cast<std::size_t>(long_row_length) + 1, stream);
     }
   }
 
@@ -448,30 +446,30 @@ memory_estimate estimate_from(const planner::job_stats& s, std::size_t value_byt
 }
 
 memory_estimate estimate_multiply(const cuda::structure_view& a, const cuda::structure_view& b,
-                                  std::size_t value_bytes, const tuning& t, device_allocator& allocator,
+                                  std::size_t value_bytes, const tuning& t, memory_resource& memory,
                                   cudaStream_t stream) {
-  return estimate_from(hash::compute_stats(a, b, value_bytes, t, allocator, stream), value_bytes, t);
+  return estimate_from(hash::compute_stats(a, b, value_bytes, t, memory, stream), value_bytes, t);
 }
 
 template <typename T>
-device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, device_allocator& allocator,
-                       cudaStream_t stream, const cancel_token& cancel, const tuning& t, job_meter* meter) {
+device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, memory_resource& memory,
+                       cudaStream_t stream, const cancel_token& cancel, const tuning& t) {
   const std::int64_t m = a.rows;
-  device_csr<T> c = cuda::with_zero_offsets<T>(m, b.cols, allocator, stream, meter);
+  device_csr<T> c = cuda::with_zero_offsets<T>(m, b.cols, memory, stream);
   auto finish_empty = [&] {
-    cuda::allocate_entries(c, 0, allocator, stream, meter);
+    cuda::allocate_entries(c, 0, memory, stream);
     return std::move(c);
   };
   if (m == 0 || a.nnz == 0) return finish_empty();
 
   // (1) The first product of every entry of A.
-  device_buffer<std::int64_t> prefix(allocator, static_cast<std::size_t>(a.nnz) + 1, stream, meter);
+  device_buffer<std::int64_t> prefix(memory, static_cast<std::size_t>(a.nnz) + 1, stream);
   kernels::entry_products_kernel<<<blocks_for(a.nnz + 1), kernels::block_threads, 0, stream>>>(
       a.nnz, a.col_indices, b.row_offsets, prefix.data());
   SPGEMM_CUDA_CHECK_LAUNCH();
   {
     std::size_t bytes = exclusive_scan_bytes<std::int64_t>(a.nnz + 1);
-    device_buffer<unsigned char> temp(allocator, bytes, stream, meter);
+    device_buffer<unsigned char> temp(memory, bytes, stream);
     SPGEMM_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp.data(), bytes, prefix.data(), a.nnz + 1, stream));
   }
   const std::int64_t products = read_back(prefix.data() + a.nnz, stream);
@@ -480,8 +478,7 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
 
   // (2) Slices.
   const std::int64_t budget = slice_products(t);
-  const std::vector<slice> slices = find_slices(a.structure(), prefix.data(), products, budget, allocator, stream,
-                                                meter);
+  const std::vector<slice> slices = find_slices(a.structure(), prefix.data(), products, budget, memory, stream);
   plan_input in;
   in.rows = m;
   in.nnz_a = a.nnz;
@@ -495,7 +492,7 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
   with_key_type(m, b.cols, [&](auto key) {
     using K = decltype(key);
     const workspace_plan w = plan_workspace<K, T>(in);
-    slice_runner<K, T> run(a, b, prefix.data(), w, in.long_row_length, budget, c, allocator, stream, meter, cancel);
+    slice_runner<K, T> run(a, b, prefix.data(), w, in.long_row_length, budget, c, memory, stream, cancel);
     // (3) Structure pass.
     for (const slice& s : slices) {
       cancel.throw_if_cancelled();
@@ -505,7 +502,7 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
     run.scan_offsets();
     c.nnz = read_back(c.row_offsets.data() + m, stream);
     cancel.throw_if_cancelled();
-    cuda::allocate_entries(c, c.nnz, allocator, stream, meter);
+    cuda::allocate_entries(c, c.nnz, memory, stream);
     // (5) Value pass.
     for (const slice& s : slices) {
       cancel.throw_if_cancelled();
@@ -515,9 +512,9 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
   return c;
 }
 
-template device_csr<float> multiply(const cuda::csr_view<float>&, const cuda::csr_view<float>&, device_allocator&,
-                                    cudaStream_t, const cancel_token&, const tuning&, job_meter*);
+template device_csr<float> multiply(const cuda::csr_view<float>&, const cuda::csr_view<float>&, memory_resource&,
+                                    cudaStream_t, const cancel_token&, const tuning&);
 template device_csr<double> multiply(const cuda::csr_view<double>&, const cuda::csr_view<double>&,
-                                     device_allocator&, cudaStream_t, const cancel_token&, const tuning&, job_meter*);
+                                     memory_resource&, cudaStream_t, const cancel_token&, const tuning&);
 
 }  // namespace spgemm::esc

@@ -12,7 +12,7 @@
 //  * Deterministic, and equal to the CPU reference bit for bit: every product
 //    is rounded on its own, then the products of an entry of C are added one
 //    after another in the order of A's entries (see esc.cu).
-//  * Every allocation comes from `allocator` on `stream`; the job never holds
+//  * Every allocation comes from `memory` on `stream`; the job never holds
 //    more than estimate_from(...).total() bytes at once. The workspace is
 //    bounded by the slice budget (slice_products()) plus O(rows + nnz(A)),
 //    independent of the number of products; the formula is in esc.cu.
@@ -41,12 +41,12 @@ std::int64_t slice_products(const tuning& t);
 memory_estimate estimate_from(const planner::job_stats& s, std::size_t value_bytes, const tuning& t);
 
 memory_estimate estimate_multiply(const cuda::structure_view& a, const cuda::structure_view& b,
-                                  std::size_t value_bytes, const tuning& t, cuda::device_allocator& allocator,
+                                  std::size_t value_bytes, const tuning& t, cuda::memory_resource& memory,
                                   cudaStream_t stream);
 
 template <typename T>
 cuda::device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b,
-                             cuda::device_allocator& allocator, cudaStream_t stream, const cancel_token& cancel,
-                             const tuning& t, cuda::job_meter* meter = nullptr);
+                             cuda::memory_resource& memory, cudaStream_t stream, const cancel_token& cancel,
+                             const tuning& t);
 
 }  // namespace spgemm::esc

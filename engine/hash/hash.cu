@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "cuda/cuda_check.hpp"
+#include "cuda/device_facts.hpp"
 #include "cuda/read_back.hpp"
 #include "cuda/stream_fan.hpp"
 #include "hash/hash.hpp"
@@ -42,10 +43,9 @@
 namespace spgemm::hash {
 namespace {
 
-using cuda::device_allocator;
+using cuda::memory_resource;
 using cuda::device_buffer;
 using cuda::device_csr;
-using cuda::job_meter;
 using kernels::ull;
 
 using cuda::device_facts;
@@ -127,11 +127,6 @@ workspace_plan plan_workspace(const planner::job_stats& s, std::int64_t nnz_c, s
   return w;
 }
 
-template <typename K>
-void set_shared(K kernel, std::size_t bytes) {
-  cuda::allow_dynamic_shared(reinterpret_cast<const void*>(kernel), bytes);
-}
-
 planner::job_stats read_counters(const ull* device_counters, const cuda::structure_view& a,
                                  const cuda::structure_view& b, cudaStream_t stream, ull* host) {
   cuda::read_back(device_counters, kernels::counter_count, host, stream);
@@ -180,17 +175,16 @@ kernels::bin_starts group_rows(std::int64_t rows, const unsigned char* bins, con
 // (column_ranges + 1) ints), in an allocation of column_range_bytes that
 // also holds the bucket counts and splits that found them.
 struct range_starts {
-  device_buffer<unsigned char> memory;
+  device_buffer<unsigned char> storage;
   int* pos = nullptr;
 };
 
 // Splits B's columns into kernels::column_ranges balanced ranges and finds
 // where each range starts in every row of B.
-range_starts compute_column_ranges(const cuda::structure_view& b, device_allocator& allocator, cudaStream_t stream,
-                                   job_meter* meter) {
+range_starts compute_column_ranges(const cuda::structure_view& b, memory_resource& memory, cudaStream_t stream) {
   range_starts out;
-  out.memory = device_buffer<unsigned char>(allocator, column_range_bytes(b.rows), stream, meter);
-  cuda::array_carver carve(out.memory.data());
+  out.storage = device_buffer<unsigned char>(memory, column_range_bytes(b.rows), stream);
+  cuda::array_carver carve(out.storage.data());
   auto hist = carve.next<ull>(kernels::split_buckets);
   auto splits = carve.next<index_t>(kernels::column_ranges + 1);
   int* pos = out.pos = carve.next<int>(static_cast<std::size_t>(b.rows) * (kernels::column_ranges + 1)).data();
@@ -217,16 +211,16 @@ range_starts compute_column_ranges(const cuda::structure_view& b, device_allocat
 struct segment_work {
   std::int64_t n = 0;
   int segments = 0;
-  device_buffer<int> memory;  // the three below
-  device_buffer<int> pos;
-  device_buffer<int> rows;
-  device_buffer<int> starts;
+  device_buffer<int> storage;  // the three below
+  cuda::device_span<int> pos;
+  cuda::device_span<int> rows;
+  cuda::device_span<int> starts;
 };
 
 // The segment rows' buffers (rows: the bin's rows, n of them), allocated on
 // the job's stream in one allocation.
-segment_work allocate_segments(const cuda::structure_view& b, std::int64_t n, device_allocator& allocator,
-                               cudaStream_t stream, job_meter* meter) {
+segment_work allocate_segments(const cuda::structure_view& b, std::int64_t n, memory_resource& memory,
+                               cudaStream_t stream) {
   segment_work work;
   work.n = n;
   if (n == 0) return work;
@@ -234,8 +228,8 @@ segment_work allocate_segments(const cuda::structure_view& b, std::int64_t n, de
   const auto pos = static_cast<std::size_t>(b.rows) * (work.segments + 1);
   const auto rows = static_cast<std::size_t>(n);
   const auto starts = rows * work.segments;
-  work.memory = device_buffer<int>(allocator, pos + rows + starts, stream, meter);
-  cuda::array_carver carve(work.memory.data());
+  work.storage = device_buffer<int>(memory, pos + rows + starts, stream);
+  cuda::array_carver carve(work.storage.data());
   work.pos = carve.next<int>(pos);
   work.rows = carve.next<int>(rows);
   work.starts = carve.next<int>(starts);
@@ -257,7 +251,7 @@ void count_segments(segment_work& work, const cuda::structure_view& a, const cud
   }
   const int threads = planner::segment_block_threads;
   const std::size_t shared = planner::segment_symbolic_shared_bytes(b.cols);
-  set_shared(kernels::symbolic_segment_kernel, shared);
+  cuda::allow_max_dynamic_shared(kernels::symbolic_segment_kernel);
   kernels::symbolic_segment_kernel<<<static_cast<unsigned>(std::min<std::int64_t>(n, 1 << 20)), threads, shared,
                                      stream>>>(work.rows.data(), n, work.segments, a.row_offsets, a.col_indices,
                                                b.row_offsets, b.col_indices, work.starts.data(), row_nnz);
@@ -272,7 +266,7 @@ void fill_segments(const segment_work& work, const cuda::csr_view<T>& a, const c
                    device_csr<T>& c, int sm_count, std::int64_t entry_passes, ull* next_item, cudaStream_t stream) {
   const auto kernel = kernels::numeric_segment_kernel<T>;
   const std::size_t shared = planner::segment_shared_bytes(sizeof(T));
-  set_shared(kernel, shared);
+  cuda::allow_max_dynamic_shared(kernel);
   const int threads = planner::segment_block_threads;
   int per_sm = 0;
   SPGEMM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, shared));
@@ -300,7 +294,7 @@ void launch_symbolic_table(int bin, const int* rows, std::int64_t n, const cuda:
                            const cuda::structure_view& b, offset_t* row_nnz, cudaStream_t stream) {
   const planner::table_config cfg = planner::config_for_table(planner::table_of_bin(bin), 0);
   const auto kernel = cfg.warp_per_row ? kernels::symbolic_shared_kernel<true> : kernels::symbolic_shared_kernel<false>;
-  set_shared(kernel, cfg.shared_bytes);
+  cuda::allow_max_dynamic_shared(kernel);
   kernel<<<row_blocks(n, cfg), cfg.block_threads, cfg.shared_bytes, stream>>>(
       rows, n, cfg.table, a.row_offsets, a.col_indices, b.row_offsets, b.col_indices, row_nnz);
   SPGEMM_CUDA_CHECK_LAUNCH();
@@ -312,7 +306,7 @@ template <int ITEMS, typename T>
 void launch_block_table(const planner::table_config& cfg, const int* rows, std::int64_t n, const int* pos,
                         const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, device_csr<T>& c, cudaStream_t stream) {
   const auto kernel = kernels::numeric_block_table_kernel<ITEMS, T>;
-  set_shared(kernel, cfg.shared_bytes);
+  cuda::allow_max_dynamic_shared(kernel);
   kernel<<<static_cast<unsigned>(n), cfg.block_threads, cfg.shared_bytes, stream>>>(
       rows, pos, a.row_offsets, a.col_indices, a.values, b.row_offsets, b.col_indices, b.values, c.row_offsets.data(),
       c.col_indices.data(), c.values.data());
@@ -327,7 +321,7 @@ void launch_numeric_table(int bin, const int* rows, std::int64_t n, const int* p
                           const cuda::csr_view<T>& b, device_csr<T>& c, cudaStream_t stream) {
   const planner::table_config cfg = planner::config_for_table(planner::table_of_bin(bin), sizeof(T));
   if (cfg.warp_per_row) {
-    set_shared(kernels::numeric_warp_tables_kernel<T>, cfg.shared_bytes);
+    cuda::allow_max_dynamic_shared(kernels::numeric_warp_tables_kernel<T>);
     kernels::numeric_warp_tables_kernel<T><<<row_blocks(n, cfg), cfg.block_threads, cfg.shared_bytes, stream>>>(
         rows, n, cfg.table, a.row_offsets, a.col_indices, a.values, b.row_offsets, b.col_indices, b.values,
         c.row_offsets.data(), c.col_indices.data(), c.values.data());
@@ -407,10 +401,10 @@ fusion fusion_for(const planner::job_stats& s, int max_table, int sm_count, cons
 }  // namespace
 
 planner::job_stats compute_stats(const cuda::structure_view& a, const cuda::structure_view& b,
-                                 std::size_t value_bytes, const tuning& t, device_allocator& allocator,
+                                 std::size_t value_bytes, const tuning& t, memory_resource& memory,
                                  cudaStream_t stream) {
   const planner::limits lim = job_limits(facts(), value_bytes, a, b, t);
-  device_buffer<ull> counters(allocator, kernels::counter_count, stream);
+  device_buffer<ull> counters(memory, kernels::counter_count, stream);
   SPGEMM_CUDA_CHECK(cudaMemsetAsync(counters.data(), 0, counters.bytes(), stream));
   launch_stats(a, b, lim, nullptr, nullptr, counters.data(), stream);
   std::array<ull, kernels::counter_count> host{};
@@ -432,23 +426,23 @@ memory_estimate estimate_from(const planner::job_stats& s, std::size_t value_byt
 }
 
 memory_estimate estimate_multiply(const cuda::structure_view& a, const cuda::structure_view& b,
-                                  std::size_t value_bytes, const tuning& t, device_allocator& allocator,
+                                  std::size_t value_bytes, const tuning& t, memory_resource& memory,
                                   cudaStream_t stream) {
-  return estimate_from(compute_stats(a, b, value_bytes, t, allocator, stream), value_bytes);
+  return estimate_from(compute_stats(a, b, value_bytes, t, memory, stream), value_bytes);
 }
 
 template <typename T>
-device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, device_allocator& allocator,
-                       cudaStream_t stream, const cancel_token& cancel, const tuning& t, job_meter* meter) {
+device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, memory_resource& memory,
+                       cudaStream_t stream, const cancel_token& cancel, const tuning& t) {
   const device_facts f = facts();
   const planner::limits lim = job_limits(f, sizeof(T), a.structure(), b.structure(), t);
   const std::int64_t m = a.rows;
-  device_csr<T> c = cuda::with_zero_offsets<T>(m, b.cols, allocator, stream, meter);
+  device_csr<T> c = cuda::with_zero_offsets<T>(m, b.cols, memory, stream);
 
   // The counters, the rows grouped by bin and the bins in one allocation.
   const std::size_t words = counter_words(m);
   const auto rows = static_cast<std::size_t>(m);
-  device_buffer<unsigned char> work(allocator, words * sizeof(ull) + rows * (sizeof(int) + 1), stream, meter);
+  device_buffer<unsigned char> work(memory, words * sizeof(ull) + rows * (sizeof(int) + 1), stream);
   cuda::array_carver carve(work.data());
   auto counters = carve.next<ull>(words);
   auto perm = carve.next<int>(rows);
@@ -470,13 +464,13 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
     const kernels::bin_starts starts =
         group_rows(m, bins.data(), s.symbolic_bins, symbolic_cursors, perm.data(), stream);
     const int dense = planner::dense_bin(lim.symbolic_max_table);
-    seg = allocate_segments(b.structure(), segment_rows(s.symbolic_bins), allocator, stream, meter);
+    seg = allocate_segments(b.structure(), segment_rows(s.symbolic_bins), memory, stream);
     device_buffer<unsigned> bitmaps;
     std::int64_t dense_blocks = 0;
     if (s.symbolic_bins[dense] > 0) {
       const workspace_plan w = plan_workspace(s, s.nnz_c_bound, sizeof(T), lim, f);
       dense_blocks = w.symbolic_dense_blocks;
-      bitmaps = device_buffer<unsigned>(allocator, w.symbolic_dense_bytes / sizeof(unsigned), stream, meter);
+      bitmaps = device_buffer<unsigned>(memory, w.symbolic_dense_bytes / sizeof(unsigned), stream);
     }
     std::vector<cuda::launch_fn> launches;
     if (dense_blocks > 0) {
@@ -509,7 +503,7 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
                                          kernels::symbolic_group_bytes);
       if (fl.blocks > 0) {
         launches.emplace_back([&, fl](cudaStream_t st) {
-          set_shared(kernels::symbolic_fused_kernel, fl.shared_bytes);
+          cuda::allow_max_dynamic_shared(kernels::symbolic_fused_kernel);
           kernels::symbolic_fused_kernel<<<fl.blocks, planner::fused_block_threads, fl.shared_bytes, st>>>(
               fl.bins, a.row_offsets, a.col_indices, b.row_offsets, b.col_indices, c.row_offsets.data());
           SPGEMM_CUDA_CHECK_LAUNCH();
@@ -540,7 +534,7 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
   cuda::read_back(counters.data(), kernels::counter_count, host.data(), stream);
   c.nnz = static_cast<offset_t>(host[kernels::counter_nnz]);
   cancel.throw_if_cancelled();
-  cuda::allocate_entries(c, c.nnz, allocator, stream, meter);
+  cuda::allocate_entries(c, c.nnz, memory, stream);
   if (c.nnz == 0) return c;
 
   // Numeric pass.
@@ -560,7 +554,7 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
   // Dense rows always take column ranges: without them the warps of a block
   // commit one after another to global memory.
   range_starts ranges;
-  if (ranged_bins || hist[dense] > 0) ranges = compute_column_ranges(b.structure(), allocator, stream, meter);
+  if (ranged_bins || hist[dense] > 0) ranges = compute_column_ranges(b.structure(), memory, stream);
   const int* pos = ranges.pos;
   device_buffer<unsigned> dense_bitmaps;
   device_buffer<T> dense_values;
@@ -569,10 +563,10 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
     planner::job_stats exact = s;
     exact.numeric_dense_candidates = hist[dense];
     dense_blocks = plan_workspace(exact, c.nnz, sizeof(T), lim, f).numeric_dense_blocks;
-    dense_bitmaps = device_buffer<unsigned>(allocator, static_cast<std::size_t>(dense_blocks) * words_of(b.cols),
-                                            stream, meter);
-    dense_values = device_buffer<T>(allocator, static_cast<std::size_t>(dense_blocks) * static_cast<std::size_t>(b.cols),
-                                    stream, meter);
+    dense_bitmaps = device_buffer<unsigned>(memory, static_cast<std::size_t>(dense_blocks) * words_of(b.cols),
+                                            stream);
+    dense_values = device_buffer<T>(memory, static_cast<std::size_t>(dense_blocks) * static_cast<std::size_t>(b.cols),
+                                    stream);
   }
 
   std::vector<cuda::launch_fn> launches;
@@ -601,7 +595,7 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
         plan_fused(fuse.top, fuse.block_rows_max, true, hist, starts, perm.data(), kernels::numeric_group_bytes<T>);
     if (fl.blocks > 0) {
       launches.emplace_back([&, fl](cudaStream_t st) {
-        set_shared(kernels::numeric_fused_kernel<T>, fl.shared_bytes);
+        cuda::allow_max_dynamic_shared(kernels::numeric_fused_kernel<T>);
         kernels::numeric_fused_kernel<T><<<fl.blocks, planner::fused_block_threads, fl.shared_bytes, st>>>(
             fl.bins, a.row_offsets, a.col_indices, a.values, b.row_offsets, b.col_indices, b.values,
             c.row_offsets.data(), c.col_indices.data(), c.values.data());
@@ -628,9 +622,9 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
   return c;
 }
 
-template device_csr<float> multiply(const cuda::csr_view<float>&, const cuda::csr_view<float>&, device_allocator&,
-                                    cudaStream_t, const cancel_token&, const tuning&, job_meter*);
+template device_csr<float> multiply(const cuda::csr_view<float>&, const cuda::csr_view<float>&, memory_resource&,
+                                    cudaStream_t, const cancel_token&, const tuning&);
 template device_csr<double> multiply(const cuda::csr_view<double>&, const cuda::csr_view<double>&,
-                                     device_allocator&, cudaStream_t, const cancel_token&, const tuning&, job_meter*);
+                                     memory_resource&, cudaStream_t, const cancel_token&, const tuning&);
 
 }  // namespace spgemm::hash

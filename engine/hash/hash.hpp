@@ -11,7 +11,7 @@
 //  * C has sorted, unique columns; entries that cancel to zero are kept.
 //  * Deterministic: every entry of C is summed in the order of A's entries
 //    (as the CPU reference does), bit-identical on every run; see hash.cu.
-//  * Every allocation comes from `allocator` on `stream`; the job never holds
+//  * Every allocation comes from `memory` on `stream`; the job never holds
 //    more than estimate_from(...).total() bytes at once.
 //  * `cancel` is polled between phases.
 #pragma once
@@ -29,19 +29,19 @@ namespace spgemm::hash {
 // Statistics of the product (one kernel, one read-back): what the planner and
 // the estimate need.
 planner::job_stats compute_stats(const cuda::structure_view& a, const cuda::structure_view& b,
-                                 std::size_t value_bytes, const tuning& t, cuda::device_allocator& allocator,
+                                 std::size_t value_bytes, const tuning& t, cuda::memory_resource& memory,
                                  cudaStream_t stream);
 
 // Upper bound of what multiply() allocates (exact = false).
 memory_estimate estimate_from(const planner::job_stats& s, std::size_t value_bytes);
 
 memory_estimate estimate_multiply(const cuda::structure_view& a, const cuda::structure_view& b,
-                                  std::size_t value_bytes, const tuning& t, cuda::device_allocator& allocator,
+                                  std::size_t value_bytes, const tuning& t, cuda::memory_resource& memory,
                                   cudaStream_t stream);
 
 template <typename T>
 cuda::device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b,
-                             cuda::device_allocator& allocator, cudaStream_t stream, const cancel_token& cancel,
-                             const tuning& t, cuda::job_meter* meter = nullptr);
+                             cuda::memory_resource& memory, cudaStream_t stream, const cancel_token& cancel,
+                             const tuning& t);
 
 }  // namespace spgemm::hash

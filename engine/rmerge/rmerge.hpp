@@ -9,7 +9,7 @@
 //  * C has sorted, unique columns; entries that cancel to zero are kept; its
 //    structure equals that of the CPU reference (spgemm::cpu_multiply).
 //  * Deterministic: the same inputs give bit-identical output.
-//  * Every allocation comes from `allocator` on `stream`; the job never holds
+//  * Every allocation comes from `memory` on `stream`; the job never holds
 //    more than estimate_multiply(...).total() bytes at once. multiply()
 //    synchronizes `stream` only to read sizes back (nnz of each pass); it
 //    returns with C complete on the stream.
@@ -41,12 +41,12 @@ struct product_bounds {
 };
 
 // Row count, nnz and longest row of `a` (one small reduction kernel).
-row_stats compute_row_stats(const cuda::structure_view& a, cuda::device_allocator& allocator,
+row_stats compute_row_stats(const cuda::structure_view& a, cuda::memory_resource& memory,
                             cudaStream_t stream);
 
 // Bounds of the product and of every intermediate that `p` will create.
 product_bounds compute_bounds(const cuda::structure_view& a, const cuda::structure_view& b, const plan& p,
-                              cuda::device_allocator& allocator, cudaStream_t stream);
+                              cuda::memory_resource& memory, cudaStream_t stream);
 
 // Bytes multiply() with plan `p` allocates at most (exact = false).
 memory_estimate estimate_from(const plan& p, const product_bounds& bounds, std::int64_t a_rows,
@@ -58,18 +58,18 @@ memory_estimate estimate_from(const plan& p, const product_bounds& bounds, std::
 // (compute_row_stats; the GPU backend keeps them per stored matrix).
 memory_estimate estimate_multiply(const cuda::structure_view& a, const cuda::structure_view& b,
                                   std::size_t value_bytes, const rmerge_config& config, const row_stats& a_stats,
-                                  cuda::device_allocator& allocator, cudaStream_t stream);
+                                  cuda::memory_resource& memory, cudaStream_t stream);
 
 // C = A * B with the plan made from A's row statistics and `config`.
 template <typename T>
 cuda::device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, const rmerge_config& config,
-                             const row_stats& a_stats, cuda::device_allocator& allocator, cudaStream_t stream,
+                             const row_stats& a_stats, cuda::memory_resource& memory, cudaStream_t stream,
                              const cancel_token& cancel);
 
 // C = A * B with a given plan (p.split_levels and p.last must suit A's longest row).
 template <typename T>
 cuda::device_csr<T> multiply_planned(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, const plan& p,
-                                     cuda::device_allocator& allocator, cudaStream_t stream,
-                                     const cancel_token& cancel, cuda::job_meter* meter = nullptr);
+                                     cuda::memory_resource& memory, cudaStream_t stream,
+                                     const cancel_token& cancel);
 
 }  // namespace spgemm::rmerge

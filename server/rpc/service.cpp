@@ -764,7 +764,8 @@ job_step multiply_step(estimate_memo& memo, int left, int right, spgemm::multipl
   };
   step.run = [=, &memo](job& j, spgemm::backend& b) {
     const steady::time_point started = steady::now();
-    auto c = b.multiply(operand(j, left, left_is_temp), operand(j, right, right_is_temp), options, j.cancel);
+    auto c = b.multiply(operand(j, left, left_is_temp), operand(j, right, right_is_temp), options, j.step_estimate,
+                        j.cancel);
     note_engine(j, started);
     if (memoized) memo.note_result(key(j), c->info());
     std::size_t held = 0;

@@ -36,10 +36,9 @@ void expect_transpose(const csr_matrix<T>& a) {
   backend& g = gpu();
   const auto sa = g.store(a);
   const memory_estimate estimate = g.estimate_transpose(*sa);
-  const std::size_t before = g.memory().in_use_bytes;
-  g.reset_peak();
-  const auto st = g.transpose(*sa);
-  EXPECT_LE(g.memory().peak_bytes - before, estimate.total());
+  std::size_t peak = 0;
+  const auto st = g.transpose(*sa, {}, &peak);
+  EXPECT_LE(peak, estimate.total());
   const auto t = std::get<csr_matrix<T>>(g.fetch(*st));
   const auto ref = cpu_transpose(a);
   ASSERT_EQ(t.rows, ref.rows);
@@ -220,6 +219,26 @@ TEST_P(GpuMethod, SegmentRows) {
     const auto wide = testing::random_csr<T>(20000, 100000, 40, 43);  // 25 segments
     expect_product(a, wide, algo());
   });
+}
+
+// A limit below what the product takes fails it with does_not_fit, naming
+// the method and both numbers, and frees what the job held.
+TEST_P(GpuMethod, RefusesToPassItsLimit) {
+  backend& g = gpu();
+  const auto sa = g.store(testing::random_csr<double>(300, 300, 20, 91));
+  const multiply_options options = tuned(tuning{});
+  const std::size_t limit = g.estimate_multiply(*sa, *sa, options).total() / 8;
+  const std::size_t before = g.memory().in_use_bytes;
+  try {
+    (void)g.multiply(*sa, *sa, options, limit);
+    FAIL() << "the product ran beyond its limit";
+  } catch (const error& e) {
+    EXPECT_EQ(e.kind(), error_kind::does_not_fit);
+    const std::string message = e.what();
+    EXPECT_NE(message.find(std::get<0>(GetParam())), std::string::npos) << message;
+    EXPECT_NE(message.find(std::to_string(limit)), std::string::npos) << message;
+  }
+  EXPECT_EQ(g.memory().in_use_bytes, before);
 }
 
 TEST_P(GpuMethod, Generators) {

@@ -56,7 +56,10 @@ struct memory_estimate {
 struct product_stats {
   std::int64_t products = 0;         // scalar multiplications: sum over a_ij of nnz(B row j)
   std::int64_t max_row_products = 0;
-  std::int64_t nnz_c_bound = 0;      // sum over rows of min(products of the row, cols of B)
+  // Sum over rows of min(products of the row, cols of B, the span of the
+  // columns its rows of B reach); the span keeps the bound of a banded
+  // product near nnz(C), where the products overcount it by half the band.
+  std::int64_t nnz_c_bound = 0;
   std::int64_t max_row_length_a = 0;
 
   double flops() const { return 2.0 * static_cast<double>(products); }
