@@ -66,7 +66,7 @@
 #include "cuda/read_back.hpp"
 #include "esc/esc.hpp"
 #include "esc/esc_kernels.cuh"
-#include "hash/hash.hpp"
+#include "planner/statistics.hpp"
 #include "spgemm/errors.hpp"
 
 namespace spgemm::esc {
@@ -420,12 +420,12 @@ class slice_runner {
   device_buffer<std::int64_t> band_prefix_;
 };
 
-}  // namespace
-
+// The slice budget S: tuning::esc_slice_products, clamped to 2 .. 2^30.
 std::int64_t slice_products(const tuning& t) {
   return std::clamp<std::int64_t>(t.esc_slice_products, 2, max_slice_products);
 }
 
+// Upper bound of what run() allocates (exact = false).
 memory_estimate estimate_from(const planner::job_stats& s, std::size_t value_bytes, const tuning& t) {
   plan_input in;
   in.rows = s.rows;
@@ -439,21 +439,25 @@ memory_estimate estimate_from(const planner::job_stats& s, std::size_t value_byt
   e.exact = false;
   e.products = s.products;
   e.output_bytes = cuda::csr_bytes(s.rows, s.nnz_c_bound, value_bytes);
+  e.nnz_bound = s.nnz_c_bound;
   e.workspace_bytes = w.total();
   e.method = "esc";
   if (s.products > in.budget) e.method += " (slices of " + std::to_string(in.budget) + " products)";
   return e;
 }
 
-memory_estimate estimate_multiply(const cuda::structure_view& a, const cuda::structure_view& b,
-                                  std::size_t value_bytes, const tuning& t, memory_resource& memory,
-                                  cudaStream_t stream) {
-  return estimate_from(hash::compute_stats(a, b, value_bytes, t, memory, stream), value_bytes, t);
+}  // namespace
+
+memory_estimate estimate(const method::job& job) {
+  return estimate_from(planner::compute_stats(job.a, job.b, job.value_bytes, job.tuning, job.memory, job.stream),
+                       job.value_bytes, job.tuning);
 }
 
 template <typename T>
-device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, memory_resource& memory,
-                       cudaStream_t stream, const cancel_token& cancel, const tuning& t) {
+device_csr<T> run(const method::job& job, const cuda::csr_view<T>& a, const cuda::csr_view<T>& b) {
+  memory_resource& memory = job.memory;
+  const cudaStream_t stream = job.stream;
+  const cancel_token& cancel = job.cancel;
   const std::int64_t m = a.rows;
   device_csr<T> c = cuda::with_zero_offsets<T>(m, b.cols, memory, stream);
   auto finish_empty = [&] {
@@ -477,7 +481,7 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, m
   cancel.throw_if_cancelled();
 
   // (2) Slices.
-  const std::int64_t budget = slice_products(t);
+  const std::int64_t budget = slice_products(job.tuning);
   const std::vector<slice> slices = find_slices(a.structure(), prefix.data(), products, budget, memory, stream);
   plan_input in;
   in.rows = m;
@@ -512,9 +516,7 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, m
   return c;
 }
 
-template device_csr<float> multiply(const cuda::csr_view<float>&, const cuda::csr_view<float>&, memory_resource&,
-                                    cudaStream_t, const cancel_token&, const tuning&);
-template device_csr<double> multiply(const cuda::csr_view<double>&, const cuda::csr_view<double>&,
-                                     memory_resource&, cudaStream_t, const cancel_token&, const tuning&);
+template device_csr<float> run(const method::job&, const cuda::csr_view<float>&, const cuda::csr_view<float>&);
+template device_csr<double> run(const method::job&, const cuda::csr_view<double>&, const cuda::csr_view<double>&);
 
 }  // namespace spgemm::esc

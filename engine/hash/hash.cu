@@ -13,20 +13,17 @@
 // tables, block tables -- fused for small products as in (2) --, segment
 // items, dense rows).
 // The launches of (2) and of (5) run side by side (cuda::launch_side_by_side:
-// they write disjoint rows of C), the longest-running first; on the H100
-// this took 18-29% off the graphs (wiki-Vote 0.69 -> 0.50 ms, web-NotreDame
-// 5.4 -> 4.0, with the batched counters of stats_kernel and scatter_kernel).
-// A launch costs the host about 4.5 us there: the fused launches, the one
-// scan kernel and the one memset of all counters took hep-th from 0.20-0.22
-// to 0.14-0.15 ms.
+// they write disjoint rows of C), the longest-running first, so that bins of
+// few long-running blocks overlap the bins of many short ones. A launch costs
+// the host more than many small bins' kernels take: hence the fused launches,
+// the one scan kernel and the one memset of all counters.
 // Workspace: rows bytes (bins) + 4 rows bytes (rows grouped by bin) + the
-// counters (counter_words: 448 bytes + 8 bytes per 2048 rows) + the column
+// counters (counter_words: 768 bytes + 8 bytes per 2048 rows) + the column
 // ranges (32 KB + 132 bytes per row of B) + the segment rows' tables
 // (segment_bytes) + the larger of: the symbolic dense bitmaps, the numeric
 // dense accumulators (bounded by planner::dense_blocks).
 #include <algorithm>
 #include <array>
-#include <cassert>
 #include <climits>
 #include <stdexcept>
 #include <string>
@@ -39,6 +36,8 @@
 #include "hash/hash.hpp"
 #include "hash/hash_kernels.cuh"
 #include "hash/segment_kernels.cuh"
+#include "planner/row_bins.hpp"
+#include "planner/statistics.hpp"
 
 namespace spgemm::hash {
 namespace {
@@ -53,17 +52,6 @@ using cuda::device_facts;
 device_facts facts() { return cuda::current_device_facts(); }
 
 constexpr int helper_threads = 256;
-
-// The job's limits: the device's tables, segment rows where their table of
-// segment starts fits, the least bound of a segment row.
-planner::limits job_limits(const device_facts& f, std::size_t value_bytes, const cuda::structure_view& a,
-                           const cuda::structure_view& b, const tuning& t) {
-  planner::limits lim = planner::limits_for(f.max_shared, value_bytes);
-  lim.segment_rows = lim.segment_rows && planner::segment_table_fits(b.rows, b.cols, a.nnz, b.nnz) &&
-                     planner::segment_symbolic_shared_bytes(b.cols) <= f.max_shared;
-  lim.segment_min_bound = t.segment_min_bound;
-  return lim;
-}
 
 unsigned helper_blocks(std::int64_t n) {
   const std::int64_t b = (n + helper_threads - 1) / helper_threads;
@@ -125,33 +113,6 @@ workspace_plan plan_workspace(const planner::job_stats& s, std::int64_t nnz_c, s
   w.numeric_dense_bytes = static_cast<std::size_t>(w.numeric_dense_blocks) *
                           (words_of(s.b_cols) * sizeof(unsigned) + static_cast<std::size_t>(s.b_cols) * value_bytes);
   return w;
-}
-
-planner::job_stats read_counters(const ull* device_counters, const cuda::structure_view& a,
-                                 const cuda::structure_view& b, cudaStream_t stream, ull* host) {
-  cuda::read_back(device_counters, kernels::counter_count, host, stream);
-  planner::job_stats s;
-  s.rows = a.rows;
-  s.nnz_a = a.nnz;
-  s.b_rows = b.rows;
-  s.b_cols = b.cols;
-  s.products = static_cast<std::int64_t>(host[kernels::counter_products]);
-  s.nnz_c_bound = static_cast<std::int64_t>(host[kernels::counter_bound]);
-  s.max_row_products = static_cast<std::int64_t>(host[kernels::counter_max_products]);
-  s.max_row_length = static_cast<std::int64_t>(host[kernels::counter_max_length]);
-  s.numeric_dense_candidates = static_cast<std::int64_t>(host[kernels::counter_dense]);
-  for (int i = 0; i < planner::max_bins; ++i)
-    s.symbolic_bins[i] = static_cast<std::int64_t>(host[kernels::counter_symbolic_hist + i]);
-  return s;
-}
-
-void launch_stats(const cuda::structure_view& a, const cuda::structure_view& b, const planner::limits& lim,
-                  unsigned char* bins, offset_t* row_nnz, ull* counters, cudaStream_t stream) {
-  if (a.rows == 0) return;
-  const int lanes = kernels::stats_lanes(a.rows, a.nnz);
-  kernels::stats_kernel<<<helper_blocks(a.rows * lanes), helper_threads, 0, stream>>>(
-      a.rows, lanes, a.row_offsets, a.col_indices, b.row_offsets, b.cols, lim, bins, row_nnz, counters);
-  SPGEMM_CUDA_CHECK_LAUNCH();
 }
 
 // Groups the rows by bin (cursors: planner::max_bins zeroes); returns the
@@ -398,19 +359,7 @@ fusion fusion_for(const planner::job_stats& s, int max_table, int sm_count, cons
   return f;
 }
 
-}  // namespace
-
-planner::job_stats compute_stats(const cuda::structure_view& a, const cuda::structure_view& b,
-                                 std::size_t value_bytes, const tuning& t, memory_resource& memory,
-                                 cudaStream_t stream) {
-  const planner::limits lim = job_limits(facts(), value_bytes, a, b, t);
-  device_buffer<ull> counters(memory, kernels::counter_count, stream);
-  SPGEMM_CUDA_CHECK(cudaMemsetAsync(counters.data(), 0, counters.bytes(), stream));
-  launch_stats(a, b, lim, nullptr, nullptr, counters.data(), stream);
-  std::array<ull, kernels::counter_count> host{};
-  return read_counters(counters.data(), a, b, stream, host.data());
-}
-
+// Upper bound of what run() allocates (exact = false).
 memory_estimate estimate_from(const planner::job_stats& s, std::size_t value_bytes) {
   const device_facts f = facts();
   const planner::limits lim = planner::limits_for(f.max_shared, value_bytes);
@@ -419,23 +368,28 @@ memory_estimate estimate_from(const planner::job_stats& s, std::size_t value_byt
   e.exact = false;
   e.products = s.products;
   e.output_bytes = cuda::csr_bytes(s.rows, s.nnz_c_bound, value_bytes);
+  e.nnz_bound = s.nnz_c_bound;
   e.workspace_bytes = w.fixed + std::max(w.symbolic_dense_bytes, w.numeric_dense_bytes);
   e.method = "hash";
   if (w.numeric_dense_blocks > 0) e.method += " +dense x" + std::to_string(w.numeric_dense_blocks);
   return e;
 }
 
-memory_estimate estimate_multiply(const cuda::structure_view& a, const cuda::structure_view& b,
-                                  std::size_t value_bytes, const tuning& t, memory_resource& memory,
-                                  cudaStream_t stream) {
-  return estimate_from(compute_stats(a, b, value_bytes, t, memory, stream), value_bytes);
+}  // namespace
+
+memory_estimate estimate(const method::job& job) {
+  return estimate_from(planner::compute_stats(job.a, job.b, job.value_bytes, job.tuning, job.memory, job.stream),
+                       job.value_bytes);
 }
 
 template <typename T>
-device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, memory_resource& memory,
-                       cudaStream_t stream, const cancel_token& cancel, const tuning& t) {
+device_csr<T> run(const method::job& job, const cuda::csr_view<T>& a, const cuda::csr_view<T>& b) {
+  memory_resource& memory = job.memory;
+  const cudaStream_t stream = job.stream;
+  const cancel_token& cancel = job.cancel;
+  const tuning& t = job.tuning;
   const device_facts f = facts();
-  const planner::limits lim = job_limits(f, sizeof(T), a.structure(), b.structure(), t);
+  const planner::limits lim = planner::job_limits(a.structure(), b.structure(), sizeof(T), t);
   const std::int64_t m = a.rows;
   device_csr<T> c = cuda::with_zero_offsets<T>(m, b.cols, memory, stream);
 
@@ -451,9 +405,10 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, m
   ull* numeric_cursors = symbolic_cursors + planner::max_bins;
   ull* scan_state = numeric_cursors + planner::max_bins;
   SPGEMM_CUDA_CHECK(cudaMemsetAsync(counters.data(), 0, counters.bytes(), stream));
-  launch_stats(a.structure(), b.structure(), lim, bins.data(), c.row_offsets.data(), counters.data(), stream);
+  planner::launch_stats(a.structure(), b.structure(), lim, bins.data(), c.row_offsets.data(), counters.data(), stream);
   std::array<ull, kernels::counter_count> host{};
-  const planner::job_stats s = read_counters(counters.data(), a.structure(), b.structure(), stream, host.data());
+  cuda::read_back(counters.data(), kernels::counter_count, host.data(), stream);
+  const planner::job_stats s = planner::stats_of(host.data(), a.structure(), b.structure());
   cancel.throw_if_cancelled();
 
   // Symbolic pass: one launch per kind of row, side by side (they write
@@ -517,8 +472,8 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, m
       });
     }
     // The warp table bins last, a launch each where not fused (one launch
-    // for all with room for the largest table held hep-th's short rows to 3
-    // blocks per SM).
+    // for all, with room for the largest table, would hold short rows to a
+    // few blocks per SM).
     if (!fuse.on()) add_table_bins(last_warp_bin(lim.symbolic_max_table), planner::first_table_bin);
     cuda::launch_side_by_side(stream, launches);
   }
@@ -622,9 +577,7 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, m
   return c;
 }
 
-template device_csr<float> multiply(const cuda::csr_view<float>&, const cuda::csr_view<float>&, memory_resource&,
-                                    cudaStream_t, const cancel_token&, const tuning&);
-template device_csr<double> multiply(const cuda::csr_view<double>&, const cuda::csr_view<double>&,
-                                     memory_resource&, cudaStream_t, const cancel_token&, const tuning&);
+template device_csr<float> run(const method::job&, const cuda::csr_view<float>&, const cuda::csr_view<float>&);
+template device_csr<double> run(const method::job&, const cuda::csr_view<double>&, const cuda::csr_view<double>&);
 
 }  // namespace spgemm::hash

@@ -4,6 +4,7 @@
 #include "cuda/cuda_check.hpp"
 #include "rmerge/mul_limited.hpp"
 #include "rmerge/rmerge_kernels.cuh"
+#include "spgemm/errors.hpp"
 
 namespace spgemm::rmerge {
 namespace {

@@ -21,11 +21,13 @@
 
 #include <algorithm>
 #include <limits>
+#include <vector>
 
 #include "cuda/cuda_check.hpp"
 #include "cuda/read_back.hpp"
 #include "rmerge/mul_limited.hpp"
 #include "rmerge/rmerge.hpp"
+#include "rmerge/rmerge_tuning.hpp"
 
 namespace spgemm::rmerge {
 namespace {
@@ -41,24 +43,6 @@ using ull = unsigned long long;
 unsigned helper_blocks(std::int64_t n) {
   const std::int64_t b = (n + helper_threads - 1) / helper_threads;
   return static_cast<unsigned>(std::min<std::int64_t>(std::max<std::int64_t>(b, 1), 1 << 16));
-}
-
-struct max_op {
-  __device__ ull operator()(ull a, ull b) const { return a > b ? a : b; }
-};
-
-__global__ void __launch_bounds__(helper_threads)
-    max_row_length_kernel(std::int64_t rows, const offset_t* __restrict__ off, ull* __restrict__ out) {
-  using reduce = cub::BlockReduce<ull, helper_threads>;
-  __shared__ typename reduce::TempStorage temp;
-  ull m = 0;
-  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < rows;
-       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    const ull len = static_cast<ull>(off[i + 1] - off[i]);
-    m = len > m ? len : m;
-  }
-  m = reduce(temp).Reduce(m, max_op{});
-  if (threadIdx.x == 0) atomicMax(out, m);
 }
 
 // Per row of A: cut it into chunks of `chunk` entries, count them, add
@@ -157,21 +141,19 @@ device_csr<T> mul_limited(pass_config pass, const left_factor<T>& g, const cuda:
   return c;
 }
 
-}  // namespace
+// Size bounds of one intermediate C_l = G_l ... G_1 B.
+struct level_bound {
+  std::int64_t rows = 0;       // exact: sum over rows of A of ceil(len / M^l)
+  std::int64_t nnz_bound = 0;  // sum over those rows of min(products, cols of B)
+};
 
-row_stats compute_row_stats(const cuda::structure_view& a, memory_resource& memory, cudaStream_t stream) {
-  row_stats s;
-  s.rows = a.rows;
-  s.nnz = a.nnz;
-  if (a.rows == 0 || a.nnz == 0) return s;
-  device_buffer<ull> out(memory, 1, stream);
-  SPGEMM_CUDA_CHECK(cudaMemsetAsync(out.data(), 0, sizeof(ull), stream));
-  max_row_length_kernel<<<helper_blocks(a.rows), helper_threads, 0, stream>>>(a.rows, a.row_offsets, out.data());
-  SPGEMM_CUDA_CHECK_LAUNCH();
-  s.max_row_length = static_cast<std::int64_t>(read_back(out.data(), stream));
-  return s;
-}
+struct product_bounds {
+  std::int64_t products = 0;     // scalar multiplications of A * B
+  std::int64_t nnz_c_bound = 0;  // sum over rows of A of min(row products, cols of B)
+  std::vector<level_bound> intermediates;  // C_1 .. C_{k-1} (plan.split_levels of them)
+};
 
+// Bounds of the product and of every intermediate that `p` will create.
 product_bounds compute_bounds(const cuda::structure_view& a, const cuda::structure_view& b, const plan& p,
                               memory_resource& memory, cudaStream_t stream) {
   product_bounds bounds;
@@ -205,12 +187,14 @@ product_bounds compute_bounds(const cuda::structure_view& a, const cuda::structu
   return bounds;
 }
 
+// Bytes multiply_planned() with plan `p` allocates at most (exact = false).
 memory_estimate estimate_from(const plan& p, const product_bounds& bounds, std::int64_t a_rows,
                               std::size_t value_bytes) {
   const std::size_t offsets_bytes = static_cast<std::size_t>(a_rows + 1) * sizeof(offset_t);
   memory_estimate e;
   e.exact = false;
   e.output_bytes = cuda::csr_bytes(a_rows, bounds.nnz_c_bound, value_bytes);
+  e.nnz_bound = bounds.nnz_c_bound;
   e.products = bounds.products;
   e.method = describe(p);
 
@@ -231,13 +215,7 @@ memory_estimate estimate_from(const plan& p, const product_bounds& bounds, std::
   return e;
 }
 
-memory_estimate estimate_multiply(const cuda::structure_view& a, const cuda::structure_view& b,
-                                  std::size_t value_bytes, const rmerge_config& config, const row_stats& a_stats,
-                                  memory_resource& memory, cudaStream_t stream) {
-  const plan p = make_plan(a_stats, config);
-  return estimate_from(p, compute_bounds(a, b, p, memory, stream), a.rows, value_bytes);
-}
-
+// C = A * B with plan `p` (p.split_levels and p.last must suit A's longest row).
 template <typename T>
 device_csr<T> multiply_planned(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, const plan& p,
                                memory_resource& memory, cudaStream_t stream, const cancel_token& cancel) {
@@ -303,24 +281,21 @@ device_csr<T> multiply_planned(const cuda::csr_view<T>& a, const cuda::csr_view<
   return c;
 }
 
-template <typename T>
-device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, const rmerge_config& config,
-                       const row_stats& a_stats, memory_resource& memory, cudaStream_t stream,
-                       const cancel_token& cancel) {
-  const plan p = make_plan(a_stats, config);
-  cancel.throw_if_cancelled();
-  return multiply_planned(a, b, p, memory, stream, cancel);
+}  // namespace
+
+memory_estimate estimate(const method::job& job) {
+  const plan p = make_plan(job.facts.a_rows(), job.tuning.rmerge);
+  return estimate_from(p, compute_bounds(job.a, job.b, p, job.memory, job.stream), job.a.rows, job.value_bytes);
 }
 
-template device_csr<float> multiply(const cuda::csr_view<float>&, const cuda::csr_view<float>&,
-                                    const rmerge_config&, const row_stats&, memory_resource&, cudaStream_t,
-                                    const cancel_token&);
-template device_csr<double> multiply(const cuda::csr_view<double>&, const cuda::csr_view<double>&,
-                                     const rmerge_config&, const row_stats&, memory_resource&, cudaStream_t,
-                                     const cancel_token&);
-template device_csr<float> multiply_planned(const cuda::csr_view<float>&, const cuda::csr_view<float>&,
-                                            const plan&, memory_resource&, cudaStream_t, const cancel_token&);
-template device_csr<double> multiply_planned(const cuda::csr_view<double>&, const cuda::csr_view<double>&,
-                                             const plan&, memory_resource&, cudaStream_t, const cancel_token&);
+template <typename T>
+device_csr<T> run(const method::job& job, const cuda::csr_view<T>& a, const cuda::csr_view<T>& b) {
+  const plan p = make_plan(job.facts.a_rows(), job.tuning.rmerge);
+  job.cancel.throw_if_cancelled();
+  return multiply_planned(a, b, p, job.memory, job.stream, job.cancel);
+}
+
+template device_csr<float> run(const method::job&, const cuda::csr_view<float>&, const cuda::csr_view<float>&);
+template device_csr<double> run(const method::job&, const cuda::csr_view<double>&, const cuda::csr_view<double>&);
 
 }  // namespace spgemm::rmerge

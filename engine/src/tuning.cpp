@@ -20,6 +20,19 @@ void read_setting(const char* name, std::int64_t& value) {
 
 }  // namespace
 
+void require_valid(const tuning& t) {
+  const int w = t.rmerge.subwarp;
+  if (w != 0 && w != 2 && w != 4 && w != 8 && w != 16 && w != 32) {
+    throw_bad_input("rmerge sub-warp size " + std::to_string(w) +
+                    " is not supported (use 2, 4, 8, 16 or 32, or 0 to choose automatically)");
+  }
+  const int r = t.rmerge.rows_per_thread;
+  if (r != 0 && r != 1 && r != 2 && r != 4) {
+    throw_bad_input("rmerge rows per thread " + std::to_string(r) +
+                    " is not supported (use 1, 2 or 4, or 0 to choose automatically)");
+  }
+}
+
 std::string to_string(const tuning& t) {
   return "rmerge=w" + std::to_string(t.rmerge.subwarp) + "r" + std::to_string(t.rmerge.rows_per_thread) +
          " segment_min_bound=" + std::to_string(t.segment_min_bound) +

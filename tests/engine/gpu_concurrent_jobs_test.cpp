@@ -66,8 +66,7 @@ TEST(GpuConcurrentJobs, DifferentSharedMemoryFromManyThreads) {
   SPGEMM_REQUIRE_GPU();
   backend& g = testing::gpu();
   const std::vector<product_case> cases = cases_of_every_table_size(g);
-  const std::vector<algorithm> methods = {algorithm::hash, algorithm::automatic, algorithm::block, algorithm::esc,
-                                          algorithm::rmerge};
+  const std::vector<algorithm> methods = cuda_algorithms();
   constexpr int threads = 8;
   constexpr int rounds = 12;
   std::vector<std::string> failures(threads);

@@ -1,4 +1,4 @@
-// Every GPU method by name (hash, auto, rmerge, esc, block) and the GPU transpose against the CPU reference
+// Every GPU method of the backend's table (and auto) and the GPU transpose against the CPU reference
 // (spgemm::cpu_multiply): identical structure, values within 1e-12 (double)
 // or 1e-5 (float) of |A||B| per entry, bit-identical across runs, and the
 // job within its memory estimate. Skips where no CUDA device is visible.
@@ -466,11 +466,16 @@ std::string param_name(const ::testing::TestParamInfo<method_param>& info) {
   return std::get<0>(info.param) + (std::get<1>(info.param) ? "_f64" : "_f32");
 }
 
+// Every algorithm of the GPU backend's table of methods, and auto.
+std::vector<std::string> gpu_algorithm_names() {
+  std::vector<std::string> names;
+  for (const algorithm algo : cuda_algorithms()) names.emplace_back(to_string(algo));
+  return names;
+}
+
 INSTANTIATE_TEST_SUITE_P(Methods, GpuMethod,
-                         ::testing::Combine(::testing::Values(std::string("hash"), std::string("auto"), std::string("rmerge"),
-                                                              std::string("esc"), std::string("block")),
-                                            ::testing::Bool()),
-                         param_name);
+                         ::testing::Combine(::testing::ValuesIn(gpu_algorithm_names()), ::testing::Bool()), param_name);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(GpuMethod);
 
 }  // namespace
 }  // namespace spgemm

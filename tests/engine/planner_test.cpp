@@ -1,7 +1,8 @@
-// The planner's host-only rules (engine/planner/planner.hpp), on the CPU.
+// The planner's host-only rules (engine/planner/job_rules.hpp, row_bins.hpp), on the CPU.
 #include <gtest/gtest.h>
 
-#include "planner/planner.hpp"
+#include "planner/job_rules.hpp"
+#include "planner/row_bins.hpp"
 
 namespace spgemm::planner {
 namespace {

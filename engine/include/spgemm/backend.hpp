@@ -120,6 +120,10 @@ class backend {
 // no driver is loaded, or no GPU is visible.
 int cuda_device_count();
 
+// The algorithms a CUDA backend runs: "auto", then its table of methods
+// (rmerge, hash, esc, block); empty where the engine was built without CUDA.
+std::vector<algorithm> cuda_algorithms();
+
 // The CPU backend; `threads` 0 means one per hardware thread.
 std::shared_ptr<backend> make_cpu_backend(int threads = 0);
 // The backend of CUDA device `ordinal`. Throws error(device_failure) where

@@ -45,6 +45,7 @@ struct multiply_options {
 struct memory_estimate {
   std::size_t output_bytes = 0;
   std::size_t workspace_bytes = 0;
+  std::int64_t nnz_bound = 0;  // entries of C at most (their number, where exact)
   bool exact = false;  // true where nnz(C) is known, not only bounded
   std::int64_t products = 0;  // scalar multiplications (flops / 2); 0 for a transpose
   std::string method;         // e.g. "gustavson", "rmerge w8r4", "block b3, blocks by rmerge w8r4", "transpose"

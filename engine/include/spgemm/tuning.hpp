@@ -22,8 +22,7 @@ struct rmerge_config {
 struct tuning {
   rmerge_config rmerge;
   // Hash method, segment rows: the least output bound of a row computed per
-  // segment of B's columns (docs/planner.md, "Segment rows": 512 to 1024
-  // measured best, 2048 and more slower on the graphs).
+  // segment of B's columns (docs/planner.md, "Segment rows").
   std::int64_t segment_min_bound = 1024;
   // Hash method, segment rows: a round of products spanning at most this
   // many entries of A orders its additions by one pass per entry (else by
@@ -39,6 +38,10 @@ struct tuning {
   // Trades a fixed workspace (up to 36 bytes per product) for launches.
   std::int64_t esc_slice_products = std::int64_t{1} << 24;
 };
+
+// Throws error(bad_input) for values no method accepts (an explicit RMerge
+// sub-warp size or rows per thread it has no kernel for).
+void require_valid(const tuning& t);
 
 // The fields as "name=value" pairs, for keys and logs.
 std::string to_string(const tuning& t);

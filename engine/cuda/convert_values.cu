@@ -1,8 +1,9 @@
-// Value conversion on the device (the transpose lives in transpose.cu).
+#include "cuda/convert_values.hpp"
+
 #include <algorithm>
+#include <cstdint>
 
 #include "cuda/cuda_check.hpp"
-#include "cuda/device_ops.hpp"
 
 namespace spgemm::cuda {
 namespace {
@@ -25,8 +26,7 @@ __global__ void convert_kernel(const From* __restrict__ in, To* __restrict__ out
 }  // namespace
 
 template <typename To, typename From>
-device_buffer<To> convert_values(const From* in, std::size_t n, memory_resource& memory,
-                                 cudaStream_t stream) {
+device_buffer<To> convert_values(const From* in, std::size_t n, memory_resource& memory, cudaStream_t stream) {
   device_buffer<To> out(memory, n, stream);
   if (n > 0) {
     convert_kernel<To, From><<<blocks_for(static_cast<std::int64_t>(n)), threads_per_block, 0, stream>>>(
