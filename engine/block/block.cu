@@ -149,7 +149,7 @@ struct block_product_job {
     return inner;
   }
   // The planner's choice for the patterns' row shape (never the block method).
-  const method::method& method() const {
+  const method::method& inner_method() const {
     const planner::row_stats& s = facts.a_rows();
     const bool empty = inner.a.nnz == 0 || inner.b.nnz == 0;
     return inner.methods.find(planner::choose_method({s.rows, s.nnz, s.max_row_length, empty}).algo);
@@ -179,7 +179,7 @@ device_csr<float> block_product(const method::job& job, int block_size) {
   const cuda::csr_view<float> av{ab.rows, ab.cols, ab.nnz, ab.row_offsets, ab.col_indices, zeros.data()};
   const cuda::csr_view<float> bv{bb.rows, bb.cols, bb.nnz, bb.row_offsets, bb.col_indices, zeros.data()};
   const block_product_job product(job, patterns, block_size);
-  const method::method& inner = product.method();
+  const method::method& inner = product.inner_method();
   job.cancel.throw_if_cancelled();
   return inner.run<float>(product.inner, av, bv);
 }
@@ -207,7 +207,7 @@ memory_estimate estimate(const method::job& job) {
   const int block_size = job.facts.block_size();
   const operand_patterns patterns = patterns_of(job.a, job.b, block_size, job.memory, job.stream);
   const block_product_job product(job, patterns, block_size);
-  const memory_estimate inner = product.method().estimate(product.inner);
+  const memory_estimate inner = product.inner_method().estimate(product.inner);
   const std::int64_t area = std::int64_t{block_size} * block_size;
   memory_estimate e;
   e.exact = false;

@@ -22,7 +22,8 @@ namespace spgemm::planner {
 
 // Bins: 0 = no work (no products / no entries), 1 = copy (A's row holds one
 // entry: C's row is a scaled row of B), 2 + t = shared hash table of
-// smallest_table << t slots, dense_bin(limit) = global dense accumulator.
+// smallest_table << t slots, dense_bin(limit) = global dense accumulator,
+// then the segment bins (below).
 inline constexpr int bin_none = 0;
 inline constexpr int bin_copy = 1;
 inline constexpr int first_table_bin = 2;
