@@ -4,7 +4,8 @@
 // largest dynamic shared memory a kernel may take is a process-wide
 // attribute: set per launch, concurrent jobs raced, and about one product in
 // 3,500 failed with "invalid argument" under load (issue 26). Every result
-// must equal the CPU reference. Skips where no CUDA device is visible.
+// must equal the CPU reference. The race window is short: run it repeated
+// (--gtest_repeat) to look for it. Skips where no CUDA device is visible.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -68,7 +69,7 @@ TEST(GpuConcurrentJobs, DifferentSharedMemoryFromManyThreads) {
   const std::vector<product_case> cases = cases_of_every_table_size(g);
   const std::vector<algorithm> methods = cuda_algorithms();
   constexpr int threads = 8;
-  constexpr int rounds = 12;
+  constexpr int rounds = 40;
   std::vector<std::string> failures(threads);
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) {
@@ -77,6 +78,7 @@ TEST(GpuConcurrentJobs, DifferentSharedMemoryFromManyThreads) {
         const product_case& p = cases[static_cast<std::size_t>(t + round) % cases.size()];
         multiply_options options;
         options.algo = methods[static_cast<std::size_t>(t + 2 * round) % methods.size()];
+        if (round % 2 == 1) options.tuning.fuse_max_products = 0;  // a launch per table bin, not fused
         try {
           const auto c = std::get<csr_matrix<double>>(g.fetch(*g.multiply(*p.sa, *p.sb, options)));
           if (c.row_offsets != p.c.row_offsets || c.col_indices != p.c.col_indices ||
