@@ -63,11 +63,13 @@ struct job {
   job_times times;
   std::int64_t products = 0;  // scalar multiplications of every step
   std::string methods;        // the methods the steps ran, "+"-joined
+  // The estimate the running step was admitted with: the engine's memory
+  // limit for it (backend::multiply).
+  std::size_t step_estimate = 0;
 
   // The scheduler's.
   uint64_t seq = 0;
   steady::time_point queued_at, admitted_at;
-  std::size_t step_estimate = 0;
   bool step_estimated = false;
 };
 

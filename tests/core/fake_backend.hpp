@@ -58,10 +58,12 @@ class fake_backend final : public spgemm::backend {
   spgemm::memory_estimate estimate_multiply(const spgemm::stored_matrix& a, const spgemm::stored_matrix& b,
                                             const spgemm::multiply_options& options) override;
   std::shared_ptr<spgemm::stored_matrix> multiply(const spgemm::stored_matrix& a, const spgemm::stored_matrix& b,
-                                                  const spgemm::multiply_options& options,
-                                                  const spgemm::cancel_token& cancel) override;
-  std::shared_ptr<spgemm::stored_matrix> transpose(const spgemm::stored_matrix& a,
-                                                   const spgemm::cancel_token& cancel) override;
+                                                  const spgemm::multiply_options& options, std::size_t memory_limit,
+                                                  const spgemm::cancel_token& cancel,
+                                                  std::size_t* peak_bytes) override;
+  using spgemm::backend::multiply;
+  std::shared_ptr<spgemm::stored_matrix> transpose(const spgemm::stored_matrix& a, const spgemm::cancel_token& cancel,
+                                                   std::size_t* peak_bytes) override;
   spgemm::memory_estimate estimate_transpose(const spgemm::stored_matrix& a) override;
 
   // Stores a matrix of `info` (as an upload's writer would).

@@ -1,8 +1,9 @@
-// Value conversion on the device (the transpose lives in transpose.cu).
+#include "cuda/convert_values.hpp"
+
 #include <algorithm>
+#include <cstdint>
 
 #include "cuda/cuda_check.hpp"
-#include "cuda/device_ops.hpp"
 
 namespace spgemm::cuda {
 namespace {
@@ -25,9 +26,8 @@ __global__ void convert_kernel(const From* __restrict__ in, To* __restrict__ out
 }  // namespace
 
 template <typename To, typename From>
-device_buffer<To> convert_values(const From* in, std::size_t n, device_allocator& allocator,
-                                 cudaStream_t stream, job_meter* meter) {
-  device_buffer<To> out(allocator, n, stream, meter);
+device_buffer<To> convert_values(const From* in, std::size_t n, memory_resource& memory, cudaStream_t stream) {
+  device_buffer<To> out(memory, n, stream);
   if (n > 0) {
     convert_kernel<To, From><<<blocks_for(static_cast<std::int64_t>(n)), threads_per_block, 0, stream>>>(
         in, out.data(), static_cast<std::int64_t>(n));
@@ -36,9 +36,7 @@ device_buffer<To> convert_values(const From* in, std::size_t n, device_allocator
   return out;
 }
 
-template device_buffer<float> convert_values(const double*, std::size_t, device_allocator&, cudaStream_t,
-                                             job_meter*);
-template device_buffer<double> convert_values(const float*, std::size_t, device_allocator&, cudaStream_t,
-                                              job_meter*);
+template device_buffer<float> convert_values(const double*, std::size_t, memory_resource&, cudaStream_t);
+template device_buffer<double> convert_values(const float*, std::size_t, memory_resource&, cudaStream_t);
 
 }  // namespace spgemm::cuda

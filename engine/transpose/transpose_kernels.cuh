@@ -75,7 +75,7 @@
 
 #include "spgemm/csr.hpp"
 
-namespace spgemm::cuda::transpose_kernels {
+namespace spgemm::transpose::kernels {
 
 __host__ __device__ constexpr int log2_of(int n) {
   int log = 0;
@@ -146,15 +146,13 @@ constexpr int index_bits = log2_of(entry_tile);  // an entry's index in its run,
 // The cell of column c in a tile's table (inserted if absent). Columns go
 // by groups of 8 neighbours (one sector of counts) to 8 neighbouring cells
 // from the group's home, a Fibonacci hash of c / 8 (every bit counts: R-MAT
-// columns share their low bits) onto any cell. Homes only at multiples of 8
-// gave a graph's scattered columns (one per group) 512 homes for up to 2048
-// columns and long probe runs: p2p-Gnutella31's rank pass took 54 us.
-// A taken cell sends the column on by its group's step, an odd multiple of
-// 8 from other bits of the hash (double hashing over the cells of the
-// column's residue mod 8). Linear probing clustered the groups' blocks of 8
-// cells: a warp of p2p-Gnutella31 probed 35 times for its eighth entry, and
-// probing was 80% of the rank pass. Keys only go from empty to a column, so
-// a column read is final.
+// columns share their low bits) onto any cell: homes only at multiples of 8
+// would give a graph's scattered columns (one per group) 512 homes for up to
+// 2048 columns, and long probe runs. A taken cell sends the column on by its
+// group's step, an odd multiple of 8 from other bits of the hash (double
+// hashing over the cells of the column's residue mod 8): linear probing
+// clusters the groups' blocks of 8 cells. Keys only go from empty to a
+// column, so a column read is final.
 constexpr int neighbour_bits = 3;
 __device__ __forceinline__ unsigned table_cell(unsigned* keys, unsigned c) {
   const volatile unsigned* seen = keys;
@@ -509,4 +507,4 @@ __global__ void __launch_bounds__(block_threads)
   }
 }
 
-}  // namespace spgemm::cuda::transpose_kernels
+}  // namespace spgemm::transpose::kernels

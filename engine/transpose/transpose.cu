@@ -16,16 +16,20 @@
 #include <utility>
 
 #include "cuda/cuda_check.hpp"
-#include "cuda/device_context.hpp"
-#include "cuda/transpose.hpp"
-#include "cuda/transpose_kernels.cuh"
-#include "cuda/transpose_sort.cuh"
+#include "cuda/device_facts.hpp"
 #include "spgemm/errors.hpp"
+#include "transpose/transpose.hpp"
+#include "transpose/transpose_kernels.cuh"
+#include "transpose/transpose_sort.cuh"
 
-namespace spgemm::cuda {
+namespace spgemm::transpose {
 namespace {
 
-namespace tk = transpose_kernels;
+namespace tk = kernels;
+using cuda::csr_view;
+using cuda::device_buffer;
+using cuda::device_csr;
+using cuda::memory_resource;
 
 std::size_t align_up(std::size_t bytes, std::size_t alignment) { return (bytes + alignment - 1) / alignment * alignment; }
 
@@ -122,7 +126,7 @@ void launch_phase(void (*kernel)(Params...), unsigned grid, cudaStream_t stream,
   config.blockDim = dim3(tk::block_threads);
   config.stream = stream;
   config.attrs = &early;
-  config.numAttrs = current_device_facts().dependent_launch ? 1 : 0;
+  config.numAttrs = cuda::current_device_facts().dependent_launch ? 1 : 0;
   SPGEMM_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, args...));
 }
 
@@ -137,9 +141,10 @@ void sort_rows(const offset_t* t_off, index_t* t_col, T* t_val, const tk::lists_
 
 }  // namespace
 
-memory_estimate estimate_transpose(const matrix_info& a) {
+memory_estimate estimate(const matrix_info& a) {
   memory_estimate e;
-  e.output_bytes = csr_bytes(a.cols, a.nnz, size_of(a.type));
+  e.output_bytes = cuda::csr_bytes(a.cols, a.nnz, size_of(a.type));
+  e.nnz_bound = a.nnz;
   e.workspace_bytes = a.nnz > 0 ? layout_of(a.rows, a.cols, a.nnz, size_of(a.type)).total : 0;
   e.exact = true;
   e.method = "transpose";
@@ -147,19 +152,18 @@ memory_estimate estimate_transpose(const matrix_info& a) {
 }
 
 template <typename T>
-device_csr<T> transpose(const csr_view<T>& a, device_allocator& allocator, cudaStream_t stream,
-                        job_meter* meter, const cancel_token& cancel) {
+device_csr<T> run(const csr_view<T>& a, memory_resource& memory, cudaStream_t stream, const cancel_token& cancel) {
   if (a.nnz > INT32_MAX || a.rows > INT32_MAX) {
     throw_bad_input("transpose of more than 2^31 - 1 entries or rows is not supported on the GPU");
   }
-  device_csr<T> t = allocate_csr<T>(a.cols, a.rows, a.nnz, allocator, stream, meter);
+  device_csr<T> t = cuda::allocate_csr<T>(a.cols, a.rows, a.nnz, memory, stream);
   if (a.nnz == 0) {
     SPGEMM_CUDA_CHECK(cudaMemsetAsync(t.row_offsets.data(), 0, t.row_offsets.bytes(), stream));
     return t;
   }
 
   const workspace_layout w = layout_of(a.rows, a.cols, a.nnz, sizeof(T));
-  device_buffer<unsigned char> work(allocator, w.total, stream, meter);
+  device_buffer<unsigned char> work(memory, w.total, stream);
   unsigned char* base = work.data();
   auto* counts = reinterpret_cast<unsigned*>(base);
   auto* place = reinterpret_cast<unsigned*>(base + w.place);
@@ -200,9 +204,7 @@ device_csr<T> transpose(const csr_view<T>& a, device_allocator& allocator, cudaS
   return t;  // the workspace is freed in stream order, after the kernels
 }
 
-template device_csr<float> transpose(const csr_view<float>&, device_allocator&, cudaStream_t, job_meter*,
-                                     const cancel_token&);
-template device_csr<double> transpose(const csr_view<double>&, device_allocator&, cudaStream_t, job_meter*,
-                                      const cancel_token&);
+template device_csr<float> run(const csr_view<float>&, memory_resource&, cudaStream_t, const cancel_token&);
+template device_csr<double> run(const csr_view<double>&, memory_resource&, cudaStream_t, const cancel_token&);
 
-}  // namespace spgemm::cuda
+}  // namespace spgemm::transpose

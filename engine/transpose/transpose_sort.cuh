@@ -5,9 +5,9 @@
 
 #include <cstdint>
 
-#include "cuda/transpose_kernels.cuh"
+#include "transpose/transpose_kernels.cuh"
 
-namespace spgemm::cuda::transpose_kernels {
+namespace spgemm::transpose::kernels {
 
 // --- 4. rows and chunks of up to 512 entries: bitonic sort in registers --
 
@@ -270,4 +270,4 @@ __global__ void __launch_bounds__(block_threads)
   }
 }
 
-}  // namespace spgemm::cuda::transpose_kernels
+}  // namespace spgemm::transpose::kernels

@@ -1,15 +1,17 @@
-// The rule for dense b x b block structure (engine/block/block_rule.hpp), on
-// the CPU: the host detection the GPU kernel mirrors, the common size of a
+// The rule for dense b x b block structure (engine/planner/block_structure.hpp),
+// on the CPU: the host detection the GPU kernel mirrors, the common size of a
 // product, and that the CPU reference keeps a blocked product blocked (every
-// structural entry, so the block method's b * b entries per block agree with it).
+// structural entry, so the block method's b * b entries per block agree with
+// it); and the block method's numeric tuning (engine/block/block_tuning.hpp).
 #include <gtest/gtest.h>
 
-#include "block/block_rule.hpp"
+#include "block/block_tuning.hpp"
+#include "planner/block_structure.hpp"
 #include "spgemm/generate.hpp"
 #include "spgemm/reference.hpp"
 #include "test_matrices.hpp"
 
-namespace spgemm::block {
+namespace spgemm::planner {
 namespace {
 
 constexpr size_mask bit(int b) { return 1u << b; }
@@ -86,6 +88,12 @@ TEST(BlockRule, TheReferenceProductOfBlockedOperandsIsBlocked) {
     EXPECT_TRUE(detect_sizes(c) & bit(b));
   }
 }
+
+}  // namespace
+}  // namespace spgemm::planner
+
+namespace spgemm::block {
+namespace {
 
 TEST(BlockRule, NumericTuning) {
   EXPECT_EQ(group_lanes(0), min_group);

@@ -1,9 +1,10 @@
-// Dense b x b block structure (the `block` method, engine/block/): the rule
-// that says a CSR matrix is made of dense blocks, shared by the detection
-// kernel (block_kernels.cuh) and a host version (tests, references), and the
-// numeric kernel's tuning. Host-only header (no CUDA headers); the per-row
-// and per-entry rules are __host__ __device__ so the kernel applies the very
-// same functions.
+// Dense b x b block structure: the rule that says a CSR matrix is made of
+// dense blocks, which the per-job rule reads (the block method,
+// engine/block/, runs where A and B share a size) and the block method builds
+// on. Shared by the detection kernel (planner/statistics.cu) and a host
+// version (tests, references). Host-only header (no CUDA headers); the
+// per-row and per-entry rules are __host__ __device__ so the kernel applies
+// the very same functions.
 //
 // The rule, for a candidate b in {6, 4, 3, 2} (rows and columns multiples of
 // b, nnz a multiple of b * b): for every block row I, the rows bI .. bI+b-1
@@ -22,13 +23,12 @@
 // with 3.
 #pragma once
 
-#include <cstddef>
 #include <cstdint>
 
-#include "planner/planner.hpp"  // SPGEMM_HOST_DEVICE
+#include "planner/host_device.hpp"
 #include "spgemm/csr.hpp"
 
-namespace spgemm::block {
+namespace spgemm::planner {
 
 // Bit b set: the matrix has the rule for size b. Bits 2, 3, 4, 6 only.
 using size_mask = unsigned;
@@ -102,39 +102,4 @@ size_mask detect_sizes(const csr_matrix<T>& m) {
   return detect_sizes(m.rows, m.cols, m.nnz(), m.row_offsets.data(), m.col_indices.data());
 }
 
-// Numeric kernel (block_kernels.cuh): a group of lanes per block row of C,
-// the lanes taking the blocks of one row of B at a time. The group is the
-// smallest power of two at or above B's longest block row, between
-// min_group and 32 (a warp); blocks of numeric_threads threads.
-inline constexpr int numeric_threads = 128;
-inline constexpr int min_group = 8;
-
-inline int group_lanes(std::int64_t longest_block_row_of_b) {
-  int g = min_group;
-  while (g < 32 && g < longest_block_row_of_b) g *= 2;
-  return g;
-}
-
-// A block row of C accumulates in shared memory (b * b values and the block
-// column per block) when it has at most `shared_blocks` blocks, else in C's
-// values in global memory. shared_blocks: C's longest block row, capped so
-// that a block of numeric_threads threads takes at most half the shared
-// memory `max_shared` of a block (two blocks per SM at least).
-inline std::size_t bytes_per_shared_block(int b, std::size_t value_bytes) {
-  return static_cast<std::size_t>(b) * static_cast<std::size_t>(b) * value_bytes + sizeof(index_t);
-}
-
-inline std::int64_t shared_blocks(std::int64_t longest_block_row_of_c, int b, std::size_t value_bytes, int group,
-                                  std::size_t max_shared) {
-  const std::int64_t groups = numeric_threads / group;
-  const std::int64_t cap =
-      static_cast<std::int64_t>(max_shared / 2 / static_cast<std::size_t>(groups) / bytes_per_shared_block(b, value_bytes));
-  return longest_block_row_of_c < cap ? longest_block_row_of_c : cap;
-}
-
-inline std::size_t numeric_shared_bytes(std::int64_t blocks, int b, std::size_t value_bytes, int group) {
-  return static_cast<std::size_t>(numeric_threads / group) * static_cast<std::size_t>(blocks) *
-         bytes_per_shared_block(b, value_bytes);
-}
-
-}  // namespace spgemm::block
+}  // namespace spgemm::planner

@@ -1,45 +1,34 @@
-// The planner: host-only decision rules of the GPU backend (no CUDA headers;
-// the bin rules are also callable from device code, where the kernels apply
-// them per row). Unit-tested on the CPU (tests/engine/planner_test.cpp); the
-// rules and the measurements behind them are in docs/planner.md.
-//
-// Two levels of decision:
-//  1. Per job (algorithm::automatic): the block method where A and B are made
-//     of dense blocks of one size, else RMerge or the hash method, from the
-//     shape of A's rows: choose_method().
-//  2. Per row bin (inside the hash method): every row of A goes to a bin by its
-//     products (symbolic pass) and by its exact nnz in C (numeric pass); each
-//     bin has its own kernel configuration: nothing to do, a scaled copy of
-//     one row of B, a shared-memory hash table of a power-of-two size handled
-//     by one warp (small tables) or one block (large tables), dense
-//     shared-memory accumulators per segment of B's columns (rows dense in
-//     them: segment rows), or a dense accumulator in global memory for the
-//     rows that overflow the largest shared table: symbolic_bin(),
-//     numeric_bin(), table_config().
+// The planner, per row bin (inside the hash method): every row of A goes to
+// a bin by its products (symbolic pass) and by its exact nnz in C (numeric
+// pass); each bin has its own kernel configuration: nothing to do, a scaled
+// copy of one row of B, a shared-memory hash table of a power-of-two size
+// handled by one warp (small tables) or one block (large tables), dense
+// shared-memory accumulators per segment of B's columns (rows dense in them:
+// segment rows), or a dense accumulator in global memory for the rows that
+// overflow the largest shared table: symbolic_bin(), numeric_bin(),
+// config_for_table(). No CUDA headers: the rules are unit-tested on the CPU
+// (tests/engine/planner_test.cpp), and the kernels apply the very same
+// functions per row (SPGEMM_HOST_DEVICE). The measurements behind them are in
+// docs/planner.md.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <string>
 
-#include "spgemm/multiply.hpp"
-
-#if defined(__CUDACC__)
-#define SPGEMM_HOST_DEVICE __host__ __device__
-#else
-#define SPGEMM_HOST_DEVICE
-#endif
+#include "planner/host_device.hpp"
+#include "spgemm/tuning.hpp"
 
 namespace spgemm::planner {
 
 // Bins: 0 = no work (no products / no entries), 1 = copy (A's row holds one
 // entry: C's row is a scaled row of B), 2 + t = shared hash table of
-// smallest_table << t slots, dense_bin(limit) = global dense accumulator.
+// smallest_table << t slots, dense_bin(limit) = global dense accumulator,
+// then the segment bins (below).
 inline constexpr int bin_none = 0;
 inline constexpr int bin_copy = 1;
 inline constexpr int first_table_bin = 2;
 inline constexpr int smallest_table = 32;
-inline constexpr int max_bins = 32;  // table bins 2 .. 13 (tables up to 32 << 11, dense), merge 16 .. 22, segment 24 .. 31
+inline constexpr int max_table_bins = 12;  // tables of 32 << 0 .. 32 << 10 slots, then dense
 inline constexpr int warp_max_table = 512;  // tables up to this size: one warp per row
 
 // Largest power-of-two tables that fit a block's shared memory: symbolic
@@ -51,22 +40,9 @@ struct limits {
   int numeric_max_table = 16384;
   // Whether a block holds a segment accumulator (segment_shared_bytes).
   bool segment_rows = false;
-  // Hybrid plan: rows of A of 2 .. 128 entries with at most this output bound
-  // go to the merge bins; 0 turns the merge bins off (algorithm::hash).
-  std::int64_t merge_max_bound = 0;
-  // Segment rows: the least output bound (is_segment_row).
-  std::int64_t segment_min_bound = 1024;
+  // Segment rows: the least output bound (is_segment_row; tuning::segment_min_bound).
+  std::int64_t segment_min_bound = tuning{}.segment_min_bound;
 };
-
-// Default output bound of the merge bins (docs/planner.md): 0, the merge bins
-// are off until a bound is measured that wins. Measured on the H100
-// (hybrid-run3): bounds 256, 1024 and 4096 all made auto slower than plain
-// hash on every graph (email-Enron 11.5 / 13.8 / 20.4 ms vs 10.6; wiki-Vote
-// 2.5 / 4.4 / 6.7 vs 1.7): a sub-warp merges a row's output serially, and the
-// graphs have too few rows to hide that latency. SPGEMM_HYBRID_MERGE_MAX sets it.
-inline constexpr std::int64_t default_merge_max_bound = 0;
-// The bound the hybrid tests and sweeps use.
-inline constexpr std::int64_t tested_merge_max_bound = 1024;
 
 SPGEMM_HOST_DEVICE inline int log2_ceil(std::int64_t x) {
   int l = 0;
@@ -83,44 +59,6 @@ SPGEMM_HOST_DEVICE inline int table_bin_of(std::int64_t needed, int max_table) {
 
 SPGEMM_HOST_DEVICE inline int dense_bin(int max_table) { return first_table_bin + (log2_ceil(max_table) - 5) + 1; }
 
-// Merge bins (hybrid plan, per row): a row of A with 2 .. 128 entries whose
-// output bound min(products, cols of B) is at most limits::merge_max_bound is
-// merged in one RMerge pass (sub-warp of W threads, R rows of B per thread,
-// W * R >= its length; the same (W, R) rule as rmerge::make_plan for a whole
-// matrix), reading A's row through a row-id list. Bins first_merge_bin + k,
-// k = 0 .. 6: (W, R) = (2,1) (2,2) (2,4) (4,4) (8,4) (16,4) (32,4).
-inline constexpr int first_merge_bin = 16;
-inline constexpr int merge_bin_count = 7;
-inline constexpr std::int64_t merge_max_length = 128;
-static_assert(first_merge_bin + merge_bin_count <= max_bins, "merge bins fit the histogram");
-
-SPGEMM_HOST_DEVICE inline bool is_merge_bin(int bin) {
-  return bin >= first_merge_bin && bin < first_merge_bin + merge_bin_count;
-}
-
-// The merge bin of a row of `a_row_length` entries (2 .. 128).
-SPGEMM_HOST_DEVICE inline int merge_bin_of_length(std::int64_t a_row_length) {
-  if (a_row_length <= 2) return first_merge_bin;
-  if (a_row_length <= 4) return first_merge_bin + 1;
-  int k = 2;
-  std::int64_t cap = 8;
-  while (cap < a_row_length && k < merge_bin_count - 1) {
-    cap *= 2;
-    ++k;
-  }
-  return first_merge_bin + k;
-}
-
-// Sub-warp size W and rows per thread R of a merge bin.
-SPGEMM_HOST_DEVICE inline int merge_subwarp(int bin) {
-  const int k = bin - first_merge_bin;
-  return k <= 2 ? 2 : (2 << (k - 2));
-}
-SPGEMM_HOST_DEVICE inline int merge_rows_per_thread(int bin) {
-  const int k = bin - first_merge_bin;
-  return k == 0 ? 1 : (k == 1 ? 2 : 4);
-}
-
 // Segment rows: rows of C dense enough in the columns of B (bound >= 1/64 of
 // them, and at least limits::segment_min_bound) are computed per (row, segment of
 // segment_width columns of B) by one block with a dense accumulator in
@@ -131,22 +69,18 @@ SPGEMM_HOST_DEVICE inline int merge_rows_per_thread(int bin) {
 // Ordering the additions: a round of a block's products (256) first claims
 // its columns (the earliest product of each column wins and adds); the rest
 // follow in passes by entry of A where the round spans at most
-// segment_entry_passes entries, else in further claims.
+// tuning::segment_entry_passes entries, else in further claims.
 // The segment rows take segment_bin_count bins by their products, the
 // heaviest first (segment_bin_of): their kernels take rows in bin order, so
-// the longest rows start first instead of finishing last (wiki-Vote's ten
-// rows of 16,000-32,000 products, three items each).
-inline constexpr int first_segment_bin = 24;
+// the longest rows start first instead of finishing last.
+inline constexpr int first_segment_bin = first_table_bin + max_table_bins;
 inline constexpr int segment_bin_count = 8;
+inline constexpr int max_bins = first_segment_bin + segment_bin_count;
 inline constexpr int segment_class_log2 = 10;  // the lightest class: products below 2^11
-inline constexpr int segment_entry_passes = 32;
 inline constexpr int segment_width = 4096;
 inline constexpr int segment_block_threads = 256;
 inline constexpr std::int64_t max_segments = 256;  // B of up to 2^20 columns
 inline constexpr std::int64_t segment_density_inverse = 64;
-static_assert(first_segment_bin >= first_merge_bin + merge_bin_count &&
-                  first_segment_bin + segment_bin_count <= max_bins,
-              "the segment bins follow the merge bins in the histogram");
 
 SPGEMM_HOST_DEVICE inline bool is_segment_bin(int bin) {
   return bin >= first_segment_bin && bin < first_segment_bin + segment_bin_count;
@@ -196,15 +130,14 @@ inline std::size_t segment_symbolic_shared_bytes(std::int64_t b_cols) {
 }
 
 // Bins whose rows keep the method of their symbolic pass in the numeric pass.
-SPGEMM_HOST_DEVICE inline bool keeps_symbolic_bin(int bin) { return is_segment_bin(bin) || is_merge_bin(bin); }
+SPGEMM_HOST_DEVICE inline bool keeps_symbolic_bin(int bin) { return is_segment_bin(bin); }
 
 // Table size of a table bin.
 SPGEMM_HOST_DEVICE inline int table_of_bin(int bin) { return smallest_table << (bin - first_table_bin); }
 
 // Rows of A longer than this take a block table at least: a warp table's warp
-// stages the row 32 entries at a time, and on rajat01 a few rows of ~1,400
-// entries with few products held the one-launch warp-table kernel for 158 us
-// while its SMs were busy 18% of the time.
+// stages the row 32 entries at a time, so a few long rows with few products
+// would hold a warp-table kernel while its SMs idle.
 inline constexpr std::int64_t warp_max_row_length = 128;
 SPGEMM_HOST_DEVICE inline std::int64_t table_need(std::int64_t a_row_length, std::int64_t slots) {
   const std::int64_t block_table = 2 * warp_max_table;
@@ -214,15 +147,13 @@ SPGEMM_HOST_DEVICE inline std::int64_t table_need(std::int64_t a_row_length, std
 // Symbolic pass: the table must hold every distinct column, at most the
 // products of the row (or the columns of B), and keeps its load at most 0.8
 // below the largest table: where a row's bound is close to its distinct
-// columns (little compression) a table of the bound's power of two filled up
-// and linear probing took hundreds of steps (rajat01: the warp-table kernel
-// ran 160 us with its SMs busy 19% of the time, waiting on such rows).
+// columns (little compression) a table of the bound's power of two fills up
+// and linear probing takes hundreds of steps.
 SPGEMM_HOST_DEVICE inline int symbolic_bin(std::int64_t a_row_length, std::int64_t products, std::int64_t b_cols,
                                            const limits& lim) {
   if (products == 0) return bin_none;
   if (a_row_length == 1) return bin_copy;
   const std::int64_t distinct = products < b_cols ? products : b_cols;
-  if (a_row_length <= merge_max_length && distinct <= lim.merge_max_bound) return merge_bin_of_length(a_row_length);
   if (is_segment_row(distinct, b_cols, lim)) return segment_bin_of(products);
   const std::int64_t max_table = lim.symbolic_max_table;
   const std::int64_t roomy = distinct + distinct / 4;
@@ -231,8 +162,8 @@ SPGEMM_HOST_DEVICE inline int symbolic_bin(std::int64_t a_row_length, std::int64
 }
 
 // Numeric pass: the row's nnz is exact; the table keeps its load at most 0.8
-// (measured on the H100: load 1/2 made the graphs 10-90% slower -- larger
-// tables, fewer blocks per SM, longer sorts -- than the probes it saves).
+// (a lower load costs more -- larger tables, fewer blocks per SM, longer
+// sorts -- than the probes it saves).
 SPGEMM_HOST_DEVICE inline int numeric_bin(std::int64_t a_row_length, std::int64_t nnz, const limits& lim) {
   if (nnz == 0) return bin_none;
   if (a_row_length == 1) return bin_copy;
@@ -273,19 +204,16 @@ inline table_config config_for_table(int table, std::size_t value_bytes) {
   return c;
 }
 
-// Small products (at most fuse_max_products products): one launch per pass
-// serves every table bin up to fused_max_table slots (and, numeric, the
-// copy rows), in blocks of fused_block_threads threads. On the H100 a launch
-// costs the host about 4.5 us, more than many small bins' kernels take.
-// A bin's rows take a warp each, or a block each where the bin has few rows
-// (at most fused_block_rows_per_sm per SM) and tables of a slot per thread
-// or more: a warp per row left the GPU nearly idle while hep-th's 32 largest
-// rows ran 70 us; where such bins have thousands of rows (ca-CondMat) warps
-// are faster.
-inline constexpr std::int64_t fuse_max_products = std::int64_t{1} << 23;
+// Small products (at most tuning::fuse_max_products products): one launch
+// per pass serves every table bin up to fused_max_table slots (and, numeric,
+// the copy rows), in blocks of fused_block_threads threads: a launch costs
+// the host more than many small bins' kernels take. A bin's rows take a warp
+// each, or a block each where the bin has few rows (at most
+// tuning::fused_block_rows_per_sm per SM) and tables of a slot per thread or
+// more: a warp per row leaves the GPU nearly idle on a few large rows, while
+// where such bins have thousands of rows warps are faster.
 inline constexpr int fused_max_table = 2048;
 inline constexpr int fused_block_threads = 256;
-inline constexpr std::int64_t fused_block_rows_per_sm = 4;
 inline bool fuse_table_bins(std::int64_t products, std::int64_t max_products) { return products <= max_products; }
 inline bool fused_warp_rows(int table, std::int64_t rows, std::int64_t block_rows_max) {
   return table <= warp_max_table && (table < fused_block_threads || rows > block_rows_max);
@@ -295,7 +223,7 @@ inline bool fused_warp_rows(int table, std::int64_t rows, std::int64_t block_row
 // shared memory (cudaDevAttrMaxSharedMemoryPerBlockOptin).
 inline limits limits_for(std::size_t max_shared, std::size_t value_bytes) {
   limits l;
-  static_assert(first_table_bin + 10 + 1 < first_merge_bin, "table bins (up to 32768 slots) and dense stay below the merge bins");
+  static_assert(first_table_bin + 10 + 1 < first_segment_bin, "table bins (up to 32768 slots) and dense stay below the segment bins");
   l.symbolic_max_table = 1024;
   while (l.symbolic_max_table < 32768 && config_for_table(2 * l.symbolic_max_table, 0).shared_bytes <= max_shared)
     l.symbolic_max_table *= 2;
@@ -352,87 +280,10 @@ struct job_stats {
 // disjoint column ranges of the row (no barrier between them; each warp reads
 // every entry of A's row and the range starts of its row of B), or enumerate
 // the row together and commit one after another. Ranges pay where rows of B
-// are long: measured on the H100, they made soc-Epinions1 (78 products per
-// entry of A) 22% faster, email-Enron (140) 15% and rmat:16:16 (416) 22%, and
-// web-NotreDame (43) 37% slower; wiki-Vote and ca-CondMat (44, 22) unchanged.
+// are long (many products per entry of A), and cost where they are short.
 inline constexpr double column_ranges_min_products_per_entry = 64;
 inline bool use_column_ranges(const job_stats& s) {
   return s.nnz_a > 0 && static_cast<double>(s.products) >= column_ranges_min_products_per_entry * s.nnz_a;
-}
-
-// The method automatic runs, and why (for memory_estimate::method and docs).
-struct choice {
-  algorithm algo = algorithm::hash;
-  bool hybrid = false;  // hash with the merge bins (short rows of A merged by RMerge sub-warps)
-  std::string reason;
-};
-
-// What the per-job rule reads: the shape of A's rows only (one small
-// reduction kernel, kept with the stored matrix), so the statistics pass runs
-// only for the hash method (on poisson2d5:1024 the pass cost 0.17 of
-// 0.70 ms).
-struct row_shape {
-  std::int64_t rows = 0;
-  std::int64_t nnz_a = 0;
-  std::int64_t max_row_length = 0;
-  bool empty_product = true;  // A or B without entries
-  // The size of the dense blocks A and B are both made of (block::common_size,
-  // measured once per stored matrix), 1 where they share none.
-  int block_size = 1;
-  double mean_row_length() const { return rows > 0 ? static_cast<double>(nnz_a) / static_cast<double>(rows) : 0; }
-};
-
-// Per-job rule (docs/planner.md): RMerge where every row of A is merged in
-// one pass (longest row <= W * R = 128: no split levels, no intermediates)
-// the hash method where RMerge would split rows (power-law graphs, R-MAT):
-// measured on the H100, RMerge beat the first hash version on every matrix
-// with short rows, and lost 2-5x to cuSPARSE where it splits.
-inline constexpr std::int64_t rmerge_max_row_length = 128;
-// ... and whose rows are regular: the longest at most this many times the
-// mean. A merge pass sizes its sub-warps by the longest row; on skewed short
-// rows the hash method's one-launch warp tables win (H100, ms, hash vs
-// RMerge): hep-th (longest 50, mean 3.8) 0.25 vs 0.29, p2p-Gnutella31 (78,
-// 2.4) 0.27 vs 0.34; RMerge keeps the stencils, FEM matrices and road
-// networks (cage11 0.54 vs 0.75, delaunay_n16 0.18 vs 0.40, ct2010 (53,
-// 5.0) 0.29 vs 0.42, luxembourg_osm 0.10 vs 0.48).
-inline constexpr double rmerge_max_length_spread = 12;
-
-// ESC (expand-sort-compress) is not an automatic choice: since the hash
-// method has segment rows and one launch for its warp tables it is faster on
-// every measured matrix but rajat01 (H100, f64, ms, hash vs ESC):
-// email-Enron 3.9 vs 6.7, soc-Epinions1 4.5 vs 6.7, rmat:16:16 18.0 vs 49.2,
-// web-NotreDame 5.3 vs 13.6, ca-CondMat 0.75 vs 0.83, wiki-Vote 0.83 vs 0.80,
-// rajat01 1.49 vs 1.10; and its workspace (up to 36 bytes per product of a
-// slice) is 30-800 bytes per entry of C on the products that compress much,
-// against the 12 the planner allows itself.
-// Operands made of dense b x b blocks (multi-dof FEM: elasticity, b = 3) take
-// the block method (engine/block/): its symbolic pass runs on the block
-// patterns (b^3 fewer products, b^2 fewer entries), its numeric pass
-// multiplies whole blocks. Measured on the H100 (f64, ms, block vs RMerge vs
-// cuSPARSE ALG1): elasticity3d:40 2.05 vs 14.2 vs 42.3; 2x2 blocks (the
-// 27-point stencil on 32^3 nodes, kron with ones(2, 2)) 0.81 vs 1.91 vs 9.3;
-// 6x6 blocks (9-point stencil on 128^2 nodes) 0.41 vs 1.98 vs 13.7. b = 2
-// wins too, so every common size takes it.
-inline constexpr int block_min_size = 2;
-
-inline choice choose_method(const row_shape& s) {
-  choice c;
-  if (s.rows == 0 || s.empty_product) {
-    c.algo = algorithm::hash;
-    c.reason = "empty product";
-  } else if (s.block_size >= block_min_size) {
-    c.algo = algorithm::block;
-    c.reason = "A and B made of dense " + std::to_string(s.block_size) + "x" + std::to_string(s.block_size) + " blocks";
-  } else if (s.max_row_length <= rmerge_max_row_length &&
-             static_cast<double>(s.max_row_length) <= rmerge_max_length_spread * s.mean_row_length()) {
-    c.algo = algorithm::rmerge;
-    c.reason = "regular rows of A that fit one merge pass";
-  } else {
-    c.algo = algorithm::hash;
-    c.hybrid = true;
-    c.reason = "long rows of A: hash tables and segment rows per bin";
-  }
-  return c;
 }
 
 }  // namespace spgemm::planner
