@@ -119,6 +119,11 @@ int64_t fake_backend::products_run() const {
   return products_;
 }
 
+std::size_t fake_backend::last_memory_limit() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_memory_limit_;
+}
+
 spgemm::backend_memory fake_backend::memory() const {
   std::lock_guard<std::mutex> lock(mu_);
   spgemm::backend_memory m;
@@ -216,10 +221,9 @@ std::shared_ptr<spgemm::stored_matrix> fake_backend::multiply(const spgemm::stor
                                                               const spgemm::cancel_token& cancel,
                                                               std::size_t* peak_bytes) {
   const spgemm::memory_estimate e = estimate_multiply(a, b, options);
-  // As the engine keeps its estimate: a product never holds more than its limit.
-  if (e.total() > memory_limit) {
-    throw spgemm::error(spgemm::error_kind::does_not_fit, "fake: needs " + std::to_string(e.total()) +
-                                                              " bytes, limit " + std::to_string(memory_limit));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    last_memory_limit_ = memory_limit;
   }
   if (peak_bytes) *peak_bytes = e.total();
   run_call(cancel);

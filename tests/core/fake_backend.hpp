@@ -45,6 +45,8 @@ class fake_backend final : public spgemm::backend {
   std::size_t allocated() const;  // bytes held now
   std::size_t peak() const;       // the most held at once
   int64_t products_run() const;
+  // The memory limit the last product was given (its admitted estimate).
+  std::size_t last_memory_limit() const;
 
   std::string name() const override { return name_; }
   std::string description() const override { return "fake backend " + name_; }
@@ -88,6 +90,7 @@ class fake_backend final : public spgemm::backend {
   bool gate_open_ = true;
   int running_ = 0;
   int64_t products_ = 0;
+  std::size_t last_memory_limit_ = 0;
   std::size_t allocated_ = 0, peak_ = 0;
 };
 

@@ -59,6 +59,7 @@ TEST_F(scheduler_test, a_job_runs_on_a_worker_and_its_result_keeps_its_bytes_res
   EXPECT_EQ(j->kind, "multiply");
   EXPECT_EQ(j->methods, "fake");
   EXPECT_EQ(j->products, 1000);
+  EXPECT_EQ(f.fake().last_memory_limit(), j->step_estimate);  // the engine is held to the admitted estimate
   EXPECT_GT(j->times.compute, 0);
   EXPECT_EQ(f.fake().allocated(), 2 * small.bytes());
   e.product.reset();
