@@ -79,9 +79,13 @@ struct scratch {
 
 }  // namespace
 
-std::string spgemmd_process::start(const std::string& tag, const std::vector<std::string>& flags) {
+std::string spgemmd_binary() {
   const char* env = std::getenv("SPGEMMD");
-  const std::string binary = env && *env ? env : SPGEMMD_PATH;
+  return env && *env ? env : SPGEMMD_PATH;
+}
+
+std::string spgemmd_process::start(const std::string& tag, const std::vector<std::string>& flags) {
+  const std::string binary = spgemmd_binary();
   if (::access(binary.c_str(), X_OK) != 0) {
     return "spgemmd not found at " + binary + " (build target spgemmd, or set SPGEMMD)";
   }
@@ -89,6 +93,9 @@ std::string spgemmd_process::start(const std::string& tag, const std::vector<std
   const std::string log_file = scratch_path(tag + ".log");
   std::vector<std::string> args = {binary, "--listen=127.0.0.1:0", "--port_file=" + port_file, "--metrics_listen="};
   args.insert(args.end(), flags.begin(), flags.end());
+  std::vector<char*> argv;  // made before fork: the child may only make async-signal-safe calls
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
   pid_ = ::fork();
   if (pid_ == 0) {
     int fd = ::open(log_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -96,9 +103,6 @@ std::string spgemmd_process::start(const std::string& tag, const std::vector<std
       ::dup2(fd, STDOUT_FILENO);
       ::dup2(fd, STDERR_FILENO);
     }
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
     ::execv(binary.c_str(), argv.data());
     ::_exit(127);
   }

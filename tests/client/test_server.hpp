@@ -10,6 +10,9 @@
 
 namespace spgemm::client_test {
 
+// SPGEMMD, or the build's spgemmd.
+std::string spgemmd_binary();
+
 // A spgemmd child process listening on a free port of 127.0.0.1; its output
 // goes to a log in the scratch dir. Stopped (SIGTERM) when destroyed.
 class spgemmd_process {
@@ -19,9 +22,10 @@ class spgemmd_process {
   spgemmd_process& operator=(const spgemmd_process&) = delete;
   ~spgemmd_process() { stop(SIGTERM); }
 
-  // Starts SPGEMMD (or the build's spgemmd) with `flags` after the listen,
-  // port file and metrics flags; its files are TAG.port and TAG.log in the
-  // scratch dir. Empty on success, else what went wrong (with the log).
+  // Starts spgemmd_binary() with `flags` after the listen, port file and
+  // metrics flags (a flag given again in `flags` wins); its files are
+  // TAG.port and TAG.log in the scratch dir. Empty on success, else what went
+  // wrong (with the log).
   std::string start(const std::string& tag, const std::vector<std::string>& flags);
   // Sends `sig`, waits up to 5 s for the exit, then SIGKILLs.
   void stop(int sig);
