@@ -500,7 +500,8 @@ int main(int argc, char** argv) {
   } catch (const sc::Error& e) {
     const int code = exit_code_of(e, client.get());
     if (code == exit_connection) {
-      std::fprintf(stderr, "spgemm: cannot connect to server at %s: %s\n", g.server.c_str(), e.what());
+      const std::string address = client ? client->options().address : g.server;
+      std::fprintf(stderr, "spgemm: cannot connect to server at %s: %s\n", address.c_str(), e.what());
     } else {
       std::fprintf(stderr, "spgemm: %s\n", e.what());
     }

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "spgemm/v1/spgemm.grpc.pb.h"
+#include "wire/address.hpp"
 #include "wire/chunk_codec.hpp"
 #include "wire/chunk_frame.hpp"
 
@@ -337,6 +338,7 @@ Client::Client(connection_options options) : channel_(std::make_shared<detail::c
   args.SetMaxReceiveMessageSize(64 << 20);
   if (!options.load_balancing_policy.empty()) args.SetLoadBalancingPolicyName(options.load_balancing_policy);
   if (options.tls && !options.tls_target_name.empty()) args.SetSslTargetNameOverride(options.tls_target_name);
+  options.address = spgemm::wire::with_default_port(options.address);
   channel_->grpc_channel = grpc::CreateCustomChannel(options.address, creds, args);
   channel_->stub = v1::Spgemm::NewStub(channel_->grpc_channel);
   channel_->raw = std::make_unique<detail::raw_methods>(channel_->grpc_channel);

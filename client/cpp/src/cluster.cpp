@@ -15,6 +15,8 @@
 #include <set>
 #include <thread>
 
+#include "wire/address.hpp"
+
 namespace spgemm::client {
 
 namespace v1 = spgemm::v1;
@@ -89,7 +91,7 @@ std::vector<std::string> resolve_dns(const std::string& target, std::string* hos
     const auto slash = rest.find('/', 2);
     rest = slash == std::string::npos ? std::string() : rest.substr(slash + 1);
   }
-  std::string host, port = "443";
+  std::string host, port = std::to_string(spgemm::wire::default_port);
   if (!rest.empty() && rest[0] == '[') {
     const auto close = rest.find(']');
     if (close == std::string::npos) return {};
@@ -229,7 +231,7 @@ Cluster::Cluster(const std::vector<std::string>& addresses, cluster_options opti
     if (!tls_name.empty() && o.tls_target_name.empty()) o.tls_target_name = tls_name;
     if (!lb.empty()) o.load_balancing_policy = lb;
     state::server s;
-    s.address = address;
+    s.address = spgemm::wire::with_default_port(address);
     s.client = std::make_unique<Client>(std::move(o));
     s_->servers.push_back(std::move(s));
   };

@@ -14,7 +14,7 @@ import grpc
 import numpy as np
 import scipy.sparse as sp
 
-from . import _progress, _wire
+from . import _address, _progress, _wire
 from .errors import NotFound, ProtocolError, SpgemmError, from_rpc_error
 from .info import JobStats, MatrixInfo, ServerStatus
 from .v1 import spgemm_pb2 as pb
@@ -155,7 +155,8 @@ class Client:
     """A connection to an spgemmd server.
 
     Args:
-        address: ``host:port`` of the server.
+        address: ``host:port`` of the server; port 50051 where none is given;
+            default: ``SPGEMM_SERVER``, else ``localhost:50051``.
         token: a bearer token sent as ``authorization: Bearer <token>`` metadata.
         tls: ``None``/``False`` for a plaintext channel, ``True`` for TLS with the
             system's roots, a path to a PEM file of root certificates, or
@@ -172,7 +173,7 @@ class Client:
 
     def __init__(
         self,
-        address: str,
+        address: Optional[str] = None,
         *,
         token: Optional[str] = None,
         tls: Union[None, bool, str, grpc.ChannelCredentials] = None,
@@ -183,6 +184,9 @@ class Client:
     ) -> None:
         if chunk_bytes < 1024:
             raise ValueError("spgemm: chunk_bytes must be at least 1024")
+        address = _address.with_default_port(address or _address.default_address())
+        if "," in address:
+            raise ValueError("spgemm: %r names several servers: a Client talks to one (see spgemm.Cluster)" % address)
         self.address: str = address
         self.timeout: Optional[float] = timeout
         self.chunk_bytes: int = int(chunk_bytes)

@@ -25,6 +25,7 @@
 namespace spgemm::client {
 
 struct connection_options {
+  // host:port; without a port, spgemmd's 50051.
   std::string address = "localhost:50051";
   bool tls = false;
   std::string root_cert_file;  // PEM roots for TLS; empty: the system's
