@@ -660,26 +660,32 @@ int run(const options& o) {
            "\n\n");
   out.table_header();
 
-  bool mismatch = false, load_failed = false;
+  bool mismatch = false, bad_input = false;
   const spgemm::value_type precision = o.precision == "f32" ? spgemm::value_type::f32 : spgemm::value_type::f64;
   for (const std::string& input : o.inputs) {
     const auto [a_spec, b_spec] = split_pair(input, o.b_spec);
     matrix_job job;
+    spgemm::csr_matrix<double> a;
+    std::optional<spgemm::csr_matrix<double>> b;
+    try {
+      a = spgemm::load_matrix(a_spec);
+      if (!b_spec.empty()) b = spgemm::load_matrix(b_spec);
+    } catch (const spgemm::error& e) {
+      // The message names the file or spec; the `spgemm` CLI reports it in the same words.
+      std::cerr << "spgemm-bench: " << e.what() << "\n";
+      bad_input = true;
+      continue;
+    }
     try {
       job.name = spgemm::matrix_name(a_spec);
-      spgemm::csr_matrix<double> a = spgemm::load_matrix(a_spec);
-      std::optional<spgemm::csr_matrix<double>> b;
-      if (!b_spec.empty()) {
-        b = spgemm::load_matrix(b_spec);
-        job.name += "*" + spgemm::matrix_name(b_spec);
-      }
+      if (b) job.name += "*" + spgemm::matrix_name(b_spec);
       spgemm::require_conformable(spgemm::info_of(a), spgemm::info_of(b ? *b : a));
       if (!o.transpose) job.stats = spgemm::compute_product_stats(a, b ? *b : a);
       job.a = spgemm::convert_values(spgemm::any_csr(std::move(a)), precision);
       if (b) job.b = spgemm::convert_values(spgemm::any_csr(std::move(*b)), precision);
     } catch (const std::exception& e) {
       std::cerr << "spgemm-bench: " << input << ": " << error_text(e) << "\n";
-      load_failed = true;
+      bad_input = true;
       continue;
     }
     if (o.transpose) {
@@ -706,7 +712,7 @@ int run(const options& o) {
     out.text(ratio_line(out.rows()));
   }
   if (mismatch) std::cerr << "spgemm-bench: some results do not match the reference (see status)\n";
-  return mismatch || load_failed ? 1 : 0;
+  return mismatch ? 1 : bad_input ? 2 : 0;
 }
 
 }  // namespace

@@ -1,13 +1,17 @@
 // spgemm: the command-line client of spgemmd.
 //
 //   spgemm multiply A.mtx [B.mtx] -o C.mtx [--algorithm NAME] [--keep] [--stats]
+//   spgemm multiply poisson3d7:64 -o C.mtx      (a generated operand)
 //   spgemm galerkin P.mtx A.mtx -o Ac.mtx      spgemm transpose A.mtx -o At.mtx
 //   spgemm upload F.mtx...    spgemm download HANDLE -o F.mtx
 //   spgemm ls    spgemm rm HANDLE...    spgemm status
 //   spgemm --server h1:p,h2:p,h3:p multiply A.mtx B.mtx -o C.mtx [--panels N]
 //
-// Operands are .mtx / .mtx.gz files (uploaded for the call and deleted after
-// it, unless --keep) or handles of matrices already on the server ("m-...").
+// Operands are .mtx / .mtx.gz files or generator specs (uploaded for the call
+// and deleted after it, unless --keep) or handles of matrices already on the
+// server ("m-..."). Files and specs are read with the engine's host-only core
+// (spgemm::engine_core), the reader and generators spgemm-bench uses, so both
+// programs take the same operands and report bad ones in the same words.
 #include <CLI/CLI.hpp>
 
 #include <sys/stat.h>
@@ -24,6 +28,8 @@
 #include "progress.hpp"
 #include "spgemm/client/client.hpp"
 #include "spgemm/client/cluster.hpp"
+#include "spgemm/errors.hpp"
+#include "spgemm/generate.hpp"
 
 namespace {
 
@@ -41,18 +47,25 @@ constexpr int exit_connection = 4;
 constexpr const char* exit_codes_help =
     "Exit codes:\n"
     "  0  success\n"
-    "  2  usage or bad input: bad arguments, a missing or malformed .mtx file, an\n"
-    "     output file that cannot be written, or the server's INVALID_ARGUMENT /\n"
-    "     NOT_FOUND (e.g. mismatched shapes, an unknown handle)\n"
+    "  2  usage or bad input: bad arguments, a missing or malformed .mtx file or\n"
+    "     generator spec (as spgemm-bench reports them), an output file that cannot\n"
+    "     be written, or the server's INVALID_ARGUMENT / NOT_FOUND (e.g. mismatched\n"
+    "     shapes, an unknown handle)\n"
     "  3  the server failed the request (any other gRPC status, e.g.\n"
     "     RESOURCE_EXHAUSTED, INTERNAL)\n"
     "  4  no connection: the server is unreachable (UNAVAILABLE) or the deadline\n"
     "     passed before it connected (DEADLINE_EXCEEDED)\n"
     "\n"
     "Environment:\n"
-    "  SPGEMM_SERVER  server address when --server is not given (default localhost:50051);\n"
-    "                 a comma-separated list of servers is used by multiply only\n"
+    "  SPGEMM_SERVER  server address when --server is not given (default localhost:50051;\n"
+    "                 port 50051 where none is given); a comma-separated list of\n"
+    "                 servers is used by multiply only\n"
     "  SPGEMM_TOKEN   bearer token when --token is not given\n";
+
+constexpr const char* how_to_start_a_server =
+    "spgemm: start a server on this host with `spgemmd` (it listens on port 50051; in a\n"
+    "        build tree: build/server/spgemmd), or name a running one with --server\n"
+    "        HOST[:PORT] or SPGEMM_SERVER\n";
 
 // A failure with its exit code, raised by the CLI itself.
 struct cli_error {
@@ -91,12 +104,15 @@ std::string count(std::int64_t n) {
 
 // ---------------------------------------------------------------- operands
 
-// An operand named on the command line: a file read up front (so bad input
-// is reported before any connection is made), or a server-side handle.
+using local_matrix = spgemm::csr_matrix<double>;
+
+// An operand named on the command line: a file or generator spec read up
+// front (so bad input is reported before any connection is made), or a
+// server-side handle.
 struct operand {
   std::string arg;
-  std::optional<sc::csr_matrix> matrix;  // when a file
-  sc::RemoteMatrix uploaded;             // after upload
+  std::optional<local_matrix> matrix;  // when a file or spec
+  sc::RemoteMatrix uploaded;           // after upload
   std::string handle;
 };
 
@@ -106,24 +122,40 @@ operand read_operand(const std::string& arg) {
   if (looks_like_handle(arg)) {
     op.handle = arg;
   } else {
-    op.matrix = sc::read_matrix_market(arg);
+    op.matrix = spgemm::load_matrix(arg);
   }
   return op;
 }
 
-std::string base_name(const std::string& path) {
-  auto pos = path.find_last_of('/');
-  return pos == std::string::npos ? path : path.substr(pos + 1);
+// The name a matrix is stored under: the file's name, or the spec.
+std::string upload_name(const std::string& arg) {
+  auto pos = arg.find_last_of('/');
+  return spgemm::is_generator_spec(arg) || pos == std::string::npos ? arg : arg.substr(pos + 1);
 }
 
-// Uploads a file operand (once); returns the bytes sent.
+sc::matrix_ref ref_of(const local_matrix& m) {
+  return sc::matrix_ref::of(m.rows, m.cols, m.row_offsets.data(), m.col_indices.data(), m.values.data());
+}
+
+// The same arrays as the client library's CSR (a Cluster takes those).
+sc::csr_matrix to_client(local_matrix&& m) {
+  sc::csr_matrix c;
+  c.rows = m.rows;
+  c.cols = m.cols;
+  c.row_offsets = std::move(m.row_offsets);
+  c.col_indices = std::move(m.col_indices);
+  c.values = std::move(m.values);
+  return c;
+}
+
+// Uploads a file or spec operand (once); returns the bytes sent.
 std::int64_t upload_operand(sc::Client& client, operand& op) {
   if (!op.matrix) return 0;
   progress_bar bar("upload");
   sc::upload_options o;
-  o.name = base_name(op.arg);
+  o.name = upload_name(op.arg);
   o.on_progress = bar.callback();
-  op.uploaded = client.upload(*op.matrix, o);
+  op.uploaded = client.upload(ref_of(*op.matrix), o);
   op.handle = op.uploaded.handle();
   op.matrix.reset();
   bar.finish();
@@ -138,12 +170,13 @@ void write_output(const std::string& path, const sc::csr_matrix& m) {
   }
 }
 
-void print_stats(const v1::JobStats& s, std::int64_t bytes_up, std::int64_t bytes_down) {
+// `product`: a product or Galerkin product (a transpose has no flops to count).
+void print_stats(const v1::JobStats& s, std::int64_t bytes_up, std::int64_t bytes_down, bool product) {
   std::fprintf(stderr, "algorithm   %s on %s\n", s.algorithm().c_str(), s.device().c_str());
   std::fprintf(stderr, "time        compute %s, queue %s, total %s (server-side)\n",
                human_duration(s.compute_ms() / 1e3).c_str(), human_duration(s.queue_ms() / 1e3).c_str(),
                human_duration(s.total_ms() / 1e3).c_str());
-  std::fprintf(stderr, "GFLOPS      %.3f (%.4g flops)\n", s.gflops(), s.flops());
+  if (product) std::fprintf(stderr, "GFLOPS      %.3f (%.4g flops)\n", s.gflops(), s.flops());
   std::fprintf(stderr, "nnz         %s\n", count(s.nnz()).c_str());
   std::fprintf(stderr, "bytes       %s uploaded, %s streamed back, %s job estimate\n",
                human_bytes(static_cast<double>(bytes_up)).c_str(),
@@ -178,14 +211,14 @@ void check_output(const product_args& a) {
 }
 
 template <typename Local, typename Kept>
-void run_product(const product_args& args, std::int64_t bytes_up, Local&& local, Kept&& kept) {
+void run_product(const product_args& args, std::int64_t bytes_up, bool product, Local&& local, Kept&& kept) {
   sc::product_options o;
   o.algorithm = args.algorithm;
   o.name = args.name;
   if (args.keep) {
     sc::kept_result r = kept(o);
     std::printf("%s\n", r.matrix.release().c_str());
-    if (args.stats) print_stats(r.stats, bytes_up, 0);
+    if (args.stats) print_stats(r.stats, bytes_up, 0, product);
     return;
   }
   progress_bar bar("result");
@@ -193,7 +226,7 @@ void run_product(const product_args& args, std::int64_t bytes_up, Local&& local,
   sc::local_result r = local(o);
   bar.finish();
   write_output(args.output, r.matrix);
-  if (args.stats) print_stats(r.stats, bytes_up, bar.bytes());
+  if (args.stats) print_stats(r.stats, bytes_up, bar.bytes(), product);
 }
 
 int exit_code_of(const sc::Error& e, const sc::Client* client) {
@@ -212,7 +245,7 @@ int exit_code_of(const sc::Error& e, const sc::Client* client) {
 }
 
 void add_product_flags(CLI::App* sub, product_args& a, bool with_algorithm) {
-  sub->add_option("-o,--output", a.output, "Result file (.mtx, or .mtx.gz to compress)");
+  sub->add_option("-o,--output", a.output, "Result file (.mtx, or .mtx.gz to compress); required unless --keep");
   if (with_algorithm) {
     sub->add_option("--algorithm", a.algorithm, "Method: auto (default); on a GPU server rmerge, hash, esc or block; gustavson (CPU)");
   }
@@ -220,15 +253,19 @@ void add_product_flags(CLI::App* sub, product_args& a, bool with_algorithm) {
                 "Keep the result on the server and print its handle instead of downloading it; "
                 "uploaded operands are kept too (their handles go to stderr)");
   sub->add_option("--name", a.name, "Name of the kept result");
-  sub->add_flag("--stats", a.stats, "Print server-side time, GFLOPS, nnz and bytes moved on stderr");
+  sub->add_flag("--stats", a.stats,
+                with_algorithm ? "Print server-side time, GFLOPS, nnz and bytes moved on stderr"
+                               : "Print server-side time, nnz and bytes moved on stderr");
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"spgemm: sparse matrix-matrix products on an spgemmd server.\n"
-               "Operands are Matrix Market files (.mtx, .mtx.gz) or handles (m-...) of matrices "
-               "stored on the server."};
+               "Operands are Matrix Market files (.mtx, .mtx.gz), generator specs as spgemm-bench takes "
+               "them (poisson3d7:64, rmat:16:16, elasticity3d:20, ...) or handles (m-...) of matrices "
+               "stored on the server.",
+               "spgemm"};
   app.footer(exit_codes_help);
   app.require_subcommand(1);
 
@@ -238,20 +275,21 @@ int main(int argc, char** argv) {
   g.server = env_server && *env_server ? env_server : "localhost:50051";
   g.token = env_token ? env_token : "";
   app.add_option("-s,--server", g.server,
-                 "Server address host:port (env SPGEMM_SERVER); multiply also takes a comma-separated "
-                 "list (or dns:///name:port) and spreads its work over those servers")
+                 "Server address host[:port], port 50051 where none is given (env SPGEMM_SERVER); multiply "
+                 "also takes a comma-separated list (or dns:///name:port) and spreads its work over those servers")
       ->capture_default_str();
   app.add_option("--token", g.token, "Bearer token sent with every call (env SPGEMM_TOKEN)");
   app.add_flag("--tls", g.tls, "Connect with TLS");
-  app.add_option("--ca-cert", g.ca_cert, "PEM root certificates for --tls (default: the system's)");
+  app.add_option("--ca-cert", g.ca_cert, "PEM root certificates for --tls (default: the system's)")
+      ->check(CLI::ExistingFile);
   app.add_option("--timeout", g.timeout_s, "Deadline of each call in seconds (0: none)")->capture_default_str();
 
   // multiply
   product_args mul;
   std::string mul_a, mul_b;
   auto* multiply = app.add_subcommand("multiply", "C = A * B (B defaults to A)");
-  multiply->add_option("A", mul_a, "Left operand: .mtx file or handle")->required();
-  multiply->add_option("B", mul_b, "Right operand: .mtx file or handle (default: A)");
+  multiply->add_option("A", mul_a, "Left operand: .mtx file, generator spec or handle")->required();
+  multiply->add_option("B", mul_b, "Right operand: .mtx file, generator spec or handle (default: A)");
   add_product_flags(multiply, mul, true);
   int mul_panels = 0;
   multiply->add_option("--panels", mul_panels,
@@ -265,7 +303,7 @@ int main(int argc, char** argv) {
   std::string gal_p, gal_a, gal_form = "ptap";
   auto* galerkin = app.add_subcommand("galerkin", "Galerkin product Ac = P^T A P (or P A P^T with --form papt)");
   galerkin->add_option("P", gal_p, "Prolongator (or restriction for papt): .mtx file or handle")->required();
-  galerkin->add_option("A", gal_a, "Fine matrix: .mtx file or handle")->required();
+  galerkin->add_option("A", gal_a, "Fine matrix: .mtx file, generator spec or handle")->required();
   galerkin->add_option("--form", gal_form, "ptap (P^T A P) or papt (P A P^T)")
       ->check(CLI::IsMember({"ptap", "papt"}))
       ->capture_default_str();
@@ -276,7 +314,7 @@ int main(int argc, char** argv) {
   product_args tr;
   std::string tr_a;
   auto* transpose = app.add_subcommand("transpose", "At = A^T");
-  transpose->add_option("A", tr_a, "Operand: .mtx file or handle")->required();
+  transpose->add_option("A", tr_a, "Operand: .mtx file, generator spec or handle")->required();
   add_product_flags(transpose, tr, false);
   transpose->footer(exit_codes_help);
 
@@ -284,9 +322,9 @@ int main(int argc, char** argv) {
   std::vector<std::string> up_files;
   std::string up_name;
   std::int64_t up_ttl = 0;
-  auto* upload = app.add_subcommand("upload", "Upload .mtx files; prints one handle per file");
-  upload->add_option("FILE", up_files, "Matrix Market files (.mtx, .mtx.gz)")->required();
-  upload->add_option("--name", up_name, "Name shown by ls (default: the file name)");
+  auto* upload = app.add_subcommand("upload", "Upload .mtx files or generated matrices; prints one handle per matrix");
+  upload->add_option("FILE", up_files, "Matrix Market files (.mtx, .mtx.gz) or generator specs")->required();
+  upload->add_option("--name", up_name, "Name shown by ls (default: the file name or the spec)");
   upload->add_option("--ttl", up_ttl, "Delete after this many seconds unused (0: the server's default)");
   upload->footer(exit_codes_help);
 
@@ -343,11 +381,11 @@ int main(int argc, char** argv) {
       check_output(mul);
       if (mul.keep) throw cli_error{exit_usage, "--keep takes a single server (a kept result lives on one)"};
       if (looks_like_handle(mul_a) || (!mul_b.empty() && looks_like_handle(mul_b))) {
-        throw cli_error{exit_usage, "with several servers the operands must be .mtx files, not handles"};
+        throw cli_error{exit_usage, "with several servers the operands must be .mtx files or generator specs, not handles"};
       }
-      const sc::csr_matrix a = sc::read_matrix_market(mul_a);
+      const sc::csr_matrix a = to_client(spgemm::load_matrix(mul_a));
       std::optional<sc::csr_matrix> b_file;
-      if (!mul_b.empty() && mul_b != mul_a) b_file = sc::read_matrix_market(mul_b);
+      if (!mul_b.empty() && mul_b != mul_a) b_file = to_client(spgemm::load_matrix(mul_b));
       const sc::csr_matrix& b = b_file ? *b_file : a;
       sc::cluster_options co;
       co.connection.tls = g.tls;
@@ -380,7 +418,7 @@ int main(int argc, char** argv) {
         write_output(mul.output, r.matrix);
         if (mul.stats) {
           std::fprintf(stderr, "server      %s\n", cluster.address(where).c_str());
-          print_stats(r.stats, 0, 0);
+          print_stats(r.stats, 0, 0, true);
         }
       }
     } else if (*multiply || *galerkin || *transpose) {
@@ -404,34 +442,34 @@ int main(int argc, char** argv) {
       const std::string h1 = ops.size() > 1 ? ops[1].handle : h0;
       if (*multiply) {
         run_product(
-            args, bytes_up, [&](const sc::product_options& o) { return c.multiply(h0, h1, o); },
+            args, bytes_up, true, [&](const sc::product_options& o) { return c.multiply(h0, h1, o); },
             [&](const sc::product_options& o) { return c.multiply_kept(h0, h1, o); });
       } else if (*galerkin) {
         const auto form = gal_form == "papt" ? v1::P_A_PT : v1::PT_A_P;
         run_product(
-            args, bytes_up, [&](const sc::product_options& o) { return c.galerkin(h0, h1, form, o); },
+            args, bytes_up, true, [&](const sc::product_options& o) { return c.galerkin(h0, h1, form, o); },
             [&](const sc::product_options& o) { return c.galerkin_kept(h0, h1, form, o); });
       } else {
         run_product(
-            args, bytes_up, [&](const sc::product_options& o) { return c.transpose(h0, o); },
+            args, bytes_up, false, [&](const sc::product_options& o) { return c.transpose(h0, o); },
             [&](const sc::product_options& o) { return c.transpose_kept(h0, o); });
       }
       std::vector<operand*> ptrs;
       for (auto& op : ops) ptrs.push_back(&op);
       settle_operands(ptrs, args.keep);
     } else if (*upload) {
-      std::vector<sc::csr_matrix> matrices;
-      for (const auto& f : up_files) matrices.push_back(sc::read_matrix_market(f));
+      std::vector<local_matrix> matrices;
+      for (const auto& f : up_files) matrices.push_back(spgemm::load_matrix(f));
       auto& c = connect();
       for (std::size_t i = 0; i < matrices.size(); ++i) {
         progress_bar bar("upload");
         sc::upload_options o;
-        o.name = up_name.empty() ? base_name(up_files[i]) : up_name;
+        o.name = up_name.empty() ? upload_name(up_files[i]) : up_name;
         o.ttl_seconds = up_ttl;
         o.on_progress = bar.callback();
-        sc::RemoteMatrix m = c.upload(matrices[i], o);
+        sc::RemoteMatrix m = c.upload(ref_of(matrices[i]), o);
         bar.finish();
-        matrices[i] = sc::csr_matrix();
+        matrices[i] = local_matrix();
         std::printf("%s\n", m.release().c_str());
         std::fflush(stdout);
       }
@@ -497,11 +535,15 @@ int main(int argc, char** argv) {
   } catch (const cli_error& e) {
     std::fprintf(stderr, "spgemm: %s\n", e.message.c_str());
     return e.code;
+  } catch (const spgemm::error& e) {  // a file or generator spec that cannot be read
+    std::fprintf(stderr, "spgemm: %s\n", e.what());
+    return exit_usage;
   } catch (const sc::Error& e) {
     const int code = exit_code_of(e, client.get());
     if (code == exit_connection) {
       const std::string address = client ? client->options().address : g.server;
-      std::fprintf(stderr, "spgemm: cannot connect to server at %s: %s\n", address.c_str(), e.what());
+      std::fprintf(stderr, "spgemm: cannot connect to server at %s: %s\n%s", address.c_str(), e.what(),
+                   how_to_start_a_server);
     } else {
       std::fprintf(stderr, "spgemm: %s\n", e.what());
     }

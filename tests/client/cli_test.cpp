@@ -1,13 +1,20 @@
 // The `spgemm` CLI against a real spgemmd: every subcommand on shared
-// matrices, output files checked against the engine's CPU reference (read
-// back with the engine's own reader), and the error paths with their exit
-// codes and messages.
+// matrices and on generated operands,
+// output files checked against the engine's CPU reference (read back with
+// the engine's own reader), and the error paths with their exit codes and
+// messages (the same as spgemm-bench's for bad input).
+#include <sys/wait.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include <gtest/gtest.h>
 
+#include "spgemm/generate.hpp"
 #include "spgemm/io.hpp"
 #include "spgemm/reference.hpp"
 #include "test_server.hpp"
@@ -221,6 +228,33 @@ TEST_F(CliShared, UploadLsDownloadKeepHandlesAndRm) {
   EXPECT_TRUE(contains(rm.err, "NOT_FOUND")) << rm.err;
 }
 
+TEST(CliOperands, GeneratorSpecsAreOperandsAsInTheBench) {
+  const std::string out = scratch_path("poisson3d7.sq.mtx");
+  auto r = cli({"multiply", "poisson3d7:6", "-o", out});
+  EXPECT_EXIT_CODE(r, 0);
+  const matrix a = spgemm::generate("poisson3d7:6");
+  const matrix c = spgemm::read_matrix_market(out);
+  const matrix ref = spgemm::cpu_multiply(a, a, 2);
+  ASSERT_EQ(c.col_indices, ref.col_indices);
+  EXPECT_LE(spgemm::scaled_max_error(c, ref, a, a), 1e-14);
+
+  // Uploaded under the spec's name.
+  auto up = cli({"upload", "rmat:8:4"});
+  EXPECT_EXIT_CODE(up, 0);
+  const std::string h = lines(up.out).at(0);
+  auto ls = cli({"ls"});
+  EXPECT_TRUE(contains(ls.out, "rmat:8:4")) << ls.out;
+  EXPECT_EXIT_CODE(cli({"rm", h}), 0);
+}
+
+TEST(CliOperands, TransposeStatsHaveNoGflops) {
+  const std::string out = scratch_path("poisson2d5.t.mtx");
+  auto r = cli({"transpose", "poisson2d5:5", "-o", out, "--stats"});
+  EXPECT_EXIT_CODE(r, 0);
+  EXPECT_TRUE(contains(r.err, "nnz")) << r.err;
+  EXPECT_FALSE(contains(r.err, "GFLOPS")) << r.err;
+}
+
 TEST_F(CliShared, StatusShowsTheServer) {
   auto r = cli({"status"});
   EXPECT_EXIT_CODE(r, 0);
@@ -232,24 +266,37 @@ TEST_F(CliShared, StatusShowsTheServer) {
   EXPECT_EXIT_CODE(r, 0);
 }
 
+// stderr without its first word, the program's name ("spgemm: ", "spgemm-bench: ").
+std::string after_program(const std::string& err) { return err.substr(err.find(": ") + 2); }
+
 TEST(CliErrors, BadInputExitsTwoWithAMessage) {
   const std::string server = test_server::address();
   auto r = run_cli({"multiply", scratch_path("missing.mtx"), "-o", scratch_path("x.mtx")}, server);
   EXPECT_EXIT_CODE(r, 2);
-  EXPECT_TRUE(contains(r.err, "missing.mtx")) << r.err;
-  EXPECT_TRUE(contains(r.err, "cannot open")) << r.err;
+  EXPECT_EQ(r.err, "spgemm: " + scratch_path("missing.mtx") + ": cannot open (No such file or directory)\n");
 
   const std::string bad = scratch_path("malformed.mtx");
   write_text(bad, "%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1.0\n2 two 1.0\n");
   r = run_cli({"upload", bad}, server);
   EXPECT_EXIT_CODE(r, 2);
-  EXPECT_TRUE(contains(r.err, "malformed.mtx: line 4")) << r.err;
+  EXPECT_TRUE(contains(r.err, "malformed.mtx:4: ")) << r.err;
+  EXPECT_FALSE(contains(r.err, "INVALID_ARGUMENT")) << "a local file's error is not the server's: " << r.err;
 
   const std::string dup = scratch_path("dup.mtx");
   write_text(dup, "%%MatrixMarket matrix coordinate real general\n3 3 2\n1 2 1.0\n1 2 1.0\n");
   r = run_cli({"multiply", dup, "-o", scratch_path("x.mtx")}, server);
   EXPECT_EXIT_CODE(r, 2);
-  EXPECT_TRUE(contains(r.err, "duplicate entry (1, 2)")) << r.err;
+  EXPECT_TRUE(contains(r.err, "entry (1, 2) appears more than once")) << r.err;
+
+  r = run_cli({"multiply", "poisson3d7:0", "-o", scratch_path("x.mtx")}, server);
+  EXPECT_EXIT_CODE(r, 2);
+  EXPECT_TRUE(contains(r.err, "generator spec 'poisson3d7:0'")) << r.err;
+
+  // An output file that cannot be written: no status name either.
+  r = run_cli({"multiply", "poisson2d5:3", "-o", scratch_path("no-such-dir/x.mtx")}, server);
+  EXPECT_EXIT_CODE(r, 2);
+  EXPECT_TRUE(contains(r.err, "cannot write")) << r.err;
+  EXPECT_FALSE(contains(r.err, "INTERNAL")) << r.err;
 
   // Bad input is reported before any connection is tried.
   r = run_cli({"multiply", bad, "-o", scratch_path("x.mtx")}, "127.0.0.1:" + std::to_string(closed_port()));
@@ -263,6 +310,25 @@ TEST(CliErrors, BadInputExitsTwoWithAMessage) {
   EXPECT_TRUE(contains(r.err, "--output")) << r.err;
   r = run_cli({"frobnicate"}, server);
   EXPECT_EXIT_CODE(r, 2);
+}
+
+TEST(CliErrors, TheBenchReportsBadInputFilesInTheSameWordsAndExitCode) {
+  const std::string bad = scratch_path("bench-malformed.mtx");
+  write_text(bad, "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 x 1.0\n");
+  for (const std::string& input : {scratch_path("bench-missing.mtx"), bad, std::string("poisson2d5:x")}) {
+    SCOPED_TRACE(input);
+    const auto ours = run_cli({"upload", input}, "127.0.0.1:" + std::to_string(closed_port()));
+    const std::string bench_err = scratch_path("bench.err");
+    const int status = std::system((std::string(SPGEMM_BENCH_PATH) + " --repeats 1 --warmups 0 '" + input +
+                                    "' >/dev/null 2>" + bench_err).c_str());
+    std::ifstream in(bench_err);
+    const std::string bench((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_EXIT_CODE(ours, 2);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 2) << bench;
+    EXPECT_EQ(bench.rfind("spgemm-bench: ", 0), 0u) << bench;
+    EXPECT_EQ(after_program(ours.err), after_program(bench));
+  }
 }
 
 TEST(CliErrors, ServerRejectionsExitTwo) {
@@ -289,6 +355,8 @@ TEST(CliErrors, ServerDownExitsFour) {
     auto r = run_cli(args, down);
     EXPECT_EXIT_CODE(r, 4);
     EXPECT_TRUE(contains(r.err, "cannot connect to server at " + down)) << r.err;
+    // And how to start one.
+    EXPECT_TRUE(contains(r.err, "start a server on this host with `spgemmd`")) << r.err;
   }
   const std::string ok = scratch_path("ok.mtx");
   write_text(ok, "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1.0\n");
@@ -303,6 +371,13 @@ TEST(CliHelp, EverySubcommandHasHelpAndExitCodesAreDocumented) {
   EXPECT_EXIT_CODE(r, 0);
   EXPECT_TRUE(contains(r.out, "Exit codes")) << r.out;
   EXPECT_TRUE(contains(r.out, "SPGEMM_SERVER")) << r.out;
+  EXPECT_TRUE(contains(r.out, "Usage: spgemm ")) << "no build path in the usage line: " << r.out;
+  for (const char* sub : {"multiply", "galerkin", "transpose"}) {
+    r = run_cli({sub, "--help"}, "");
+    EXPECT_TRUE(contains(r.out, "required unless --keep")) << r.out;
+  }
+  r = run_cli({"download", "--help"}, "");
+  EXPECT_TRUE(contains(r.out, "-o,--output TEXT REQUIRED")) << r.out;
   for (const char* sub : {"multiply", "galerkin", "transpose", "upload", "download", "ls", "rm", "status"}) {
     r = run_cli({sub, "--help"}, "");
     EXPECT_EXIT_CODE(r, 0);
