@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "interrupts.hpp"
 #include "progress.hpp"
 #include "spgemm/client/client.hpp"
 #include "spgemm/client/cluster.hpp"
@@ -37,6 +38,7 @@ namespace sc = spgemm::client;
 namespace v1 = spgemm::v1;
 using spgemm::cli::human_bytes;
 using spgemm::cli::human_duration;
+using spgemm::cli::interrupts;
 using spgemm::cli::progress_bar;
 
 constexpr int exit_ok = 0;
@@ -55,6 +57,8 @@ constexpr const char* exit_codes_help =
     "     RESOURCE_EXHAUSTED, INTERNAL)\n"
     "  4  no connection: the server is unreachable (UNAVAILABLE) or the deadline\n"
     "     passed before it connected (DEADLINE_EXCEEDED)\n"
+    "  130, 143  interrupted by SIGINT (Ctrl-C) or SIGTERM: the job was cancelled on\n"
+    "     the server, the operands uploaded for it deleted, no partial output file left\n"
     "\n"
     "Environment:\n"
     "  SPGEMM_SERVER  server address when --server is not given (default localhost:50051;\n"
@@ -162,12 +166,20 @@ std::int64_t upload_operand(sc::Client& client, operand& op) {
   return bar.bytes();
 }
 
-void write_output(const std::string& path, const sc::csr_matrix& m) {
+// Writes the result file with its own progress bar; a signal stops the write
+// (the partial file is removed).
+void write_output(const std::string& path, const sc::csr_matrix& m, const interrupts& irq) {
+  progress_bar bar("write");
+  const sc::progress_callback show = bar.callback();
   try {
-    sc::write_matrix_market(path, m);
+    sc::write_matrix_market(path, m, [&](const sc::progress& p) {
+      irq.check();
+      show(p);
+    });
   } catch (const sc::Error& e) {
     throw cli_error{exit_usage, e.message()};
   }
+  bar.finish();
 }
 
 // `product`: a product or Galerkin product (a transpose has no flops to count).
@@ -185,14 +197,14 @@ void print_stats(const v1::JobStats& s, std::int64_t bytes_up, std::int64_t byte
 }
 
 // Keeps or drops the uploaded operands after the job (kept only with --keep).
-void settle_operands(std::vector<operand*> ops, bool keep) {
-  for (auto* op : ops) {
-    if (!op->uploaded) continue;
+void settle_operands(std::vector<operand>& ops, bool keep) {
+  for (auto& op : ops) {
+    if (!op.uploaded) continue;
     if (keep) {
-      std::fprintf(stderr, "kept operand %s as %s\n", op->arg.c_str(), op->uploaded.handle().c_str());
-      op->uploaded.release();
+      std::fprintf(stderr, "kept operand %s as %s\n", op.arg.c_str(), op.uploaded.handle().c_str());
+      op.uploaded.release();
     } else {
-      op->uploaded = sc::RemoteMatrix();  // deletes it on the server now
+      op.uploaded = sc::RemoteMatrix();  // deletes it on the server now
     }
   }
 }
@@ -210,13 +222,18 @@ void check_output(const product_args& a) {
   if (!a.keep && a.output.empty()) throw cli_error{exit_usage, "-o/--output is required (or --keep)"};
 }
 
+// Runs the job on the uploaded operands, settles them, then prints the kept
+// result's handle or writes the streamed result (after the operands are gone
+// from the server, so that only the local file remains to be written).
 template <typename Local, typename Kept>
-void run_product(const product_args& args, std::int64_t bytes_up, bool product, Local&& local, Kept&& kept) {
+void run_product(const product_args& args, std::vector<operand>& ops, std::int64_t bytes_up, bool product,
+                 const interrupts& irq, Local&& local, Kept&& kept) {
   sc::product_options o;
   o.algorithm = args.algorithm;
   o.name = args.name;
   if (args.keep) {
     sc::kept_result r = kept(o);
+    settle_operands(ops, true);
     std::printf("%s\n", r.matrix.release().c_str());
     if (args.stats) print_stats(r.stats, bytes_up, 0, product);
     return;
@@ -225,7 +242,8 @@ void run_product(const product_args& args, std::int64_t bytes_up, bool product, 
   o.on_progress = bar.callback();
   sc::local_result r = local(o);
   bar.finish();
-  write_output(args.output, r.matrix);
+  settle_operands(ops, false);
+  write_output(args.output, r.matrix, irq);
   if (args.stats) print_stats(r.stats, bytes_up, bar.bytes(), product);
 }
 
@@ -242,6 +260,14 @@ int exit_code_of(const sc::Error& e, const sc::Client* client) {
     default:
       return exit_server;
   }
+}
+
+int report_interrupt(int sig) {
+  std::fprintf(stderr,
+               "spgemm: interrupted by %s: cancelled on the server; the operands uploaded for the job were "
+               "deleted and no partial output file was left\n",
+               spgemm::cli::signal_name(sig));
+  return 128 + sig;
 }
 
 void add_product_flags(CLI::App* sub, product_args& a, bool with_algorithm) {
@@ -261,6 +287,7 @@ void add_product_flags(CLI::App* sub, product_args& a, bool with_algorithm) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  interrupts irq;  // first: the signals are blocked in every thread started after it
   CLI::App app{"spgemm: sparse matrix-matrix products on an spgemmd server.\n"
                "Operands are Matrix Market files (.mtx, .mtx.gz), generator specs as spgemm-bench takes "
                "them (poisson3d7:64, rmat:16:16, elasticity3d:20, ...) or handles (m-...) of matrices "
@@ -364,6 +391,7 @@ int main(int argc, char** argv) {
     o.root_cert_file = g.ca_cert;
     o.token = g.token;
     o.deadline = std::chrono::milliseconds(static_cast<std::int64_t>(g.timeout_s * 1e3));
+    o.cancel = irq.cancellation();
     client = std::make_unique<sc::Client>(o);
     return *client;
   };
@@ -392,6 +420,8 @@ int main(int argc, char** argv) {
       co.connection.root_cert_file = g.ca_cert;
       co.connection.token = g.token;
       co.connection.deadline = std::chrono::milliseconds(static_cast<std::int64_t>(g.timeout_s * 1e3));
+      co.connection.cancel = irq.cancellation();
+      irq.cleanup_from_now();
       sc::Cluster cluster(servers, co);
       sc::product_options po;
       po.algorithm = mul.algorithm;
@@ -400,7 +430,7 @@ int main(int argc, char** argv) {
         pan.panels = mul_panels;
         pan.product = po;
         sc::panel_result r = cluster.multiply_panels(a, b, pan);
-        write_output(mul.output, r.matrix);
+        write_output(mul.output, r.matrix, irq);
         if (mul.stats) {
           for (std::size_t p = 0; p < r.panels.size(); ++p) {
             const auto& pr = r.panels[p];
@@ -415,7 +445,7 @@ int main(int argc, char** argv) {
       } else {
         std::size_t where = 0;
         sc::local_result r = cluster.multiply(a, b, po, &where);
-        write_output(mul.output, r.matrix);
+        write_output(mul.output, r.matrix, irq);
         if (mul.stats) {
           std::fprintf(stderr, "server      %s\n", cluster.address(where).c_str());
           print_stats(r.stats, 0, 0, true);
@@ -435,6 +465,7 @@ int main(int argc, char** argv) {
       } else {
         ops.push_back(read_operand(tr_a));
       }
+      irq.cleanup_from_now();
       auto& c = connect();
       std::int64_t bytes_up = 0;
       for (auto& op : ops) bytes_up += upload_operand(c, op);
@@ -442,24 +473,23 @@ int main(int argc, char** argv) {
       const std::string h1 = ops.size() > 1 ? ops[1].handle : h0;
       if (*multiply) {
         run_product(
-            args, bytes_up, true, [&](const sc::product_options& o) { return c.multiply(h0, h1, o); },
+            args, ops, bytes_up, true, irq, [&](const sc::product_options& o) { return c.multiply(h0, h1, o); },
             [&](const sc::product_options& o) { return c.multiply_kept(h0, h1, o); });
       } else if (*galerkin) {
         const auto form = gal_form == "papt" ? v1::P_A_PT : v1::PT_A_P;
         run_product(
-            args, bytes_up, true, [&](const sc::product_options& o) { return c.galerkin(h0, h1, form, o); },
+            args, ops, bytes_up, true, irq,
+            [&](const sc::product_options& o) { return c.galerkin(h0, h1, form, o); },
             [&](const sc::product_options& o) { return c.galerkin_kept(h0, h1, form, o); });
       } else {
         run_product(
-            args, bytes_up, false, [&](const sc::product_options& o) { return c.transpose(h0, o); },
+            args, ops, bytes_up, false, irq, [&](const sc::product_options& o) { return c.transpose(h0, o); },
             [&](const sc::product_options& o) { return c.transpose_kept(h0, o); });
       }
-      std::vector<operand*> ptrs;
-      for (auto& op : ops) ptrs.push_back(&op);
-      settle_operands(ptrs, args.keep);
     } else if (*upload) {
       std::vector<local_matrix> matrices;
       for (const auto& f : up_files) matrices.push_back(spgemm::load_matrix(f));
+      irq.cleanup_from_now();
       auto& c = connect();
       for (std::size_t i = 0; i < matrices.size(); ++i) {
         progress_bar bar("upload");
@@ -474,11 +504,12 @@ int main(int argc, char** argv) {
         std::fflush(stdout);
       }
     } else if (*download) {
+      irq.cleanup_from_now();
       auto& c = connect();
       progress_bar bar("download");
       sc::local_result r = c.download(dl_handle, bar.callback());
       bar.finish();
-      write_output(dl_output, r.matrix);
+      write_output(dl_output, r.matrix, irq);
     } else if (*ls) {
       auto& c = connect();
       auto list = c.list();
@@ -532,6 +563,8 @@ int main(int argc, char** argv) {
                     human_bytes(static_cast<double>(d.total_bytes())).c_str(), d.jobs_running());
       }
     }
+  } catch (const spgemm::cli::interrupted&) {
+    return report_interrupt(irq.signal());
   } catch (const cli_error& e) {
     std::fprintf(stderr, "spgemm: %s\n", e.message.c_str());
     return e.code;
@@ -539,6 +572,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "spgemm: %s\n", e.what());
     return exit_usage;
   } catch (const sc::Error& e) {
+    if (irq.signal() != 0) return report_interrupt(irq.signal());
     const int code = exit_code_of(e, client.get());
     if (code == exit_connection) {
       const std::string address = client ? client->options().address : g.server;

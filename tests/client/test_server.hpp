@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <sys/types.h>
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,27 @@ struct run_result {
   int exit_code = -1;
   std::string out;
   std::string err;
+};
+
+// `spgemm ARGS...` (SPGEMM_CLI, or the build's) as a child process with
+// SPGEMM_SERVER=server (unset when empty), stdin from /dev/null; for tests
+// that signal it while it runs. SIGKILLed if still running when destroyed.
+class cli_process {
+ public:
+  cli_process(const std::vector<std::string>& args, const std::string& server);
+  cli_process(const cli_process&) = delete;
+  cli_process& operator=(const cli_process&) = delete;
+  ~cli_process();
+
+  bool running();
+  void signal(int sig);
+  // Waits for the exit (SIGKILL after `timeout`): its code and output.
+  run_result wait(std::chrono::seconds timeout = std::chrono::seconds(300));
+
+ private:
+  pid_t pid_ = -1;
+  int status_ = 0;
+  std::string out_, err_;
 };
 
 // Runs `spgemm ARGS...` with SPGEMM_SERVER=server (unless empty).

@@ -151,6 +151,13 @@ struct Cluster::state {
 
   bool up(const server& s, steady::time_point now) const { return now >= s.down_until; }
 
+  // Whether the job should run again elsewhere: a failover error, and not
+  // the caller's own cancellation (options.connection.cancel).
+  bool fails_over(const Error& e) const {
+    const auto& cancel = options.connection.cancel;
+    return is_failover_error(e.code()) && !(cancel && cancel->cancelled());
+  }
+
   // The live server with the fewest outstanding jobs, not in `exclude`, not
   // rejected by `accept`; its count goes up. npos when there is none.
   std::size_t acquire(const std::set<std::size_t>& exclude) {
@@ -201,7 +208,7 @@ struct Cluster::state {
         return i;
       } catch (const Error& e) {
         release(i);
-        if (!is_failover_error(e.code())) throw;
+        if (!fails_over(e)) throw;
         mark_down(i);
         if (on_failover) on_failover(i);
         tried.insert(i);
@@ -275,21 +282,6 @@ void Cluster::run_erased(const std::function<void(Client&)>& job, std::size_t* s
 
 namespace {
 
-local_result multiply_on(Client& c, const csr_matrix& a, const csr_matrix& b, const product_options& options) {
-  RemoteMatrix ra, rb;
-  try {
-    ra = c.upload(a);
-    if (&a != &b) rb = c.upload(b);
-    return c.multiply(ra.handle(), &a == &b ? ra.handle() : rb.handle(), options);
-  } catch (const Error& e) {
-    if (is_failover_error(e.code())) {
-      abandon(ra);
-      abandon(rb);
-    }
-    throw;
-  }
-}
-
 // Runs body(i) for i in [0, n) on up to `threads` threads; the first
 // exception stops the others taking new items and is rethrown.
 void parallel_for(std::size_t n, int threads, const std::function<void(std::size_t)>& body) {
@@ -324,7 +316,22 @@ void parallel_for(std::size_t n, int threads, const std::function<void(std::size
 
 local_result Cluster::multiply(const csr_matrix& a, const csr_matrix& b, const product_options& options,
                                std::size_t* server_out) {
-  return run([&](Client& c) { return multiply_on(c, a, b, options); }, server_out);
+  return run(
+      [&](Client& c) {
+        RemoteMatrix ra, rb;
+        try {
+          ra = c.upload(a);
+          if (&a != &b) rb = c.upload(b);
+          return c.multiply(ra.handle(), &a == &b ? ra.handle() : rb.handle(), options);
+        } catch (const Error& e) {
+          if (s_->fails_over(e)) {
+            abandon(ra);
+            abandon(rb);
+          }
+          throw;
+        }
+      },
+      server_out);
 }
 
 std::vector<local_result> Cluster::multiply_all(

@@ -169,6 +169,9 @@ class Client:
         options: extra gRPC channel options.
 
     The client is a context manager; leaving it closes the channel.
+
+    A KeyboardInterrupt (Ctrl-C) during a call cancels it on the server (its
+    job stops) and deletes the operands uploaded for it before it propagates.
     """
 
     def __init__(
@@ -227,7 +230,11 @@ class Client:
     def _results(
         self, call: Any, progress: Optional[bool], desc: str
     ) -> Tuple[Optional[sp.csr_array], Optional[MatrixInfo], Optional[JobStats]]:
-        """Consumes a ResultPart stream: (matrix, kept, stats)."""
+        """Consumes a ResultPart stream: (matrix, kept, stats).
+
+        Left early (an error, KeyboardInterrupt), the call is cancelled, and a
+        kept result already announced is deleted.
+        """
         asm: Optional[_wire.Assembler] = None
         kept: Optional[MatrixInfo] = None
         stats: Optional[JobStats] = None
@@ -261,6 +268,9 @@ class Client:
                 bar.close()
             if not done:
                 call.cancel()
+                if kept is not None:
+                    with contextlib.suppress(SpgemmError):
+                        self.delete(kept.handle)
         if stats is not None:
             self.last_stats = stats
         matrix = asm.finish() if asm is not None else None
@@ -342,10 +352,18 @@ class Client:
         total = csr.indptr.nbytes + csr.indices.nbytes + csr.data.nbytes
         with _progress.Bar(self._progress(progress), total, "upload") as bar:
             parts = _wire.upload_parts(header, csr, self.chunk_bytes, bar.update)
+            call = self._rpc.Upload.future(parts, **self._kw())
             try:
-                info = self._rpc.Upload(parts, **self._kw())
+                info = call.result()
             except grpc.RpcError as e:
                 raise from_rpc_error(e) from None
+            except BaseException:
+                # Interrupted (KeyboardInterrupt): end the upload; one that
+                # completed meanwhile is deleted, as no caller will own it.
+                if not call.cancel() and call.exception() is None:
+                    with contextlib.suppress(SpgemmError):
+                        self.delete(call.result().handle)
+                raise
         return RemoteMatrix(self, MatrixInfo.from_proto(info))
 
     def matrix(self, handle: str) -> RemoteMatrix:

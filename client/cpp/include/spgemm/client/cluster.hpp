@@ -11,8 +11,9 @@
 // the server that stored them, so a Cluster keeps one channel per server; see
 // docs/scaling.md.
 //
-// Failover: a call that fails with UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED,
-// ABORTED, INTERNAL, UNKNOWN, or NOT_FOUND on a handle the cluster itself
+// Failover: a call that fails with UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED
+// (other than by the connection template's own cancellation), ABORTED,
+// INTERNAL, UNKNOWN, or NOT_FOUND on a handle the cluster itself
 // stored (the server lost it, e.g. it restarted) marks that server down for
 // `retry_down_after` and runs the job (or panel) again on another live server.
 // Other errors (INVALID_ARGUMENT, RESOURCE_EXHAUSTED, ...) are the input's
