@@ -1,5 +1,5 @@
 // The `spgemm` CLI against a real spgemmd: every subcommand on shared
-// matrices and on generated operands,
+// matrices, the example matrix the repository ships and generated operands,
 // output files checked against the engine's CPU reference (read back with
 // the engine's own reader), and the error paths with their exit codes and
 // messages (the same as spgemm-bench's for bad input).
@@ -226,6 +226,19 @@ TEST_F(CliShared, UploadLsDownloadKeepHandlesAndRm) {
   rm = cli({"rm", h});
   EXPECT_EXIT_CODE(rm, 2);
   EXPECT_TRUE(contains(rm.err, "NOT_FOUND")) << rm.err;
+}
+
+TEST(CliOperands, SquaresTheExampleMatrixTheRepositoryShips) {
+  const std::string in = std::string(SPGEMM_EXAMPLES_DIR) + "/bcsstk13.mtx.gz";
+  const std::string out = scratch_path("bcsstk13.sq.mtx");
+  auto r = cli({"multiply", in, "-o", out, "--stats"});
+  EXPECT_EXIT_CODE(r, 0);
+  EXPECT_TRUE(contains(r.err, "GFLOPS")) << r.err;
+  const matrix a = spgemm::read_matrix_market(in);
+  const matrix c = spgemm::read_matrix_market(out);
+  const matrix ref = spgemm::cpu_multiply(a, a, 2);
+  ASSERT_EQ(c.col_indices, ref.col_indices);
+  EXPECT_LE(spgemm::scaled_max_error(c, ref, a, a), 1e-14);
 }
 
 TEST(CliOperands, GeneratorSpecsAreOperandsAsInTheBench) {

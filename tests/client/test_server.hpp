@@ -102,5 +102,5 @@ bool matrices_required();
     if (::spgemm::client_test::matrices_required()) {                                           \
       FAIL() << "shared matrices not found (SPGEMM_MATRICES) and SPGEMM_REQUIRE_MATRICES=1";     \
     }                                                                                           \
-    GTEST_SKIP() << "shared matrices not found (set SPGEMM_MATRICES): skipped";                 \
+    GTEST_SKIP() << "no shared matrices found (set SPGEMM_MATRICES): skipped";                  \
   }
