@@ -666,24 +666,32 @@ int run(const options& o) {
            "\n\n");
   out.table_header();
 
-  bool mismatch = false, load_failed = false;
+  bool mismatch = false, bad_input = false;
   const spgemm::value_type default_precision =
       o.precision == "f32" ? spgemm::value_type::f32 : spgemm::value_type::f64;
   for (const std::string& input : o.inputs) {
     matrix_job job;
     spgemm::value_type precision = default_precision;
+    spgemm::product_operands ops;
     try {
       const spgemm::product_input in = spgemm::parse_product_input(input, o.b_spec);
       job.name = in.name;
       precision = in.precision.value_or(default_precision);
-      spgemm::product_operands ops = spgemm::load_operands(in);
+      ops = spgemm::load_operands(in);
+    } catch (const spgemm::error& e) {
+      // The message names the file or spec; the `spgemm` CLI reports it in the same words.
+      std::cerr << "spgemm-bench: " << e.what() << "\n";
+      bad_input = true;
+      continue;
+    }
+    try {
       spgemm::require_conformable(spgemm::info_of(ops.a), spgemm::info_of(ops.b ? *ops.b : ops.a));
       if (!o.transpose) job.stats = spgemm::compute_product_stats(ops.a, ops.b ? *ops.b : ops.a);
       job.a = spgemm::convert_values(spgemm::any_csr(std::move(ops.a)), precision);
       if (ops.b) job.b = spgemm::convert_values(spgemm::any_csr(std::move(*ops.b)), precision);
     } catch (const std::exception& e) {
       std::cerr << "spgemm-bench: " << input << ": " << error_text(e) << "\n";
-      load_failed = true;
+      bad_input = true;
       continue;
     }
     if (o.transpose) {
@@ -710,7 +718,7 @@ int run(const options& o) {
     out.text(ratio_line(out.rows()));
   }
   if (mismatch) std::cerr << "spgemm-bench: some results do not match the reference (see status)\n";
-  return mismatch || load_failed ? 1 : 0;
+  return mismatch ? 1 : bad_input ? 2 : 0;
 }
 
 }  // namespace

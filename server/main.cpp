@@ -155,12 +155,19 @@ int main(int argc, char** argv) {
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   spgemm_service service(state);
   grpc::ServerBuilder builder;
+  // gRPC binds with SO_REUSEPORT by default: a second spgemmd on a taken port
+  // would start and split the connections with the first (handles appearing
+  // and vanishing at random). Without it the bind fails and we say so.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   int port = 0;
   builder.AddListeningPort(cfg.listen, grpc::InsecureServerCredentials(), &port);
   builder.SetMaxReceiveMessageSize(static_cast<int>(cfg.max_message_bytes));
   builder.RegisterService(&service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  if (!server || port == 0) die("cannot listen on " + cfg.listen);
+  if (!server || port == 0) {
+    die("cannot listen on " + cfg.listen + ": the port is taken (another spgemmd? choose another with "
+        "--listen=HOST:PORT) or the address is not one of this host's");
+  }
   if (!cfg.port_file.empty() && !write_port_file(cfg.port_file, port)) die("cannot write " + cfg.port_file);
   log_event("info", "serving", {{"address", cfg.listen}, {"port", port}, {"version", SPGEMMD_VERSION},
                                 {"devices", static_cast<int64_t>(backends.size())}});

@@ -30,7 +30,7 @@ csr_matrix<T> random_csr_rows(std::int64_t rows, std::int64_t cols, std::uint64_
     std::vector<index_t> picked;
     if (n * 4 > cols) {  // dense-ish row: shuffle a prefix
       std::shuffle(all.begin(), all.end(), rng);
-      picked.insert(picked.end(), all.begin(), all.begin() + n);
+      picked = std::vector<index_t>(all.begin(), all.begin() + n);
     } else {
       std::uniform_int_distribution<index_t> column(0, static_cast<index_t>(cols - 1));
       while (static_cast<std::int64_t>(picked.size()) < n) {  // draw what is missing, drop repeats

@@ -3,6 +3,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -11,6 +12,7 @@
 #include <utility>
 
 #include "spgemm/v1/spgemm.grpc.pb.h"
+#include "wire/address.hpp"
 #include "wire/chunk_codec.hpp"
 #include "wire/chunk_frame.hpp"
 
@@ -81,7 +83,51 @@ struct channel {
   }
 };
 
+// The context of one call that the connection's cancellation may end: in
+// the cancellation from construction to destruction.
+class call_context {
+ public:
+  explicit call_context(const channel& c) : ctx_(c.context()), cancel_(c.options.cancel) {
+    if (cancel_) cancel_->add(ctx_.get());
+  }
+  call_context(const call_context&) = delete;
+  call_context& operator=(const call_context&) = delete;
+  ~call_context() {
+    if (cancel_) cancel_->remove(ctx_.get());
+  }
+  grpc::ClientContext* get() const { return ctx_.get(); }
+  grpc::ClientContext& operator*() const { return *ctx_; }
+
+ private:
+  std::unique_ptr<grpc::ClientContext> ctx_;
+  std::shared_ptr<cancellation> cancel_;
+};
+
 }  // namespace detail
+
+// ---------------------------------------------------------------- cancellation
+
+void cancellation::cancel() {
+  std::lock_guard<std::mutex> lock(mu_);
+  cancelled_ = true;
+  for (grpc::ClientContext* call : calls_) call->TryCancel();
+}
+
+bool cancellation::cancelled() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return cancelled_;
+}
+
+void cancellation::add(grpc::ClientContext* call) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (cancelled_) throw Error(grpc::StatusCode::CANCELLED, "cancelled");
+  calls_.push_back(call);
+}
+
+void cancellation::remove(grpc::ClientContext* call) {
+  std::lock_guard<std::mutex> lock(mu_);
+  calls_.erase(std::remove(calls_.begin(), calls_.end(), call), calls_.end());
+}
 
 namespace {
 
@@ -337,6 +383,7 @@ Client::Client(connection_options options) : channel_(std::make_shared<detail::c
   args.SetMaxReceiveMessageSize(64 << 20);
   if (!options.load_balancing_policy.empty()) args.SetLoadBalancingPolicyName(options.load_balancing_policy);
   if (options.tls && !options.tls_target_name.empty()) args.SetSslTargetNameOverride(options.tls_target_name);
+  options.address = spgemm::wire::with_default_port(options.address);
   channel_->grpc_channel = grpc::CreateCustomChannel(options.address, creds, args);
   channel_->stub = v1::Spgemm::NewStub(channel_->grpc_channel);
   channel_->raw = std::make_unique<detail::raw_methods>(channel_->grpc_channel);
@@ -362,7 +409,7 @@ RemoteMatrix Client::upload(const matrix_ref& m, const upload_options& options) 
   // Declared first, so destroyed last: waits until gRPC let go of the
   // caller's arrays, after the call is gone.
   borrowed_arrays arrays;
-  auto ctx = channel_->context();
+  detail::call_context ctx(*channel_);
   v1::MatrixInfo info;
   std::unique_ptr<grpc::ClientWriter<grpc::ByteBuffer>> writer(
       grpc::internal::ClientWriterFactory<grpc::ByteBuffer>::Create(channel_->grpc_channel.get(),
@@ -418,7 +465,7 @@ kept_result take_kept(const std::shared_ptr<detail::channel>& channel, stream_ou
 template <typename Request>
 stream_outcome call_stream(const detail::channel& channel, const grpc::internal::RpcMethod& method,
                            const Request& req, const progress_callback& on_progress) {
-  auto ctx = channel.context();
+  detail::call_context ctx(channel);
   std::unique_ptr<grpc::ClientReader<grpc::ByteBuffer>> reader(grpc::internal::ClientReaderFactory<grpc::ByteBuffer>::Create(
       channel.grpc_channel.get(), method, ctx.get(), req));
   return consume(*ctx, *reader, on_progress);
@@ -496,14 +543,14 @@ local_result Client::download(const std::string& handle, const progress_callback
 }
 
 std::vector<v1::MatrixInfo> Client::list() {
-  auto ctx = channel_->context();
+  detail::call_context ctx(*channel_);
   v1::ListResponse resp;
   check(channel_->stub->List(ctx.get(), v1::ListRequest(), &resp));
   return {resp.matrices().begin(), resp.matrices().end()};
 }
 
 v1::MatrixInfo Client::describe(const std::string& handle) {
-  auto ctx = channel_->context();
+  detail::call_context ctx(*channel_);
   v1::DescribeRequest req;
   req.set_handle(handle);
   v1::MatrixInfo info;
@@ -512,14 +559,14 @@ v1::MatrixInfo Client::describe(const std::string& handle) {
 }
 
 v1::ServerStatus Client::status() {
-  auto ctx = channel_->context();
+  detail::call_context ctx(*channel_);
   v1::ServerStatus st;
   check(channel_->stub->Status(ctx.get(), v1::StatusRequest(), &st));
   return st;
 }
 
 std::int64_t Client::remove(const std::string& handle) {
-  auto ctx = channel_->context();
+  detail::call_context ctx(*channel_);
   v1::DeleteRequest req;
   req.set_handle(handle);
   v1::DeleteResponse resp;

@@ -14,7 +14,7 @@ import grpc
 import numpy as np
 import scipy.sparse as sp
 
-from . import _progress, _wire
+from . import _address, _progress, _wire
 from .errors import NotFound, ProtocolError, SpgemmError, from_rpc_error
 from .info import JobStats, MatrixInfo, ServerStatus
 from .v1 import spgemm_pb2 as pb
@@ -155,7 +155,8 @@ class Client:
     """A connection to an spgemmd server.
 
     Args:
-        address: ``host:port`` of the server.
+        address: ``host:port`` of the server; port 50051 where none is given;
+            default: ``SPGEMM_SERVER``, else ``localhost:50051``.
         token: a bearer token sent as ``authorization: Bearer <token>`` metadata.
         tls: ``None``/``False`` for a plaintext channel, ``True`` for TLS with the
             system's roots, a path to a PEM file of root certificates, or
@@ -168,11 +169,14 @@ class Client:
         options: extra gRPC channel options.
 
     The client is a context manager; leaving it closes the channel.
+
+    A KeyboardInterrupt (Ctrl-C) during a call cancels it on the server (its
+    job stops) and deletes the operands uploaded for it before it propagates.
     """
 
     def __init__(
         self,
-        address: str,
+        address: Optional[str] = None,
         *,
         token: Optional[str] = None,
         tls: Union[None, bool, str, grpc.ChannelCredentials] = None,
@@ -183,6 +187,9 @@ class Client:
     ) -> None:
         if chunk_bytes < 1024:
             raise ValueError("spgemm: chunk_bytes must be at least 1024")
+        address = _address.with_default_port(address or _address.default_address())
+        if "," in address:
+            raise ValueError("spgemm: %r names several servers: a Client talks to one (see spgemm.Cluster)" % address)
         self.address: str = address
         self.timeout: Optional[float] = timeout
         self.chunk_bytes: int = int(chunk_bytes)
@@ -223,7 +230,11 @@ class Client:
     def _results(
         self, call: Any, progress: Optional[bool], desc: str
     ) -> Tuple[Optional[sp.csr_array], Optional[MatrixInfo], Optional[JobStats]]:
-        """Consumes a ResultPart stream: (matrix, kept, stats)."""
+        """Consumes a ResultPart stream: (matrix, kept, stats).
+
+        Left early (an error, KeyboardInterrupt), the call is cancelled, and a
+        kept result already announced is deleted.
+        """
         asm: Optional[_wire.Assembler] = None
         kept: Optional[MatrixInfo] = None
         stats: Optional[JobStats] = None
@@ -257,6 +268,9 @@ class Client:
                 bar.close()
             if not done:
                 call.cancel()
+                if kept is not None:
+                    with contextlib.suppress(SpgemmError):
+                        self.delete(kept.handle)
         if stats is not None:
             self.last_stats = stats
         matrix = asm.finish() if asm is not None else None
@@ -338,10 +352,18 @@ class Client:
         total = csr.indptr.nbytes + csr.indices.nbytes + csr.data.nbytes
         with _progress.Bar(self._progress(progress), total, "upload") as bar:
             parts = _wire.upload_parts(header, csr, self.chunk_bytes, bar.update)
+            call = self._rpc.Upload.future(parts, **self._kw())
             try:
-                info = self._rpc.Upload(parts, **self._kw())
+                info = call.result()
             except grpc.RpcError as e:
                 raise from_rpc_error(e) from None
+            except BaseException:
+                # Interrupted (KeyboardInterrupt): end the upload; one that
+                # completed meanwhile is deleted, as no caller will own it.
+                if not call.cancel() and call.exception() is None:
+                    with contextlib.suppress(SpgemmError):
+                        self.delete(call.result().handle)
+                raise
         return RemoteMatrix(self, MatrixInfo.from_proto(info))
 
     def matrix(self, handle: str) -> RemoteMatrix:

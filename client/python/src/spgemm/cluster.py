@@ -29,7 +29,7 @@ import grpc
 import numpy as np
 import scipy.sparse as sp
 
-from . import _wire
+from . import _address, _wire
 from .client import Client, RemoteMatrix, _output_type
 from .errors import InvalidArgument, ProtocolError, SpgemmError, Unavailable
 from .info import JobStats, ServerStatus
@@ -94,7 +94,7 @@ def _resolve(target: str) -> Tuple[str, List[str]]:
     if rest.startswith("//"):
         slash = rest.find("/", 2)
         rest = "" if slash < 0 else rest[slash + 1 :]
-    port = "443"
+    port = str(_address.DEFAULT_PORT)
     if rest.startswith("["):
         close = rest.find("]")
         host = rest[1:close]
@@ -143,7 +143,8 @@ class Cluster:
     """Several spgemmd servers: jobs spread over them, products split across them.
 
     Args:
-        addresses: a list of ``host:port`` (or one comma-separated string).
+        addresses: a list of ``host:port`` (or one comma-separated string);
+            port 50051 where none is given.
             A ``dns:///name:port`` entry is resolved and every address it gives
             becomes a server of its own (stored matrices live on one server,
             so each needs its own channel); a name giving one address (or none
@@ -181,6 +182,7 @@ class Cluster:
                 opts = base_opts + [("grpc.lb_policy_name", "round_robin")]
                 self._add(address, Client(address, options=opts, **client_options))
             else:
+                address = _address.with_default_port(address)
                 self._add(address, Client(address, options=base_opts, **client_options))
         if not self._servers:
             raise ValueError("spgemm: a cluster needs at least one server address")
