@@ -65,6 +65,7 @@ struct global_options {
   std::string token;
   bool tls = false;
   std::string ca_cert;
+  std::string client_cert, client_key;
   double timeout_s = 0;
 };
 
@@ -243,7 +244,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--token", g.token, "Bearer token sent with every call (env SPGEMM_TOKEN)");
   app.add_flag("--tls", g.tls, "Connect with TLS");
-  app.add_option("--ca-cert", g.ca_cert, "PEM root certificates for --tls (default: the system's)");
+  app.add_option("--ca,--ca-cert", g.ca_cert, "PEM root certificates for TLS (default: the system's); implies --tls");
+  app.add_option("--cert", g.client_cert,
+                 "PEM client certificate, for a server that asks for one (with --key); implies --tls");
+  app.add_option("--key", g.client_key, "PEM private key of --cert");
   app.add_option("--timeout", g.timeout_s, "Deadline of each call in seconds (0: none)")->capture_default_str();
 
   // multiply
@@ -322,8 +326,10 @@ int main(int argc, char** argv) {
   auto connect = [&]() -> sc::Client& {
     sc::connection_options o;
     o.address = g.server;
-    o.tls = g.tls;
+    o.tls = g.tls || !g.ca_cert.empty() || !g.client_cert.empty();
     o.root_cert_file = g.ca_cert;
+    o.client_cert_file = g.client_cert;
+    o.client_key_file = g.client_key;
     o.token = g.token;
     o.deadline = std::chrono::milliseconds(static_cast<std::int64_t>(g.timeout_s * 1e3));
     client = std::make_unique<sc::Client>(o);
@@ -350,8 +356,10 @@ int main(int argc, char** argv) {
       if (!mul_b.empty() && mul_b != mul_a) b_file = sc::read_matrix_market(mul_b);
       const sc::csr_matrix& b = b_file ? *b_file : a;
       sc::cluster_options co;
-      co.connection.tls = g.tls;
+      co.connection.tls = g.tls || !g.ca_cert.empty() || !g.client_cert.empty();
       co.connection.root_cert_file = g.ca_cert;
+      co.connection.client_cert_file = g.client_cert;
+      co.connection.client_key_file = g.client_key;
       co.connection.token = g.token;
       co.connection.deadline = std::chrono::milliseconds(static_cast<std::int64_t>(g.timeout_s * 1e3));
       sc::Cluster cluster(servers, co);
