@@ -9,6 +9,7 @@ Environment:
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import subprocess
@@ -104,22 +105,21 @@ def assert_product_close(c: sp.sparray, a: sp.sparray, b: sp.sparray, rtol: floa
     assert worst <= float(np.finfo(c.dtype).tiny), "entries differ from scipy beyond %g x |A||B| (worst excess %g)" % (rtol, worst)
 
 
-@pytest.fixture(scope="session")
-def server_address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """Starts spgemmd on a free port for the session; yields host:port.
+@contextlib.contextmanager
+def spgemmd(tmp: Path, *flags: str) -> Iterator[str]:
+    """Runs spgemmd on a free loopback port with ``flags``; yields host:port.
 
     The backend is the CPU unless SPGEMM_TEST_BACKEND says otherwise ("auto" on a GPU host).
     """
     binary = os.environ.get("SPGEMMD") or str(REPO / "build" / "server" / "spgemmd")
     if not (os.path.isfile(binary) and os.access(binary, os.X_OK)):
         missing("spgemmd not found at %s (build it, or set SPGEMMD to the binary)" % binary)
-    tmp = tmp_path_factory.mktemp("spgemmd")
     port_file = tmp / "port"
     log_path = tmp / "spgemmd.log"
     log = open(log_path, "wb")
     proc = subprocess.Popen(
         [binary, "--listen=127.0.0.1:0", "--port_file=%s" % port_file, "--metrics_listen=",
-         "--backend=%s" % os.environ.get("SPGEMM_TEST_BACKEND", "cpu")],
+         "--backend=%s" % os.environ.get("SPGEMM_TEST_BACKEND", "cpu"), *flags],
         stdout=log,
         stderr=subprocess.STDOUT,
     )
@@ -144,6 +144,13 @@ def server_address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             proc.kill()
             proc.wait()
         log.close()
+
+
+@pytest.fixture(scope="session")
+def server_address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Starts spgemmd on a free port for the session; yields host:port."""
+    with spgemmd(tmp_path_factory.mktemp("spgemmd")) as address:
+        yield address
 
 
 @pytest.fixture(scope="session")
