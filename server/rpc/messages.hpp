@@ -26,9 +26,10 @@ grpc::Status parse(const grpc::ByteBuffer& raw, M* out) {
 grpc::Status unavailable();
 
 // What every call passes first, in this order: the server is not shutting
-// down (UNAVAILABLE), the caller is who its token says (UNAUTHENTICATED;
-// nothing of the request is looked at before), and its request parsed
-// (`parsed`). `who` is the caller once they pass.
+// down (UNAVAILABLE), the caller is who its token says (UNAUTHENTICATED: a
+// caller without a valid token learns nothing of its request, not even
+// whether it parsed), and its request parsed (`parsed`). `who` is the caller
+// once they pass.
 grpc::Status open_call(const service_state& s, const grpc::ServerContextBase& ctx, const grpc::Status& parsed,
                        core::caller* who);
 
