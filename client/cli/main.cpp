@@ -485,6 +485,16 @@ int main(int argc, char** argv) {
       auto& c = connect();
       v1::ServerStatus s = c.status();
       std::printf("server      spgemmd %s, up %s\n", s.version().c_str(), human_duration(s.uptime_seconds()).c_str());
+      if (!s.tenant().empty()) {
+        // The token's tenant: not an admin, it sees its own part below (quotas 0: none).
+        const v1::TenantQuotas& q = s.quotas();
+        auto bytes = [](std::int64_t b) { return b > 0 ? human_bytes(static_cast<double>(b)) : std::string("none"); };
+        auto jobs = [](std::int32_t n) { return n > 0 ? std::to_string(n) : std::string("none"); };
+        std::printf("tenant      %s%s; quotas: device %s, host %s, running jobs %s, queued jobs %s\n",
+                    s.tenant().c_str(), s.admin() ? " (admin: the whole server below)" : " (its own part below)",
+                    bytes(q.device_bytes()).c_str(), bytes(q.host_bytes()).c_str(), jobs(q.running_jobs()).c_str(),
+                    jobs(q.queued_jobs()).c_str());
+      }
       std::printf("matrices    %s stored, %s spilled to host (host budget %s)\n", count(s.matrices()).c_str(),
                   human_bytes(static_cast<double>(s.host_cached_bytes())).c_str(),
                   human_bytes(static_cast<double>(s.host_budget_bytes())).c_str());
@@ -493,6 +503,12 @@ int main(int argc, char** argv) {
       for (const auto& d : s.devices()) {
         std::printf("device      %s%s%s\n", d.name().c_str(), d.description().empty() ? "" : ": ",
                     d.description().c_str());
+        if (!s.admin()) {
+          std::printf("            budget %s, cached %s, %d jobs running\n",
+                      human_bytes(static_cast<double>(d.budget_bytes())).c_str(),
+                      human_bytes(static_cast<double>(d.cached_bytes())).c_str(), d.jobs_running());
+          continue;
+        }
         std::printf("            budget %s, cached %s, reserved %s, peak %s, free %s of %s, %d jobs running\n",
                     human_bytes(static_cast<double>(d.budget_bytes())).c_str(),
                     human_bytes(static_cast<double>(d.cached_bytes())).c_str(),

@@ -118,6 +118,8 @@ TEST(ClientCredentials, TheCliSendsItsTokenAndCertificate) {
   args.insert(args.end(), {"--token", s.token, "status"});
   run_result r = run_cli(args, "");
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("tenant      admin (admin: the whole server below); quotas: device none"), std::string::npos)
+      << r.out;
   args = tls;
   args.push_back("status");
   r = run_cli(args, "");
