@@ -680,6 +680,9 @@ def cmd_probe(a):
             check(r.returncode == 0, f"the CLI with the admin token over TLS reads the status: rc={r.returncode} "
                                      f"{r.stdout.strip()[:200]}")
             r = subprocess.run(base + ["status"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               timeout=30, env=dict(os.environ, SPGEMM_TOKEN=token))
+            check(r.returncode == 0, f"the CLI takes the token from SPGEMM_TOKEN: rc={r.returncode}")
+            r = subprocess.run(base + ["status"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                timeout=30, env={k: v for k, v in os.environ.items() if k != "SPGEMM_TOKEN"})
             check(r.returncode != 0 and "UNAUTHENTICATED" in r.stdout.upper(),
                   f"the CLI without a token is refused: rc={r.returncode} {r.stdout.strip()[:200]}")
