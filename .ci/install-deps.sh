@@ -1,18 +1,39 @@
 #!/usr/bin/env bash
-# Installs everything spgemmd needs to build and test, on Debian 12 (bookworm).
-# One script, two callers: .ci/run and the Dockerfile's build stage.
+# Installs everything spgemmd needs to build and test, on Debian 12 (bookworm):
+# apt packages (through sudo unless run as root), then Python packages (pip).
+# Callers: .ci/run, the Dockerfile's build stage and ./quickstart.sh.
 # The CUDA toolkit is not installed here: CI machines and the CUDA devel image
 # bring their own; without nvcc the build is CPU-only.
+#
+#   bash .ci/install-deps.sh           install
+#   bash .ci/install-deps.sh --check   install nothing; exit 1 naming what is missing
 set -euo pipefail
 
 apt_packages=(
   build-essential cmake ninja-build pkg-config git ca-certificates
-  zlib1g-dev
+  zlib1g-dev libssl-dev openssl
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
   libgtest-dev libgmock-dev libcli11-dev
   python3 python3-pip python3-venv python3-yaml
 )
 pip_packages=(grpcio grpcio-tools numpy scipy pytest tqdm pyyaml kubernetes-validate)
+
+if [ "${1:-}" = "--check" ]; then
+  missing=()
+  for p in "${apt_packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+  done
+  if [ "${SPGEMM_SKIP_PIP:-0}" != "1" ]; then
+    # pip names what it lacks: "WARNING: Package(s) not found: a, b".
+    not_found=$({ python3 -m pip show "${pip_packages[@]}" 2>&1 >/dev/null || true; } | sed -n 's/.*not found: //p' | tr -d ',')
+    missing+=($not_found)
+  fi
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "missing: ${missing[*]}"
+    exit 1
+  fi
+  exit 0
+fi
 
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"

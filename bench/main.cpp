@@ -48,8 +48,9 @@ struct options {
   std::string markdown_path;
   std::string commit;
   bool check = true;
-  int subwarp = 0;
-  int rows_per_thread = 0;
+  // The engine's tuning: the defaults, the sweep overrides of the environment
+  // (read once, at start-up) and --rmerge-subwarp / --rmerge-rows-per-thread.
+  spgemm::tuning tuning;
   int threads = 0;
   bool transpose = false;  // --transpose: time A^T (ours and cusparseCsr2cscEx2) instead of products
 };
@@ -185,10 +186,11 @@ std::vector<method> parse_methods(const std::string& list, const options& o) {
         throw spgemm::error(spgemm::error_kind::bad_input, "unknown algorithm '" + name + "' (known: " + known +
                                                                "cusparse-alg1, cusparse-alg2, cusparse-alg3)");
       }
-      if (m.algo == spgemm::algorithm::rmerge && (o.subwarp || o.rows_per_thread)) {
+      const spgemm::rmerge_config& rmerge = o.tuning.rmerge;
+      if (m.algo == spgemm::algorithm::rmerge && (rmerge.subwarp || rmerge.rows_per_thread)) {
         m.label = "rmerge-";
-        if (o.subwarp) m.label += "w" + std::to_string(o.subwarp);
-        if (o.rows_per_thread) m.label += "r" + std::to_string(o.rows_per_thread);
+        if (rmerge.subwarp) m.label += "w" + std::to_string(rmerge.subwarp);
+        if (rmerge.rows_per_thread) m.label += "r" + std::to_string(rmerge.rows_per_thread);
       }
     }
     out.push_back(m);
@@ -430,27 +432,22 @@ void run_matrix(environment& env, const options& o, const std::vector<method>& m
       spgemm::multiply_options mo;
       mo.algo = m.algo;
       mo.output_type = spgemm::value_type_of<T>();
-      mo.rmerge.subwarp = o.subwarp;
-      mo.rmerge.rows_per_thread = o.rows_per_thread;
+      mo.tuning = o.tuning;
 
       std::vector<double> ms;
       std::optional<spgemm::any_csr> result;
-      // reset_peak() starts the peak from what is held now (A and B), so the
-      // product's own bytes (workspace + C) are the rise above that.
-      std::size_t held_before = 0;
+      // Estimated once, as the service's memo does for a repeated product;
+      // the peak is the product's own bytes (workspace + C).
+      const std::size_t limit = be->estimate_multiply(*sa, *sb, mo).total();
       bench::warmup warm(o.warmups);
       for (int k = 0; static_cast<int>(ms.size()) < o.repeats; ++k) {
         const bool warming = warm.is_warmup(k);
-        if (k == 0) {
-          be->reset_peak();
-          held_before = be->memory().in_use_bytes;
-        }
+        std::size_t peak = 0;
         const auto t0 = std::chrono::steady_clock::now();
-        std::shared_ptr<spgemm::stored_matrix> c = be->multiply(*sa, *sb, mo);
+        std::shared_ptr<spgemm::stored_matrix> c = be->multiply(*sa, *sb, mo, limit, {}, &peak);
         const auto t1 = std::chrono::steady_clock::now();
         if (k == 0) {
-          const std::size_t peak = be->memory().peak_bytes;
-          r.peak_bytes = peak > held_before ? peak - held_before : 0;
+          r.peak_bytes = peak;
           r.nnz_c = c->info().nnz;
           if (o.check) result = be->fetch(*c);
         }
@@ -533,20 +530,15 @@ void run_transpose(environment& env, const options& o, matrix_job& job, report& 
     try {
       auto sa = env.gpu->store(job.a);
       std::vector<double> ms;
-      std::size_t held_before = 0;
       bench::warmup warm(o.warmups);
       for (int k = 0; static_cast<int>(ms.size()) < o.repeats; ++k) {
         const bool warming = warm.is_warmup(k);
-        if (k == 0) {
-          env.gpu->reset_peak();
-          held_before = env.gpu->memory().in_use_bytes;
-        }
+        std::size_t peak = 0;
         const auto t0 = std::chrono::steady_clock::now();
-        std::shared_ptr<spgemm::stored_matrix> t = env.gpu->transpose(*sa);
+        std::shared_ptr<spgemm::stored_matrix> t = env.gpu->transpose(*sa, {}, &peak);
         const auto t1 = std::chrono::steady_clock::now();
         if (k == 0) {
-          const std::size_t peak = env.gpu->memory().peak_bytes;
-          ours.peak_bytes = peak > held_before ? peak - held_before : 0;
+          ours.peak_bytes = peak;
           ours.nnz_c = t->info().nnz;
           if (o.check) check(env.gpu->fetch(*t), ours);
         }
@@ -674,24 +666,32 @@ int run(const options& o) {
            "\n\n");
   out.table_header();
 
-  bool mismatch = false, load_failed = false;
+  bool mismatch = false, bad_input = false;
   const spgemm::value_type default_precision =
       o.precision == "f32" ? spgemm::value_type::f32 : spgemm::value_type::f64;
   for (const std::string& input : o.inputs) {
     matrix_job job;
     spgemm::value_type precision = default_precision;
+    spgemm::product_operands ops;
     try {
       const spgemm::product_input in = spgemm::parse_product_input(input, o.b_spec);
       job.name = in.name;
       precision = in.precision.value_or(default_precision);
-      spgemm::product_operands ops = spgemm::load_operands(in);
+      ops = spgemm::load_operands(in);
+    } catch (const spgemm::error& e) {
+      // The message names the file or spec; the `spgemm` CLI reports it in the same words.
+      std::cerr << "spgemm-bench: " << e.what() << "\n";
+      bad_input = true;
+      continue;
+    }
+    try {
       spgemm::require_conformable(spgemm::info_of(ops.a), spgemm::info_of(ops.b ? *ops.b : ops.a));
       if (!o.transpose) job.stats = spgemm::compute_product_stats(ops.a, ops.b ? *ops.b : ops.a);
       job.a = spgemm::convert_values(spgemm::any_csr(std::move(ops.a)), precision);
       if (ops.b) job.b = spgemm::convert_values(spgemm::any_csr(std::move(*ops.b)), precision);
     } catch (const std::exception& e) {
       std::cerr << "spgemm-bench: " << input << ": " << error_text(e) << "\n";
-      load_failed = true;
+      bad_input = true;
       continue;
     }
     if (o.transpose) {
@@ -718,13 +718,19 @@ int run(const options& o) {
     out.text(ratio_line(out.rows()));
   }
   if (mismatch) std::cerr << "spgemm-bench: some results do not match the reference (see status)\n";
-  return mismatch || load_failed ? 1 : 0;
+  return mismatch ? 1 : bad_input ? 2 : 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   options o;
+  try {
+    o.tuning = spgemm::tuning_from_environment();
+  } catch (const std::exception& e) {
+    std::cerr << "spgemm-bench: " << error_text(e) << "\n";
+    return 2;
+  }
   CLI::App app{"spgemm-bench: times C = A*A (or A*B) for Matrix Market files and generator specs"};
   app.add_option("matrices", o.inputs,
                  "Matrix Market files (.mtx, .mtx.gz) or generator specs (poisson3d7:100, rmat:16:16, ...); "
@@ -743,9 +749,9 @@ int main(int argc, char** argv) {
   app.add_option("--markdown", o.markdown_path, "write the markdown table here too");
   app.add_option("--commit", o.commit, "commit string noted at the top of the markdown");
   app.add_flag("--check,!--no-check", o.check, "compare each result with cuSPARSE's or the CPU reference (default on)");
-  app.add_option("--rmerge-subwarp", o.subwarp, "RMerge sub-warp size (0: the planner chooses)")
+  app.add_option("--rmerge-subwarp", o.tuning.rmerge.subwarp, "RMerge sub-warp size (0: the planner chooses)")
       ->check(CLI::IsMember({0, 2, 4, 8, 16, 32}));
-  app.add_option("--rmerge-rows-per-thread", o.rows_per_thread, "RMerge rows of B per thread (0: the planner chooses)")
+  app.add_option("--rmerge-rows-per-thread", o.tuning.rmerge.rows_per_thread, "RMerge rows of B per thread (0: the planner chooses)")
       ->check(CLI::IsMember({0, 1, 2, 4}));
   app.add_flag("--transpose", o.transpose,
                "time A^T instead of products: rows 'transpose' (the engine's GPU transpose) and "

@@ -1,7 +1,9 @@
 // spgemmd: the SpGEMM service. Opens the backends, warms them up, serves
-// spgemm.v1.Spgemm (plus grpc.health.v1 and reflection) on --listen and
-// Prometheus metrics on --metrics_listen, and shuts down gracefully on
-// SIGTERM/SIGINT. Settings: spgemmd --help, or docs/service.md.
+// spgemm.v1.Spgemm and spgemm.v1.Local (plus grpc.health.v1 and reflection)
+// on --listen, over TLS and to callers with tokens where configured, and on
+// --unix_socket, and Prometheus metrics on --metrics_listen; reads its tokens
+// again on SIGHUP and shuts down gracefully on SIGTERM/SIGINT. Settings:
+// spgemmd --help, or docs/service.md.
 #include <malloc.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -18,6 +20,9 @@
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
 
+#include "auth/authenticator.hpp"
+#include "auth/exposure.hpp"
+#include "auth/tls.hpp"
 #include "core/matrix_cache.hpp"
 #include "core/scheduler.hpp"
 #include "ops/config.hpp"
@@ -70,6 +75,25 @@ void warm_up(spgemm::backend& b) {
   std::exit(1);
 }
 
+// A setting that can not be served, as config.cpp reports a bad value.
+[[noreturn]] void refuse(const std::string& message) {
+  std::fprintf(stderr, "spgemmd: %s\n", message.c_str());
+  std::exit(2);
+}
+
+// SIGHUP: the tokens file again. A bad file leaves the tokens before it in place.
+void reload_tokens(auth::authenticator& auth) {
+  if (!auth.needs_tokens()) {
+    log_event("info", "sighup", {{"message", "no --tokens_file to read again"}});
+    return;
+  }
+  try {
+    log_event("info", "tokens_reloaded", {{"tokens", static_cast<int64_t>(auth.reload())}});
+  } catch (const std::exception& e) {
+    log_event("error", "tokens_reload_failed", {{"message", std::string(e.what()) + "; the tokens before it stay"}});
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -80,16 +104,40 @@ int main(int argc, char** argv) {
   // and up still map their own pages and go back to the OS when freed.
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
   mallopt(M_TRIM_THRESHOLD, 256 << 20);
-  // Block the shutdown signals before any thread starts; main waits for them.
+  // Block the shutdown and reload signals before any thread starts; main waits for them.
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
   const config cfg = parse_config(argc, argv);
   set_log_format(cfg.log_format == "json" ? log_format::json : log_format::text);
+
+  // Who may call, and over what, before anything starts (docs/configuration.md#security).
+  // (Without --listen only the Unix socket serves: this host's.)
+  const std::string refusal =
+      cfg.listen.empty() ? ""
+                         : auth::exposure_refusal(cfg.listen, !cfg.tls_cert.empty(), !cfg.tokens_file.empty(),
+                                                  cfg.insecure);
+  if (!refusal.empty()) refuse(refusal);
+  std::unique_ptr<auth::authenticator> authenticator;
+  std::shared_ptr<grpc::ServerCredentials> credentials;
+  try {
+    authenticator = cfg.tokens_file.empty() ? std::make_unique<auth::authenticator>()
+                                            : std::make_unique<auth::authenticator>(cfg.tokens_file);
+    credentials = auth::server_credentials({cfg.tls_cert, cfg.tls_key, cfg.tls_client_ca});
+  } catch (const std::exception& e) {
+    refuse(e.what());
+  }
+  if (!cfg.listen.empty() && !auth::is_local_address(cfg.listen) &&
+      (cfg.tls_cert.empty() || cfg.tokens_file.empty())) {
+    log_event("warn", "insecure", {{"address", cfg.listen},
+                                   {"message", "--insecure: serving an address other hosts can reach without " +
+                                                   std::string(cfg.tls_cert.empty() ? "TLS" : "tokens")}});
+  }
 
   std::vector<std::shared_ptr<spgemm::backend>> backends;
   try {
@@ -140,7 +188,7 @@ int main(int argc, char** argv) {
 
   metrics_registry registry;
   service_metrics metrics(registry, cache, sched);
-  service_state state(cache, sched, metrics, cfg, SPGEMMD_VERSION);
+  service_state state(cache, sched, metrics, *authenticator, cfg, SPGEMMD_VERSION);
 
   metrics_http_server metrics_server(registry);
   if (!cfg.metrics_listen.empty()) {
@@ -158,8 +206,13 @@ int main(int argc, char** argv) {
   spgemm_service service(state);
   local_service local(state);
   grpc::ServerBuilder builder;
+  // gRPC binds with SO_REUSEPORT by default: a second spgemmd on a taken port
+  // would start and split the connections with the first (handles appearing
+  // and vanishing at random). Without it the bind fails and we say so.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   int port = 0;
-  if (!cfg.listen.empty()) builder.AddListeningPort(cfg.listen, grpc::InsecureServerCredentials(), &port);
+  if (!cfg.listen.empty()) builder.AddListeningPort(cfg.listen, credentials, &port);
+  // The Unix socket is this host's only (its file mode says whose): no TLS; tokens apply as on --listen.
   if (!cfg.unix_socket.empty()) builder.AddListeningPort("unix:" + cfg.unix_socket, grpc::InsecureServerCredentials());
   builder.SetMaxReceiveMessageSize(static_cast<int>(cfg.max_message_bytes));
   builder.RegisterService(&service);
@@ -168,16 +221,25 @@ int main(int argc, char** argv) {
   const mode_t umask_before = umask(0177);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   umask(umask_before);
-  if (!server || (!cfg.listen.empty() && port == 0)) die("cannot listen on " + cfg.listen + " " + cfg.unix_socket);
+  if (!server || (!cfg.listen.empty() && port == 0)) {
+    const std::string socket = cfg.unix_socket.empty() ? "" : "unix:" + cfg.unix_socket;
+    if (cfg.listen.empty()) die("cannot listen on " + socket + ": not a path the server may create");
+    die("cannot listen on " + cfg.listen + ": the port is taken (another spgemmd? choose another with "
+        "--listen=HOST:PORT) or the address is not one of this host's" +
+        (socket.empty() ? "" : "; or " + socket + " is not a path the server may create"));
+  }
   if (!cfg.unix_socket.empty() && chmod(cfg.unix_socket.c_str(), static_cast<mode_t>(cfg.unix_socket_mode)) != 0) {
     die("cannot set the permissions of " + cfg.unix_socket);
   }
   if (!cfg.port_file.empty() && !write_port_file(cfg.port_file, port)) die("cannot write " + cfg.port_file);
   log_event("info", "serving", {{"address", cfg.listen}, {"port", port}, {"unix_socket", cfg.unix_socket},
-                                {"version", SPGEMMD_VERSION}, {"devices", static_cast<int64_t>(backends.size())}});
+                                {"version", SPGEMMD_VERSION}, {"devices", static_cast<int64_t>(backends.size())},
+                                {"tls", !cfg.tls_cert.empty()}, {"client_certificates", !cfg.tls_client_ca.empty()},
+                                {"tokens", authenticator->needs_tokens()}, {"shared_memory", cfg.shared_memory},
+                                {"cuda_ipc", cfg.cuda_ipc}});
 
   int sig = 0;
-  sigwait(&signals, &sig);
+  while (sigwait(&signals, &sig) == 0 && sig == SIGHUP) reload_tokens(*authenticator);
   log_event("info", "shutdown", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}, {"grace_seconds", cfg.grace_seconds}});
 
   // Stop accepting (new calls get UNAVAILABLE), let in-flight calls finish

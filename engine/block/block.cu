@@ -1,5 +1,6 @@
 // Block SpGEMM host dispatch (see block.hpp for the contract,
-// block_kernels.cuh for the kernels and block_rule.hpp for the rule).
+// block_kernels.cuh for the kernels and planner/block_structure.hpp for the
+// rule of block structure).
 //
 // Phases, for operands of block size b:
 //  (1) the block patterns Ab and Bb (block row offsets: off[bI] / b^2; block
@@ -8,9 +9,9 @@
 //      array as their values;
 //  (2) Cb = Ab * Bb by the method the planner picks for the block patterns'
 //      shape (RMerge on the FEM matrices; the hash method where their block
-//      rows are long or skewed), in f32; only its structure is kept (its
-//      values are freed at once);
-//  (3) the longest block row of Cb (rmerge::compute_row_stats: one kernel,
+//      rows are long or skewed), run from the table of methods, in f32; only
+//      its structure is read;
+//  (3) the longest block row of Cb (planner::compute_row_stats: one kernel,
 //      one read back) sizes the numeric kernel's shared accumulators; C is
 //      allocated exactly: b^2 nnz(Cb) entries, row bI + r starting at
 //      b^2 off_Cb[I] + r b len(I);
@@ -26,25 +27,24 @@
 // products and nnz(C) / b^2 in output; the numeric pass b^3 multiply-adds per
 // pair of blocks, C written once.
 #include <algorithm>
-#include <cassert>
+#include <optional>
 #include <string>
 
 #include "block/block.hpp"
 #include "block/block_kernels.cuh"
+#include "block/block_tuning.hpp"
 #include "cuda/cuda_check.hpp"
-#include "cuda/read_back.hpp"
-#include "hash/hash.hpp"
-#include "planner/planner.hpp"
-#include "rmerge/rmerge.hpp"
+#include "cuda/device_facts.hpp"
+#include "planner/job_rules.hpp"
+#include "planner/statistics.hpp"
 #include "spgemm/errors.hpp"
 
 namespace spgemm::block {
 namespace {
 
-using cuda::device_allocator;
+using cuda::memory_resource;
 using cuda::device_buffer;
 using cuda::device_csr;
-using cuda::job_meter;
 
 unsigned warp_blocks(std::int64_t warps) {
   const std::int64_t per_block = kernels::helper_threads / 32;
@@ -67,8 +67,7 @@ std::size_t pattern_bytes(const cuda::structure_view& m, int b) {
   return cuda::csr_bytes(m.rows / b, m.nnz / (std::int64_t{b} * b), 0);
 }
 
-block_pattern pattern_of(const cuda::structure_view& m, int b, device_allocator& allocator, cudaStream_t stream,
-                         job_meter* meter) {
+block_pattern pattern_of(const cuda::structure_view& m, int b, memory_resource& memory, cudaStream_t stream) {
   block_pattern p;
   if (b == 1) {
     p.view = m;
@@ -78,8 +77,8 @@ block_pattern pattern_of(const cuda::structure_view& m, int b, device_allocator&
   p.view.rows = m.rows / b;
   p.view.cols = m.cols / b;
   p.view.nnz = m.nnz / area;
-  p.offsets = device_buffer<offset_t>(allocator, static_cast<std::size_t>(p.view.rows) + 1, stream, meter);
-  p.columns = device_buffer<index_t>(allocator, static_cast<std::size_t>(p.view.nnz), stream, meter);
+  p.offsets = device_buffer<offset_t>(memory, static_cast<std::size_t>(p.view.rows) + 1, stream);
+  p.columns = device_buffer<index_t>(memory, static_cast<std::size_t>(p.view.nnz), stream);
   kernels::block_pattern_kernel<<<warp_blocks(p.view.rows + 1), kernels::helper_threads, 0, stream>>>(
       b, p.view.rows, m.row_offsets, m.col_indices, p.offsets.data(), p.columns.data());
   SPGEMM_CUDA_CHECK_LAUNCH();
@@ -99,50 +98,67 @@ struct operand_patterns {
 };
 
 operand_patterns patterns_of(const cuda::structure_view& a, const cuda::structure_view& b, int block_size,
-                             device_allocator& allocator, cudaStream_t stream, job_meter* meter) {
+                             memory_resource& memory, cudaStream_t stream) {
   operand_patterns p;
   p.shared = same_structure(a, b);
-  p.a = pattern_of(a, block_size, allocator, stream, meter);
-  if (!p.shared) p.b = pattern_of(b, block_size, allocator, stream, meter);
+  p.a = pattern_of(a, block_size, memory, stream);
+  if (!p.shared) p.b = pattern_of(b, block_size, memory, stream);
   return p;
 }
 
-// The row statistics of A's block pattern follow from A's: every row of
+// The row shape of a block pattern follows from its matrix's: every row of
 // block row I holds b len(I) entries.
-rmerge::row_stats block_stats(const rmerge::row_stats& s, int b) {
+planner::row_stats block_stats(const planner::row_stats& s, int b) {
   return {s.rows / b, s.nnz / (std::int64_t{b} * b), s.max_row_length / b};
 }
 
-// The method of the block product (planner::choose_method on the block
-// pattern's row shape; never the block method itself).
-planner::choice inner_choice(const cuda::structure_view& ab, const cuda::structure_view& bb,
-                             const rmerge::row_stats& ab_stats) {
-  return planner::choose_method({ab_stats.rows, ab_stats.nnz, ab_stats.max_row_length, ab.nnz == 0 || bb.nnz == 0});
-}
+// What the block product's method reads of the block patterns; they have no
+// blocks of their own.
+class pattern_facts final : public method::operand_facts {
+ public:
+  pattern_facts(const method::operand_facts& operands, int b)
+      : operands_(operands), b_(b), a_rows_(block_stats(operands.a_rows(), b)) {}
+  const planner::row_stats& a_rows() const override { return a_rows_; }
+  const planner::row_stats& b_rows() const override {
+    if (!b_rows_) b_rows_ = block_stats(operands_.b_rows(), b_);
+    return *b_rows_;
+  }
+  int block_size() const override { return 1; }
 
-// The block product's estimate (f32 values) and its bound of nnz(Cb).
-struct inner_estimate {
-  memory_estimate estimate;
-  std::int64_t nnz_bound = 0;
+ private:
+  const method::operand_facts& operands_;
+  int b_;
+  planner::row_stats a_rows_;
+  mutable std::optional<planner::row_stats> b_rows_;
 };
 
-inner_estimate estimate_inner(const cuda::structure_view& ab, const cuda::structure_view& bb,
-                              const rmerge::row_stats& ab_stats, device_allocator& allocator, cudaStream_t stream) {
-  const planner::choice choice = inner_choice(ab, bb, ab_stats);
-  inner_estimate out;
-  if (choice.algo == algorithm::rmerge) {
-    const rmerge::plan p = rmerge::make_plan(ab_stats, {});
-    const rmerge::product_bounds bounds = rmerge::compute_bounds(ab, bb, p, allocator, stream);
-    out.estimate = rmerge::estimate_from(p, bounds, ab.rows, sizeof(float));
-    out.nnz_bound = bounds.nnz_c_bound;
-  } else {
-    const planner::job_stats s = hash::compute_stats(ab, bb, sizeof(float), allocator, stream);
-    out.estimate = hash::estimate_from(s, sizeof(float));
-    out.nnz_bound = s.nnz_c_bound;
-    if (choice.hybrid) out.estimate.method = "hybrid " + out.estimate.method;
+// The block product Ab * Bb as a job of its own (f32; the plan of its method
+// from the patterns' shape alone, so no explicit RMerge configuration).
+struct block_product_job {
+  block_product_job(const method::job& job, const operand_patterns& patterns, int b)
+      : facts(job.facts, b),
+        tuning(of_patterns(job.tuning)),
+        inner{patterns.ab(), patterns.bb(), sizeof(float), tuning, facts, job.methods, job.memory, job.stream,
+              job.cancel} {}
+  block_product_job(const block_product_job&) = delete;
+  block_product_job& operator=(const block_product_job&) = delete;
+
+  static spgemm::tuning of_patterns(const spgemm::tuning& t) {
+    spgemm::tuning inner = t;
+    inner.rmerge = {};
+    return inner;
   }
-  return out;
-}
+  // The planner's choice for the patterns' row shape (never the block method).
+  const method::method& inner_method() const {
+    const planner::row_stats& s = facts.a_rows();
+    const bool empty = inner.a.nnz == 0 || inner.b.nnz == 0;
+    return inner.methods.find(planner::choose_method({s.rows, s.nnz, s.max_row_length, empty}).algo);
+  }
+
+  pattern_facts facts;
+  spgemm::tuning tuning;
+  method::job inner;
+};
 
 std::size_t workspace_bytes(const cuda::structure_view& a, const cuda::structure_view& b, int block_size,
                             const memory_estimate& inner) {
@@ -154,25 +170,18 @@ std::size_t workspace_bytes(const cuda::structure_view& a, const cuda::structure
 }
 
 // Phases (1)-(2): the structure of Cb = Ab * Bb.
-device_csr<float> block_product(const cuda::structure_view& a, const cuda::structure_view& b, int block_size,
-                                const rmerge::row_stats& a_stats, device_allocator& allocator, cudaStream_t stream,
-                                const cancel_token& cancel, job_meter* meter) {
-  const operand_patterns patterns = patterns_of(a, b, block_size, allocator, stream, meter);
+device_csr<float> block_product(const method::job& job, int block_size) {
+  const operand_patterns patterns = patterns_of(job.a, job.b, block_size, job.memory, job.stream);
   const cuda::structure_view& ab = patterns.ab();
   const cuda::structure_view& bb = patterns.bb();
-  device_buffer<float> zeros(allocator, static_cast<std::size_t>(std::max(ab.nnz, bb.nnz)), stream, meter);
-  SPGEMM_CUDA_CHECK(cudaMemsetAsync(zeros.data(), 0, zeros.bytes(), stream));
+  device_buffer<float> zeros(job.memory, static_cast<std::size_t>(std::max(ab.nnz, bb.nnz)), job.stream);
+  SPGEMM_CUDA_CHECK(cudaMemsetAsync(zeros.data(), 0, zeros.bytes(), job.stream));
   const cuda::csr_view<float> av{ab.rows, ab.cols, ab.nnz, ab.row_offsets, ab.col_indices, zeros.data()};
   const cuda::csr_view<float> bv{bb.rows, bb.cols, bb.nnz, bb.row_offsets, bb.col_indices, zeros.data()};
-  const rmerge::row_stats ab_stats = block_stats(a_stats, block_size);
-  const planner::choice choice = inner_choice(ab, bb, ab_stats);
-  cancel.throw_if_cancelled();
-  device_csr<float> cb =
-      choice.algo == algorithm::rmerge
-          ? rmerge::multiply_planned<float>(av, bv, rmerge::make_plan(ab_stats, {}), allocator, stream, cancel, meter)
-          : hash::multiply<float>(av, bv, allocator, stream, cancel, meter, choice.hybrid);
-  cb.values.reset();
-  return cb;
+  const block_product_job product(job, patterns, block_size);
+  const method::method& inner = product.inner_method();
+  job.cancel.throw_if_cancelled();
+  return inner.run<float>(product.inner, av, bv);
 }
 
 template <typename T, int B>
@@ -182,7 +191,7 @@ void launch_numeric(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, cons
   const std::int64_t blocks = shared_blocks(longest_c, B, sizeof(T), group, cuda::current_device_facts().max_shared);
   const std::size_t shared = numeric_shared_bytes(blocks, B, sizeof(T), group);
   const auto kernel = kernels::numeric_kernel<T, B>;
-  cuda::allow_dynamic_shared(reinterpret_cast<const void*>(kernel), shared);
+  cuda::allow_max_dynamic_shared(kernel);
   const std::int64_t groups = numeric_threads / group;
   const auto grid = static_cast<unsigned>((cb.rows + groups - 1) / groups);
   kernel<<<grid, numeric_threads, shared, stream>>>(cb.rows, group, blocks, a.row_offsets, a.col_indices, a.values,
@@ -192,82 +201,47 @@ void launch_numeric(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, cons
   SPGEMM_CUDA_CHECK_LAUNCH();
 }
 
+}  // namespace
+
+memory_estimate estimate(const method::job& job) {
+  const int block_size = job.facts.block_size();
+  const operand_patterns patterns = patterns_of(job.a, job.b, block_size, job.memory, job.stream);
+  const block_product_job product(job, patterns, block_size);
+  const memory_estimate inner = product.inner_method().estimate(product.inner);
+  const std::int64_t area = std::int64_t{block_size} * block_size;
+  memory_estimate e;
+  e.exact = false;
+  e.products = inner.products * area * block_size;
+  e.nnz_bound = area * inner.nnz_bound;
+  e.output_bytes = cuda::csr_bytes(job.a.rows, e.nnz_bound, job.value_bytes);
+  e.workspace_bytes = workspace_bytes(job.a, job.b, block_size, inner);
+  e.method = "block b" + std::to_string(block_size) + ", blocks by " + inner.method;
+  return e;
+}
+
 template <typename T>
-device_csr<T> multiply_metered(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, int block_size,
-                               const rmerge::row_stats& a_stats, const rmerge::row_stats& b_stats,
-                               device_allocator& allocator, cudaStream_t stream, const cancel_token& cancel,
-                               job_meter* meter) {
-  device_csr<float> cb = block_product(a.structure(), b.structure(), block_size, a_stats, allocator, stream, cancel,
-                                       meter);
-  cancel.throw_if_cancelled();
+device_csr<T> run(const method::job& job, const cuda::csr_view<T>& a, const cuda::csr_view<T>& b) {
+  const int block_size = job.facts.block_size();
+  device_csr<float> cb = block_product(job, block_size);
+  job.cancel.throw_if_cancelled();
   const std::int64_t longest_c =
-      cb.nnz > 0 ? rmerge::compute_row_stats(cb.view().structure(), allocator, stream).max_row_length : 0;
-  device_csr<T> c = cuda::with_zero_offsets<T>(a.rows, b.cols, allocator, stream, meter);
-  cuda::allocate_entries(c, std::int64_t{block_size} * block_size * cb.nnz, allocator, stream, meter);
+      cb.nnz > 0 ? planner::compute_row_stats(cb.view().structure(), job.memory, job.stream).max_row_length : 0;
+  device_csr<T> c = cuda::with_zero_offsets<T>(a.rows, b.cols, job.memory, job.stream);
+  cuda::allocate_entries(c, std::int64_t{block_size} * block_size * cb.nnz, job.memory, job.stream);
   if (c.nnz == 0) return c;
+  const std::int64_t longest_b = job.facts.b_rows().max_row_length;
   switch (block_size) {
-    case 1: launch_numeric<T, 1>(a, b, cb, longest_c, b_stats.max_row_length, c, stream); break;
-    case 2: launch_numeric<T, 2>(a, b, cb, longest_c, b_stats.max_row_length, c, stream); break;
-    case 3: launch_numeric<T, 3>(a, b, cb, longest_c, b_stats.max_row_length, c, stream); break;
-    case 4: launch_numeric<T, 4>(a, b, cb, longest_c, b_stats.max_row_length, c, stream); break;
-    case 6: launch_numeric<T, 6>(a, b, cb, longest_c, b_stats.max_row_length, c, stream); break;
+    case 1: launch_numeric<T, 1>(a, b, cb, longest_c, longest_b, c, job.stream); break;
+    case 2: launch_numeric<T, 2>(a, b, cb, longest_c, longest_b, c, job.stream); break;
+    case 3: launch_numeric<T, 3>(a, b, cb, longest_c, longest_b, c, job.stream); break;
+    case 4: launch_numeric<T, 4>(a, b, cb, longest_c, longest_b, c, job.stream); break;
+    case 6: launch_numeric<T, 6>(a, b, cb, longest_c, longest_b, c, job.stream); break;
     default: throw_bad_input("block: no kernel for block size " + std::to_string(block_size));
   }
   return c;
 }
 
-}  // namespace
-
-size_mask detect_sizes(const cuda::structure_view& m, device_allocator& allocator, cudaStream_t stream) {
-  const size_mask candidates = shape_candidates(m.rows, m.cols, m.nnz);
-  if (candidates == 0 || m.nnz == 0) return candidates;
-  device_buffer<unsigned> broken(allocator, 1, stream);
-  SPGEMM_CUDA_CHECK(cudaMemsetAsync(broken.data(), 0, broken.bytes(), stream));
-  kernels::detect_kernel<<<warp_blocks(m.rows), kernels::helper_threads, 0, stream>>>(
-      m.rows, m.row_offsets, m.col_indices, candidates, broken.data());
-  SPGEMM_CUDA_CHECK_LAUNCH();
-  return candidates & ~cuda::read_back(broken.data(), stream);
-}
-
-memory_estimate estimate_multiply(const cuda::structure_view& a, const cuda::structure_view& b, int block_size,
-                                  std::size_t value_bytes, const rmerge::row_stats& a_stats,
-                                  device_allocator& allocator, cudaStream_t stream) {
-  const operand_patterns patterns = patterns_of(a, b, block_size, allocator, stream, nullptr);
-  const inner_estimate inner =
-      estimate_inner(patterns.ab(), patterns.bb(), block_stats(a_stats, block_size), allocator, stream);
-  const std::int64_t area = std::int64_t{block_size} * block_size;
-  memory_estimate e;
-  e.exact = false;
-  e.products = inner.estimate.products * area * block_size;
-  e.output_bytes = cuda::csr_bytes(a.rows, area * inner.nnz_bound, value_bytes);
-  e.workspace_bytes = workspace_bytes(a, b, block_size, inner.estimate);
-  e.method = "block b" + std::to_string(block_size) + ", blocks by " + inner.estimate.method;
-  return e;
-}
-
-template <typename T>
-device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, int block_size,
-                       const rmerge::row_stats& a_stats, const rmerge::row_stats& b_stats,
-                       device_allocator& allocator, cudaStream_t stream, const cancel_token& cancel) {
-#ifndef NDEBUG
-  // The estimate is a promise: check that the job keeps it.
-  const memory_estimate estimate =
-      estimate_multiply(a.structure(), b.structure(), block_size, sizeof(T), a_stats, allocator, stream);
-  job_meter meter;
-  device_csr<T> c = multiply_metered(a, b, block_size, a_stats, b_stats, allocator, stream, cancel, &meter);
-  assert(meter.peak <= estimate.total());
-  c.detach_meter();
-  return c;
-#else
-  return multiply_metered(a, b, block_size, a_stats, b_stats, allocator, stream, cancel, nullptr);
-#endif
-}
-
-template device_csr<float> multiply(const cuda::csr_view<float>&, const cuda::csr_view<float>&, int,
-                                    const rmerge::row_stats&, const rmerge::row_stats&, device_allocator&,
-                                    cudaStream_t, const cancel_token&);
-template device_csr<double> multiply(const cuda::csr_view<double>&, const cuda::csr_view<double>&, int,
-                                     const rmerge::row_stats&, const rmerge::row_stats&, device_allocator&,
-                                     cudaStream_t, const cancel_token&);
+template device_csr<float> run(const method::job&, const cuda::csr_view<float>&, const cuda::csr_view<float>&);
+template device_csr<double> run(const method::job&, const cuda::csr_view<double>&, const cuda::csr_view<double>&);
 
 }  // namespace spgemm::block

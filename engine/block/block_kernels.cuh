@@ -1,5 +1,5 @@
-// Block SpGEMM kernels: detection of dense b x b block structure, the block
-// pattern of an operand, and the numeric product of blocked operands.
+// Block SpGEMM kernels: the block pattern of an operand, and the numeric
+// product of blocked operands.
 //
 // Method (numeric_kernel): C's block structure Cb = pattern(Ab * Bb) is known
 // (block.cu computes it with RMerge or the hash method on the block
@@ -26,55 +26,18 @@
 // numeric_threads threads: groups * shared_blocks * (b * b values + a column).
 // Complexity: b^3 multiply-adds per pair of blocks (A_IK, B_KJ) plus a binary
 // search over Cb's row; A and B read once per use (L1/L2), C written once.
-// Kernels only: the host dispatch lives in block.cu, the rule in block_rule.hpp.
+// Kernels only: the host dispatch lives in block.cu, the rule of block
+// structure in planner/block_structure.hpp.
 #pragma once
 
 #include <cstdint>
 
-#include "block/block_rule.hpp"
+#include "block/block_tuning.hpp"
 #include "spgemm/csr.hpp"
 
 namespace spgemm::block::kernels {
 
 inline constexpr int helper_threads = 256;
-
-// Warp per row: every candidate size of `candidates` that some row breaks
-// gets its bit set in *broken (block_rule.hpp: row_fits, entry_fits).
-__global__ void __launch_bounds__(helper_threads)
-    detect_kernel(std::int64_t rows, const offset_t* __restrict__ off, const index_t* __restrict__ col,
-                  size_mask candidates, unsigned* __restrict__ broken) {
-  const unsigned lane = threadIdx.x & 31u;
-  const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * (blockDim.x / 32);
-  size_mask bad = 0;  // the same in every lane of the warp
-  for (std::int64_t r = (blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x) / 32; r < rows;
-       r += warps) {
-    if ((bad & candidates) == candidates) break;
-    const offset_t begin = off[r];
-    const std::int64_t length = off[r + 1] - begin;
-    offset_t lead_begin[candidate_count];
-    size_mask row_bad = 0;
-#pragma unroll
-    for (int i = 0; i < candidate_count; ++i) {
-      const int b = candidate_size(i);
-      const std::int64_t lead = r - r % b;
-      lead_begin[i] = off[lead];
-      if ((candidates & ~bad & (1u << b)) && !row_fits(b, length, off[lead + 1] - lead_begin[i])) row_bad |= 1u << b;
-    }
-    const size_mask check = candidates & ~bad & ~row_bad;
-    for (std::int64_t k = lane; check != 0 && k < length; k += 32) {
-      const index_t c = col[begin + k];
-      const index_t previous = k > 0 ? col[begin + k - 1] : 0;
-#pragma unroll
-      for (int i = 0; i < candidate_count; ++i) {
-        const int b = candidate_size(i);
-        if (!(check & (1u << b))) continue;
-        if (!entry_fits(b, k, c, previous, col[lead_begin[i] + k])) row_bad |= 1u << b;
-      }
-    }
-    bad |= __reduce_or_sync(0xffffffffu, row_bad);
-  }
-  if (lane == 0 && bad != 0) atomicOr(broken, bad);
-}
 
 // Block pattern of a b-blocked matrix: block_off[I] for I <= block_rows, and
 // the block columns of every block row (warp per block row).

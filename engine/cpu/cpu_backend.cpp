@@ -1,12 +1,15 @@
 // The CPU backend: matrices in host memory, products by Gustavson's method.
 // The embedded default on hosts without a GPU, so the service always starts.
+// Every byte a product or transpose allocates is counted against its
+// estimate (cpu/host_memory.hpp), as on the GPU.
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <memory>
 #include <string>
 
+#include "cpu/gustavson.hpp"
+#include "cpu/host_memory.hpp"
 #include "spgemm/backend.hpp"
 #include "spgemm/errors.hpp"
 #include "spgemm/reference.hpp"
@@ -15,24 +18,8 @@
 namespace spgemm {
 namespace {
 
-// Bytes allocated through the backend now and at most, for memory().
-class byte_counter {
- public:
-  void add(std::size_t bytes) {
-    const std::size_t now = in_use_.fetch_add(bytes) + bytes;
-    std::size_t peak = peak_.load();
-    while (now > peak && !peak_.compare_exchange_weak(peak, now)) {
-    }
-  }
-  void remove(std::size_t bytes) { in_use_.fetch_sub(bytes); }
-  std::size_t in_use() const { return in_use_.load(); }
-  std::size_t peak() const { return peak_.load(); }
-  void reset_peak() { peak_.store(in_use_.load()); }
-
- private:
-  std::atomic<std::size_t> in_use_{0};
-  std::atomic<std::size_t> peak_{0};
-};
+using cpu::byte_counter;
+using cpu::job_memory;
 
 // Holds `bytes` on the counter for as long as it lives.
 class counted_bytes {
@@ -130,6 +117,10 @@ class cpu_backend final : public backend {
     return row_block(held, row_begin, row_end);
   }
 
+  // C as the bound of nnz(C) allows (compute_product_stats: never more
+  // entries in a row than its products, B's columns or the span of the
+  // columns its rows of B reach), Gustavson's workspace, and the operands
+  // converted to C's value type where they differ.
   memory_estimate estimate_multiply(const stored_matrix& a, const stored_matrix& b,
                                     const multiply_options& options) override {
     check_algorithm(options.algo);
@@ -140,11 +131,8 @@ class cpu_backend final : public backend {
     const value_type out = output_type_of(ia, ib, options);
     memory_estimate e;
     e.output_bytes = matrix_info{ia.rows, ib.cols, stats.nnz_c_bound, out}.bytes();
-    // Per thread: a marker (8 bytes) and an accumulator per column of B;
-    // plus the operands converted to the output type where they differ.
-    e.workspace_bytes = static_cast<std::size_t>(threads_) * static_cast<std::size_t>(ib.cols) * (8 + size_of(out)) +
-                        (ia.type != out ? matrix_info{ia.rows, ia.cols, ia.nnz, out}.bytes() : 0) +
-                        (ib.type != out ? matrix_info{ib.rows, ib.cols, ib.nnz, out}.bytes() : 0);
+    e.workspace_bytes = cpu::gustavson_workspace_bytes(ia.rows, ib.cols, size_of(out), threads_) +
+                        converted_bytes(ia, out) + converted_bytes(ib, out);
     e.exact = false;
     e.products = stats.products;
     e.method = "gustavson";
@@ -152,7 +140,8 @@ class cpu_backend final : public backend {
   }
 
   std::shared_ptr<stored_matrix> multiply(const stored_matrix& a, const stored_matrix& b,
-                                          const multiply_options& options, const cancel_token& cancel) override {
+                                          const multiply_options& options, std::size_t memory_limit,
+                                          const cancel_token& cancel, std::size_t* peak_bytes) override {
     check_algorithm(options.algo);
     const auto& ma = as_cpu(a).matrix();
     const auto& mb = as_cpu(b).matrix();
@@ -160,12 +149,14 @@ class cpu_backend final : public backend {
     require_conformable(ia, ib);
     const value_type out = output_type_of(ia, ib, options);
     cancel.throw_if_cancelled();
-    const counted_bytes workspace(counter_, static_cast<std::size_t>(threads_) * static_cast<std::size_t>(ib.cols) *
-                                                (8 + size_of(out)));
-    any_csr c = out == value_type::f32 ? any_csr(product<float>(ma, mb)) : any_csr(product<double>(ma, mb));
+    job_memory memory(memory_limit, "gustavson", counter_.get());
+    any_csr c = out == value_type::f32 ? any_csr(product<float>(ma, mb, memory))
+                                       : any_csr(product<double>(ma, mb, memory));
     cancel.throw_if_cancelled();
+    if (peak_bytes != nullptr) *peak_bytes = memory.peak_bytes();
     return std::make_shared<cpu_matrix>(std::move(c), counter_);
   }
+  using backend::multiply;
 
   memory_estimate estimate_transpose(const stored_matrix& a) override {
     const matrix_info ia = a.info();
@@ -177,9 +168,18 @@ class cpu_backend final : public backend {
     return e;
   }
 
-  std::shared_ptr<stored_matrix> transpose(const stored_matrix& a, const cancel_token& cancel) override {
+  std::shared_ptr<stored_matrix> transpose(const stored_matrix& a, const cancel_token& cancel,
+                                           std::size_t* peak_bytes) override {
     cancel.throw_if_cancelled();
-    any_csr t = std::visit([](const auto& x) -> any_csr { return cpu_transpose(x); }, as_cpu(a).matrix());
+    // Its arrays are sized by A's shape alone: the estimate is what it holds.
+    const std::size_t bytes = estimate_transpose(a).total();
+    job_memory memory(bytes, "transpose", counter_.get());
+    any_csr t;
+    {
+      const job_memory::hold arrays(memory, bytes);
+      t = std::visit([](const auto& x) -> any_csr { return cpu_transpose(x); }, as_cpu(a).matrix());
+    }
+    if (peak_bytes != nullptr) *peak_bytes = memory.peak_bytes();
     return std::make_shared<cpu_matrix>(std::move(t), counter_);
   }
 
@@ -191,8 +191,12 @@ class cpu_backend final : public backend {
     }
   }
 
+  static std::size_t converted_bytes(const matrix_info& m, value_type out) {
+    return m.type != out ? matrix_info{m.rows, m.cols, m.nnz, out}.bytes() : 0;
+  }
+
   template <typename T>
-  csr_matrix<T> product(const any_csr& a, const any_csr& b) const {
+  csr_matrix<T> product(const any_csr& a, const any_csr& b, job_memory& memory) const {
     // Operands already of type T are used in place; others are converted copies.
     auto as_t = [](const any_csr& m) -> std::shared_ptr<const csr_matrix<T>> {
       if (const auto* same = std::get_if<csr_matrix<T>>(&m)) {
@@ -201,7 +205,9 @@ class cpu_backend final : public backend {
       return std::make_shared<csr_matrix<T>>(
           std::visit([](const auto& x) { return convert_values<T>(x); }, m));
     };
-    return cpu_multiply(*as_t(a), *as_t(b), threads_);
+    const value_type out = value_type_of<T>();
+    const job_memory::hold converted(memory, converted_bytes(info_of(a), out) + converted_bytes(info_of(b), out));
+    return cpu::gustavson(*as_t(a), *as_t(b), threads_, memory);
   }
 
   int threads_;

@@ -6,7 +6,11 @@
 // places the rows, and a numeric pass accumulates each row in a per-thread
 // dense array, then sorts its columns. Accumulation follows the order of A's
 // entries and B's entries, so the result is independent of the thread count.
-// Workspace: 12 bytes x cols(B) per thread. Time: O(products + nnz(C) log).
+// Workspace: 8 bytes x (rows(A) + 1) of work, and per slice 8 bytes x cols(B)
+// of markers (symbolic) or (8 + value) bytes x cols(B) of markers and
+// accumulators (numeric). Time: O(products + nnz(C) log).
+#include "cpu/gustavson.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -18,6 +22,7 @@
 #include "src/parallel.hpp"
 
 namespace spgemm {
+namespace cpu {
 namespace {
 
 // Row boundaries splitting the rows of A into `parts` slices of about equal products.
@@ -41,37 +46,57 @@ std::vector<std::int64_t> balanced_slices(const csr_matrix<T>& a, const csr_matr
 
 }  // namespace
 
+int gustavson_parts(std::int64_t a_rows, int threads) {
+  return static_cast<int>(
+      std::clamp<std::int64_t>(detail::resolve_threads(threads), 1, std::max<std::int64_t>(a_rows, 1)));
+}
+
+std::size_t gustavson_workspace_bytes(std::int64_t a_rows, std::int64_t b_cols, std::size_t value_bytes, int threads) {
+  const auto parts = static_cast<std::size_t>(gustavson_parts(a_rows, threads));
+  return static_cast<std::size_t>(a_rows + 1) * sizeof(std::int64_t) + (parts + 1) * sizeof(std::int64_t) +
+         parts * static_cast<std::size_t>(b_cols) * (sizeof(std::int64_t) + value_bytes);
+}
+
 template <typename T>
-csr_matrix<T> cpu_multiply(const csr_matrix<T>& a, const csr_matrix<T>& b, int threads) {
+csr_matrix<T> gustavson(const csr_matrix<T>& a, const csr_matrix<T>& b, int threads, job_memory& memory) {
   require_conformable(info_of(a), info_of(b));
+  const int parts = gustavson_parts(a.rows, threads);
+  const auto offsets = static_cast<std::size_t>(a.rows) + 1;
+  const auto per_part = static_cast<std::size_t>(parts) * static_cast<std::size_t>(b.cols);
+  const job_memory::hold slicing(memory, (offsets + static_cast<std::size_t>(parts) + 1) * sizeof(std::int64_t));
+  const auto bounds = balanced_slices(a, b, parts);
+  const job_memory::hold c_offsets(memory, offsets * sizeof(offset_t));
   csr_matrix<T> c;
   c.rows = a.rows;
   c.cols = b.cols;
-  c.row_offsets.assign(static_cast<std::size_t>(a.rows) + 1, 0);
-  const int parts = static_cast<int>(std::clamp<std::int64_t>(detail::resolve_threads(threads), 1,
-                                                              std::max<std::int64_t>(a.rows, 1)));
-  const auto bounds = balanced_slices(a, b, parts);
+  c.row_offsets.assign(offsets, 0);
 
-  detail::parallel_slices(parts, parts, [&](int, std::int64_t p, std::int64_t) {
-    std::vector<std::int64_t> marker(static_cast<std::size_t>(b.cols), -1);
-    for (std::int64_t r = bounds[p]; r < bounds[p + 1]; ++r) {
-      std::int64_t count = 0;
-      for (offset_t k = a.row_offsets[r]; k < a.row_offsets[r + 1]; ++k) {
-        const index_t j = a.col_indices[k];
-        for (offset_t l = b.row_offsets[j]; l < b.row_offsets[j + 1]; ++l) {
-          if (marker[b.col_indices[l]] != r) {
-            marker[b.col_indices[l]] = r;
-            ++count;
+  {  // symbolic pass: a marker per column of B and slice
+    const job_memory::hold markers(memory, per_part * sizeof(std::int64_t));
+    detail::parallel_slices(parts, parts, [&](int, std::int64_t p, std::int64_t) {
+      std::vector<std::int64_t> marker(static_cast<std::size_t>(b.cols), -1);
+      for (std::int64_t r = bounds[p]; r < bounds[p + 1]; ++r) {
+        std::int64_t count = 0;
+        for (offset_t k = a.row_offsets[r]; k < a.row_offsets[r + 1]; ++k) {
+          const index_t j = a.col_indices[k];
+          for (offset_t l = b.row_offsets[j]; l < b.row_offsets[j + 1]; ++l) {
+            if (marker[b.col_indices[l]] != r) {
+              marker[b.col_indices[l]] = r;
+              ++count;
+            }
           }
         }
+        c.row_offsets[r + 1] = count;
       }
-      c.row_offsets[r + 1] = count;
-    }
-  });
+    });
+  }
   std::partial_sum(c.row_offsets.begin(), c.row_offsets.end(), c.row_offsets.begin());
-  c.col_indices.resize(static_cast<std::size_t>(c.row_offsets.back()));
-  c.values.resize(c.col_indices.size());
-
+  const auto nnz = static_cast<std::size_t>(c.row_offsets.back());
+  const job_memory::hold entries(memory, nnz * (sizeof(index_t) + sizeof(T)));
+  c.col_indices.resize(nnz);
+  c.values.resize(nnz);
+  // numeric pass: a marker and an accumulator per column of B and slice
+  const job_memory::hold accumulators(memory, per_part * (sizeof(std::int64_t) + sizeof(T)));
   detail::parallel_slices(parts, parts, [&](int, std::int64_t p, std::int64_t) {
     std::vector<T> accumulator(static_cast<std::size_t>(b.cols));
     std::vector<std::int64_t> marker(static_cast<std::size_t>(b.cols), -1);
@@ -98,6 +123,17 @@ csr_matrix<T> cpu_multiply(const csr_matrix<T>& a, const csr_matrix<T>& b, int t
     }
   });
   return c;
+}
+
+template csr_matrix<float> gustavson(const csr_matrix<float>&, const csr_matrix<float>&, int, job_memory&);
+template csr_matrix<double> gustavson(const csr_matrix<double>&, const csr_matrix<double>&, int, job_memory&);
+
+}  // namespace cpu
+
+template <typename T>
+csr_matrix<T> cpu_multiply(const csr_matrix<T>& a, const csr_matrix<T>& b, int threads) {
+  cpu::job_memory unbounded(std::numeric_limits<std::size_t>::max(), "gustavson");
+  return cpu::gustavson(a, b, threads, unbounded);
 }
 
 template <typename T>

@@ -50,8 +50,8 @@ __global__ void check_columns_kernel(structure_view m, unsigned long long* first
 
 }  // namespace
 
-std::string find_structure_problem(const structure_view& m, device_allocator& allocator, cudaStream_t stream) {
-  device_buffer<unsigned long long> first_bad(allocator, 1, stream, nullptr);
+std::string find_structure_problem(const structure_view& m, memory_resource& memory, cudaStream_t stream) {
+  device_buffer<unsigned long long> first_bad(memory, 1, stream);
   auto reset = [&] { SPGEMM_CUDA_CHECK(cudaMemsetAsync(first_bad.data(), 0xff, sizeof(unsigned long long), stream)); };
   reset();
   check_offsets_kernel<<<blocks_for(m.rows + 1), threads_per_block, 0, stream>>>(m, first_bad.data());

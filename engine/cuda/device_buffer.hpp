@@ -1,6 +1,7 @@
-// device_buffer<T>: an owning array in device memory, allocated from a
-// device_allocator on a stream and freed (stream-ordered) on the stream it
-// is bound to. Optionally reports to a job_meter while it is attached.
+// Arrays in device memory: device_buffer<T> owns one, allocated from a
+// memory resource on a stream and freed (stream-ordered) through it on the
+// stream it is bound to; device_span<T> is a non-owning view (a buffer's
+// whole array, or part of one allocation that holds several: array_carver).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -8,31 +9,35 @@
 #include <cstddef>
 #include <utility>
 
-#include "cuda/device_context.hpp"
+#include "cuda/memory_resource.hpp"
 
 namespace spgemm::cuda {
+
+template <typename T>
+class device_span {
+ public:
+  device_span() = default;
+  device_span(T* data, std::size_t count) : data_(data), count_(count) {}
+
+  T* data() const { return data_; }
+  std::size_t size() const { return count_; }
+  std::size_t bytes() const { return count_ * sizeof(T); }
+  bool empty() const { return count_ == 0; }
+
+ private:
+  T* data_ = nullptr;
+  std::size_t count_ = 0;
+};
 
 template <typename T>
 class device_buffer {
  public:
   device_buffer() = default;
-  device_buffer(device_allocator& allocator, std::size_t count, cudaStream_t stream,
-                job_meter* meter = nullptr)
-      : allocator_(&allocator), stream_(stream), meter_(meter), count_(count) {
-    data_ = static_cast<T*>(allocator.allocate(count * sizeof(T), stream));
-    if (meter_ != nullptr) meter_->add(bytes());
+  device_buffer(memory_resource& memory, std::size_t count, cudaStream_t stream)
+      : memory_(&memory), stream_(stream), count_(count) {
+    data_ = static_cast<T*>(memory.allocate(count * sizeof(T), stream));
   }
   ~device_buffer() { reset(); }
-
-  // `count` elements at `data`, inside an allocation another buffer owns
-  // (several arrays in one allocation: see device_csr::storage). Frees and
-  // counts nothing.
-  static device_buffer within(T* data, std::size_t count) {
-    device_buffer view;
-    view.data_ = data;
-    view.count_ = count;
-    return view;
-  }
 
   device_buffer(const device_buffer&) = delete;
   device_buffer& operator=(const device_buffer&) = delete;
@@ -47,19 +52,19 @@ class device_buffer {
 
   // Frees now (stream-ordered on the bound stream).
   void reset() noexcept {
-    if (allocator_ != nullptr && data_ != nullptr) {
-      allocator_->deallocate(data_, bytes(), stream_);
-      if (meter_ != nullptr) meter_->remove(bytes());
-    }
+    if (memory_ != nullptr) memory_->deallocate(data_, bytes(), stream_);
+    memory_ = nullptr;
     data_ = nullptr;
     count_ = 0;
-    meter_ = nullptr;
   }
 
   // The stream the eventual free is ordered on.
   void bind_stream(cudaStream_t stream) { stream_ = stream; }
-  // Stops reporting to the job meter (the buffer outlives the job).
-  void detach_meter() { meter_ = nullptr; }
+  // The resource the eventual free goes through: a job's result outlives the
+  // job's resources, so it is handed to the device's (their upstream).
+  void bind_resource(memory_resource& memory) {
+    if (memory_ != nullptr) memory_ = &memory;
+  }
 
   T* data() { return data_; }
   const T* data() const { return data_; }
@@ -69,29 +74,27 @@ class device_buffer {
 
  private:
   void swap(device_buffer& other) noexcept {
-    std::swap(allocator_, other.allocator_);
+    std::swap(memory_, other.memory_);
     std::swap(stream_, other.stream_);
-    std::swap(meter_, other.meter_);
     std::swap(data_, other.data_);
     std::swap(count_, other.count_);
   }
 
-  device_allocator* allocator_ = nullptr;
+  memory_resource* memory_ = nullptr;
   cudaStream_t stream_ = nullptr;
-  job_meter* meter_ = nullptr;
   T* data_ = nullptr;
   std::size_t count_ = 0;
 };
 
-// Consecutive arrays of one allocation, handed out in order as views
-// (device_buffer::within); the caller orders them so that each stays aligned.
+// Consecutive arrays of one allocation, handed out in order as views; the
+// caller orders them so that each stays aligned.
 class array_carver {
  public:
   explicit array_carver(void* memory) : at_(static_cast<unsigned char*>(memory)) {}
 
   template <typename U>
-  device_buffer<U> next(std::size_t count) {
-    auto view = device_buffer<U>::within(reinterpret_cast<U*>(at_), count);
+  device_span<U> next(std::size_t count) {
+    const device_span<U> view(reinterpret_cast<U*>(at_), count);
     at_ += count * sizeof(U);
     return view;
   }

@@ -1,69 +1,19 @@
-// One CUDA device as the engine uses it: a stream-ordered memory pool with
-// byte counters, a small pool of streams, and a guard that makes the device
-// current on the calling thread.
-//
-// Memory comes from the device's default cudaMemPool through cudaMallocAsync /
-// cudaFreeAsync; its release threshold is UINT64_MAX so freed memory stays
-// cached in the pool (no cudaMalloc per call, no trimming between jobs).
+// One CUDA device as the engine uses it: its stream-ordered pool counted by
+// a statistics resource and a small pool of streams.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
-#include <atomic>
 #include <cstddef>
-#include <cstdint>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "cuda/device_guard.hpp"
+#include "cuda/pool_resource.hpp"
+#include "cuda/statistics_resource.hpp"
+
 namespace spgemm::cuda {
-
-// Makes `device` current for the lifetime of the guard, restoring the previous one.
-class device_guard {
- public:
-  explicit device_guard(int device);
-  ~device_guard();
-  device_guard(const device_guard&) = delete;
-  device_guard& operator=(const device_guard&) = delete;
-
- private:
-  int previous_ = -1;
-  int device_ = -1;
-};
-
-// Bytes allocated by one job, to check that it keeps its estimate.
-struct job_meter {
-  std::size_t in_use = 0;
-  std::size_t peak = 0;
-  void add(std::size_t bytes) {
-    in_use += bytes;
-    if (in_use > peak) peak = in_use;
-  }
-  void remove(std::size_t bytes) { in_use -= bytes; }
-};
-
-// Stream-ordered allocations from one device's pool, counted. Thread-safe.
-class device_allocator {
- public:
-  explicit device_allocator(int device);
-  device_allocator(const device_allocator&) = delete;
-  device_allocator& operator=(const device_allocator&) = delete;
-
-  // Throws error(does_not_fit) when the pool cannot grow by `bytes`. Zero bytes: nullptr.
-  void* allocate(std::size_t bytes, cudaStream_t stream);
-  void deallocate(void* p, std::size_t bytes, cudaStream_t stream) noexcept;
-
-  int device() const { return device_; }
-  std::size_t in_use_bytes() const { return in_use_.load(); }
-  std::size_t peak_bytes() const { return peak_.load(); }
-  void reset_peak() { peak_.store(in_use_.load()); }
-
- private:
-  int device_;
-  cudaMemPool_t pool_ = nullptr;
-  std::atomic<std::size_t> in_use_{0};
-  std::atomic<std::size_t> peak_{0};
-};
 
 // Non-blocking streams, reused: acquire() hands one out (creating it when none
 // is free), the lease gives it back. Each stream comes with an event, reused
@@ -106,23 +56,6 @@ class stream_pool {
   std::vector<entry> all_;
 };
 
-// What the kernels' launch configurations read of the current device: its
-// SMs, the dynamic shared memory a block may opt in to (less 1 KB for the
-// kernels' static shared memory) and whether a kernel may launch while the
-// one before it in its stream finishes (programmatic dependent launch,
-// Hopper on). Queried once per device, then cached.
-struct device_facts {
-  int sm_count = 132;
-  std::size_t max_shared = 48 * 1024;
-  bool dependent_launch = false;
-};
-device_facts current_device_facts();
-
-// Lets `kernel` launch with `bytes` of dynamic shared memory. Called before
-// every launch that uses any: static shared memory counts against the 48 KB
-// default too.
-void allow_dynamic_shared(const void* kernel, std::size_t bytes);
-
 // Everything a backend and its stored matrices share; stored matrices hold it
 // by shared_ptr so that their memory can be freed after the backend is gone.
 struct device_context {
@@ -134,7 +67,9 @@ struct device_context {
   int device;
   std::string gpu_name;
   std::size_t total_bytes = 0;
-  device_allocator allocator;
+  pool_resource pool;
+  // Every allocation on the device goes through it (backend::memory()).
+  statistics_resource memory{pool};
   stream_pool streams;
   // Frees of stored matrices go here; all work on them finished before their
   // last reference went (every backend call synchronizes before it returns).

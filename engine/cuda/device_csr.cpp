@@ -154,14 +154,14 @@ class staging {
 }  // namespace
 
 template <typename T>
-device_csr<T> allocate_csr(std::int64_t rows, std::int64_t cols, std::int64_t nnz, device_allocator& allocator,
-                           cudaStream_t stream, job_meter* meter) {
+device_csr<T> allocate_csr(std::int64_t rows, std::int64_t cols, std::int64_t nnz, memory_resource& memory,
+                           cudaStream_t stream) {
   device_csr<T> d;
   d.rows = rows;
   d.cols = cols;
   d.nnz = nnz;
   const auto n = static_cast<std::size_t>(nnz);
-  d.storage = device_buffer<unsigned char>(allocator, csr_bytes(rows, nnz, sizeof(T)), stream, meter);
+  d.storage = device_buffer<unsigned char>(memory, csr_bytes(rows, nnz, sizeof(T)), stream);
   array_carver carve(d.storage.data());
   d.row_offsets = carve.next<offset_t>(static_cast<std::size_t>(rows) + 1);
   d.values = carve.next<T>(n);
@@ -185,8 +185,7 @@ void upload_rows(device_csr<T>& d, const offset_t* row_offsets, const index_t* c
 }
 
 template <typename T>
-device_csr<T> upload(const csr_matrix<T>& m, device_allocator& allocator, cudaStream_t stream,
-                     job_meter* meter) {
+device_csr<T> upload(const csr_matrix<T>& m, memory_resource& memory, cudaStream_t stream) {
   // The arrays must at least agree in size: the copies below trust them.
   if (m.rows < 0 || m.cols < 0 || m.row_offsets.size() != static_cast<std::size_t>(m.rows) + 1 ||
       m.row_offsets.front() != 0 || m.row_offsets.back() != m.nnz() ||
@@ -194,7 +193,7 @@ device_csr<T> upload(const csr_matrix<T>& m, device_allocator& allocator, cudaSt
     throw_bad_input("matrix to store: array lengths do not match its shape (rows " +
                     std::to_string(m.rows) + ", nnz " + std::to_string(m.nnz()) + ")");
   }
-  device_csr<T> d = allocate_csr<T>(m.rows, m.cols, m.nnz(), allocator, stream, meter);
+  device_csr<T> d = allocate_csr<T>(m.rows, m.cols, m.nnz(), memory, stream);
   upload_rows(d, m.row_offsets.data(), m.col_indices.data(), m.values.data(), 0, m.rows, stream);
   return d;
 }
@@ -225,16 +224,16 @@ csr_matrix<T> download_rows(const device_csr<T>& m, std::int64_t row_begin, std:
   return h;
 }
 
-template device_csr<float> allocate_csr<float>(std::int64_t, std::int64_t, std::int64_t, device_allocator&,
-                                                cudaStream_t, job_meter*);
-template device_csr<double> allocate_csr<double>(std::int64_t, std::int64_t, std::int64_t, device_allocator&,
-                                                  cudaStream_t, job_meter*);
+template device_csr<float> allocate_csr<float>(std::int64_t, std::int64_t, std::int64_t, memory_resource&,
+                                                cudaStream_t);
+template device_csr<double> allocate_csr<double>(std::int64_t, std::int64_t, std::int64_t, memory_resource&,
+                                                  cudaStream_t);
 template void upload_rows(device_csr<float>&, const offset_t*, const index_t*, const float*, std::int64_t,
                           std::int64_t, cudaStream_t);
 template void upload_rows(device_csr<double>&, const offset_t*, const index_t*, const double*, std::int64_t,
                           std::int64_t, cudaStream_t);
-template device_csr<float> upload(const csr_matrix<float>&, device_allocator&, cudaStream_t, job_meter*);
-template device_csr<double> upload(const csr_matrix<double>&, device_allocator&, cudaStream_t, job_meter*);
+template device_csr<float> upload(const csr_matrix<float>&, memory_resource&, cudaStream_t);
+template device_csr<double> upload(const csr_matrix<double>&, memory_resource&, cudaStream_t);
 template csr_matrix<float> download_rows(const device_csr<float>&, std::int64_t, std::int64_t, cudaStream_t);
 template csr_matrix<double> download_rows(const device_csr<double>&, std::int64_t, std::int64_t,
                                           cudaStream_t);

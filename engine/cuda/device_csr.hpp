@@ -43,29 +43,28 @@ struct device_csr {
   std::int64_t rows = 0;
   std::int64_t cols = 0;
   std::int64_t nnz = 0;
-  // Where set, the one allocation that holds arrays below (those are then
-  // views into it, device_buffer::within): an allocation costs the host a few
-  // microseconds, a large share of a small job.
+  // The allocations the arrays lie in (an allocation costs the host a few
+  // microseconds, a large share of a small job): `offsets_storage` holds the
+  // row offsets where they were allocated before nnz was known (a product's),
+  // `storage` the entries, or everything (allocate_csr).
+  device_buffer<unsigned char> offsets_storage;
   device_buffer<unsigned char> storage;
-  device_buffer<offset_t> row_offsets;  // rows + 1 entries, starts at 0
-  device_buffer<index_t> col_indices;
-  device_buffer<T> values;
+  device_span<offset_t> row_offsets;  // rows + 1 entries, starts at 0
+  device_span<index_t> col_indices;
+  device_span<T> values;
 
   csr_view<T> view() const {
     return {rows, cols, nnz, row_offsets.data(), col_indices.data(), values.data()};
   }
   matrix_info info() const { return {rows, cols, nnz, value_type_of<T>()}; }
   void bind_stream(cudaStream_t stream) {
+    offsets_storage.bind_stream(stream);
     storage.bind_stream(stream);
-    row_offsets.bind_stream(stream);
-    col_indices.bind_stream(stream);
-    values.bind_stream(stream);
   }
-  void detach_meter() {
-    storage.detach_meter();
-    row_offsets.detach_meter();
-    col_indices.detach_meter();
-    values.detach_meter();
+  // A job's result outlives the job's resources: its memory goes back through `memory`.
+  void bind_resource(memory_resource& memory) {
+    offsets_storage.bind_resource(memory);
+    storage.bind_resource(memory);
   }
 };
 
@@ -77,15 +76,23 @@ inline std::size_t csr_bytes(std::int64_t rows, std::int64_t nnz, std::size_t va
          static_cast<std::size_t>(nnz) * (sizeof(index_t) + value_bytes);
 }
 
-// A rows x cols product before its entries are known: offsets allocated
-// and zeroed (an empty row stays empty), columns and values not yet.
+// A rows x cols product before its entries are known: offsets allocated,
+// nothing written; columns and values not yet.
 template <typename T>
-device_csr<T> with_zero_offsets(std::int64_t rows, std::int64_t cols, device_allocator& allocator,
-                                cudaStream_t stream, job_meter* meter) {
+device_csr<T> with_offsets(std::int64_t rows, std::int64_t cols, memory_resource& memory, cudaStream_t stream) {
   device_csr<T> c;
   c.rows = rows;
   c.cols = cols;
-  c.row_offsets = device_buffer<offset_t>(allocator, static_cast<std::size_t>(rows) + 1, stream, meter);
+  const auto offsets = static_cast<std::size_t>(rows) + 1;
+  c.offsets_storage = device_buffer<unsigned char>(memory, offsets * sizeof(offset_t), stream);
+  c.row_offsets = array_carver(c.offsets_storage.data()).next<offset_t>(offsets);
+  return c;
+}
+
+// The same with the offsets zeroed (an empty row stays empty).
+template <typename T>
+device_csr<T> with_zero_offsets(std::int64_t rows, std::int64_t cols, memory_resource& memory, cudaStream_t stream) {
+  device_csr<T> c = with_offsets<T>(rows, cols, memory, stream);
   SPGEMM_CUDA_CHECK(cudaMemsetAsync(c.row_offsets.data(), 0, c.row_offsets.bytes(), stream));
   return c;
 }
@@ -93,11 +100,10 @@ device_csr<T> with_zero_offsets(std::int64_t rows, std::int64_t cols, device_all
 // Columns and values for nnz entries in one allocation (values first, so
 // both keep their natural alignment with no padding: csr_bytes stays exact).
 template <typename T>
-void allocate_entries(device_csr<T>& m, std::int64_t nnz, device_allocator& allocator, cudaStream_t stream,
-                      job_meter* meter) {
+void allocate_entries(device_csr<T>& m, std::int64_t nnz, memory_resource& memory, cudaStream_t stream) {
   const auto n = static_cast<std::size_t>(nnz);
   m.nnz = nnz;
-  m.storage = device_buffer<unsigned char>(allocator, n * (sizeof(T) + sizeof(index_t)), stream, meter);
+  m.storage = device_buffer<unsigned char>(memory, n * (sizeof(T) + sizeof(index_t)), stream);
   array_carver carve(m.storage.data());
   m.values = carve.next<T>(n);
   m.col_indices = carve.next<index_t>(n);
@@ -106,8 +112,8 @@ void allocate_entries(device_csr<T>& m, std::int64_t nnz, device_allocator& allo
 // A rows x cols matrix of nnz entries in one allocation (offsets, values,
 // columns: each naturally aligned, no padding); nothing copied yet.
 template <typename T>
-device_csr<T> allocate_csr(std::int64_t rows, std::int64_t cols, std::int64_t nnz, device_allocator& allocator,
-                           cudaStream_t stream, job_meter* meter = nullptr);
+device_csr<T> allocate_csr(std::int64_t rows, std::int64_t cols, std::int64_t nnz, memory_resource& memory,
+                           cudaStream_t stream);
 
 // Copies offsets row_begin .. row_end (both included) and the entries between
 // them from host arrays indexed as the whole matrix `d` (absolute offsets),
@@ -119,8 +125,7 @@ void upload_rows(device_csr<T>& d, const offset_t* row_offsets, const index_t* c
 // Copies a host matrix to the device (large arrays through cached pinned
 // staging buffers, double-buffered; synchronized).
 template <typename T>
-device_csr<T> upload(const csr_matrix<T>& m, device_allocator& allocator, cudaStream_t stream,
-                     job_meter* meter = nullptr);
+device_csr<T> upload(const csr_matrix<T>& m, memory_resource& memory, cudaStream_t stream);
 
 // Rows [row_begin, row_end) back to the host, offsets rebased to 0 (large
 // arrays through pinned staging, as upload; synchronized).

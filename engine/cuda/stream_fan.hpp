@@ -1,9 +1,9 @@
 // Independent launches of one job side by side: each on a stream of its own
 // (the job's stream and side streams), so that kernels of a few long-running
 // blocks (the largest row bins, dense rows) run beside the kernels of many
-// short blocks instead of after them. On one stream each launch waits for the
-// last block of the one before: on web-NotreDame a dense row ran 1.2 ms on
-// one SM after the other bins had finished.
+// short blocks instead of after them: on one stream each launch waits for
+// the last block of the one before, and a dense row would run alone on one
+// SM after the other bins had finished.
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -8,8 +8,8 @@
 //  (2) slices: cub::DeviceSelect picks the rows where a slice may start
 //      (kernels::piece_start), their first entry and product are read back,
 //      and the host joins consecutive pieces into slices of at most S
-//      products (S = slice_products()); a row of more than S products is a
-//      slice of its own (a "long row", below);
+//      products (S = slice_products(): tuning::esc_slice_products); a row
+//      of more than S products is a slice of its own (a "long row", below);
 //  (3) structure pass, per slice: expand the keys (row within the slice <<
 //      column bits | column), radix sort them on bits(rows of the slice - 1)
 //      + bits(cols of B - 1) bits, number the runs of equal keys (head flags,
@@ -47,7 +47,7 @@
 //          + 8 (2 len + 1)                 band ranges of the longest row of A, if a row exceeds S
 //          + CUB storage )                 the largest of: the radix sorts and the run scan of S'
 //                                          items, the scans of rows + 1 offsets and of len + 1 band counts
-// With S = 2^24 (default_slice_products) the slice part is at most 576 MiB
+// With S = 2^24 (the default tuning) the slice part is at most 576 MiB
 // (f64, 8-byte keys), 448 MiB (f64, 4-byte keys), 320 MiB (f32, 4-byte keys),
 // whatever the number of products. C is allocated exactly after phase (4).
 // Complexity: two expansions and two radix sorts of every product (passes of
@@ -64,19 +64,17 @@
 
 #include "cuda/cuda_check.hpp"
 #include "cuda/read_back.hpp"
-#include "cuda/tuning_setting.hpp"
 #include "esc/esc.hpp"
 #include "esc/esc_kernels.cuh"
-#include "hash/hash.hpp"
+#include "planner/statistics.hpp"
 #include "spgemm/errors.hpp"
 
 namespace spgemm::esc {
 namespace {
 
-using cuda::device_allocator;
+using cuda::memory_resource;
 using cuda::device_buffer;
 using cuda::device_csr;
-using cuda::job_meter;
 using cuda::read_back;
 
 constexpr std::int64_t max_slice_products = std::int64_t{1} << 30;  // run numbers are int
@@ -194,17 +192,16 @@ struct slice {
 // Phase (2): the slices of the product, each of at most `budget` products or
 // a single long row; slices without products are left out.
 std::vector<slice> find_slices(const cuda::structure_view& a, const std::int64_t* prefix, std::int64_t products,
-                               std::int64_t budget, device_allocator& allocator, cudaStream_t stream,
-                               job_meter* meter) {
+                               std::int64_t budget, memory_resource& memory, cudaStream_t stream) {
   const std::int64_t capacity = start_capacity(a.rows, products, budget);
   const auto cap = static_cast<std::size_t>(capacity);
-  device_buffer<std::int64_t> rows(allocator, cap, stream, meter);
-  device_buffer<std::int64_t> entry_at(allocator, cap, stream, meter);
-  device_buffer<std::int64_t> product_at(allocator, cap, stream, meter);
-  device_buffer<std::int64_t> count(allocator, 1, stream, meter);
+  device_buffer<std::int64_t> rows(memory, cap, stream);
+  device_buffer<std::int64_t> entry_at(memory, cap, stream);
+  device_buffer<std::int64_t> product_at(memory, cap, stream);
+  device_buffer<std::int64_t> count(memory, 1, stream);
   {
     std::size_t bytes = select_bytes(a.rows);
-    device_buffer<unsigned char> temp(allocator, bytes, stream, meter);
+    device_buffer<unsigned char> temp(memory, bytes, stream);
     SPGEMM_CUDA_CHECK(cub::DeviceSelect::If(temp.data(), bytes, thrust::counting_iterator<std::int64_t>(0),
                                             rows.data(), count.data(), a.rows + 1,
                                             kernels::piece_start{prefix, a.row_offsets, a.rows, budget}, stream));
@@ -248,20 +245,20 @@ class slice_runner {
  public:
   slice_runner(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, const std::int64_t* prefix,
                const workspace_plan& w, std::int64_t long_row_length, std::int64_t budget, device_csr<T>& c,
-               device_allocator& allocator, cudaStream_t stream, job_meter* meter, const cancel_token& cancel)
+               memory_resource& memory, cudaStream_t stream, const cancel_token& cancel)
       : a_(a), b_(b), prefix_(prefix), budget_(budget), c_(c), stream_(stream), cancel_(cancel),
         col_bits_(bits_for(b.cols - 1)), temp_bytes_(w.temp) {
     const auto items = static_cast<std::size_t>(w.items);
     for (int i = 0; i < 2; ++i) {
-      keys_[i] = device_buffer<K>(allocator, items, stream, meter);
-      vals_[i] = device_buffer<T>(allocator, items, stream, meter);
+      keys_[i] = device_buffer<K>(memory, items, stream);
+      vals_[i] = device_buffer<T>(memory, items, stream);
     }
-    heads_ = device_buffer<int>(allocator, items, stream, meter);
-    temp_ = device_buffer<unsigned char>(allocator, w.temp, stream, meter);
+    heads_ = device_buffer<int>(memory, items, stream);
+    temp_ = device_buffer<unsigned char>(memory, w.temp, stream);
     if (long_row_length > 0) {
-      band_first_ = device_buffer<std::int64_t>(allocator, static_cast<std::size_t>(long_row_length), stream, meter);
+      band_first_ = device_buffer<std::int64_t>(memory, static_cast<std::size_t>(long_row_length), stream);
       band_prefix_ =
-          device_buffer<std::int64_t>(allocator, static_cast<std::size_t>(long_row_length) + 1, stream, meter);
+          device_buffer<std::int64_t>(memory, static_cast<std::size_t>(long_row_length) + 1, stream);
     }
   }
 
@@ -423,56 +420,60 @@ class slice_runner {
   device_buffer<std::int64_t> band_prefix_;
 };
 
-}  // namespace
-
-std::int64_t slice_products() {
-  return std::clamp<std::int64_t>(cuda::tuning_setting("SPGEMM_ESC_SLICE_PRODUCTS", default_slice_products), 2,
-                                  max_slice_products);
+// The slice budget S: tuning::esc_slice_products, clamped to 2 .. 2^30.
+std::int64_t slice_products(const tuning& t) {
+  return std::clamp<std::int64_t>(t.esc_slice_products, 2, max_slice_products);
 }
 
-memory_estimate estimate_from(const planner::job_stats& s, std::size_t value_bytes) {
+// Upper bound of what run() allocates (exact = false).
+memory_estimate estimate_from(const planner::job_stats& s, std::size_t value_bytes, const tuning& t) {
   plan_input in;
   in.rows = s.rows;
   in.nnz_a = s.nnz_a;
   in.b_cols = s.b_cols;
   in.products = s.products;
-  in.budget = slice_products();
+  in.budget = slice_products(t);
   in.long_row_length = s.max_row_products > in.budget ? s.max_row_length : 0;
   const workspace_plan w = value_bytes == sizeof(double) ? plan_for<double>(in) : plan_for<float>(in);
   memory_estimate e;
   e.exact = false;
   e.products = s.products;
   e.output_bytes = cuda::csr_bytes(s.rows, s.nnz_c_bound, value_bytes);
+  e.nnz_bound = s.nnz_c_bound;
   e.workspace_bytes = w.total();
   e.method = "esc";
   if (s.products > in.budget) e.method += " (slices of " + std::to_string(in.budget) + " products)";
   return e;
 }
 
-memory_estimate estimate_multiply(const cuda::structure_view& a, const cuda::structure_view& b,
-                                  std::size_t value_bytes, device_allocator& allocator, cudaStream_t stream) {
-  return estimate_from(hash::compute_stats(a, b, value_bytes, allocator, stream), value_bytes);
+}  // namespace
+
+memory_estimate estimate(const method::job& job) {
+  return estimate_from(planner::compute_stats(job.a, job.b, job.value_bytes, job.tuning, job.memory, job.stream),
+                       job.value_bytes, job.tuning);
 }
 
 template <typename T>
-device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, device_allocator& allocator,
-                       cudaStream_t stream, const cancel_token& cancel, job_meter* meter) {
+device_csr<T> run(const method::job& job, const cuda::csr_view<T>& a, const cuda::csr_view<T>& b) {
+  memory_resource& memory = job.memory;
+  const cudaStream_t stream = job.stream;
+  const cancel_token& cancel = job.cancel;
   const std::int64_t m = a.rows;
-  device_csr<T> c = cuda::with_zero_offsets<T>(m, b.cols, allocator, stream, meter);
+  device_csr<T> c = cuda::with_zero_offsets<T>(m, b.cols, memory, stream);
   auto finish_empty = [&] {
-    cuda::allocate_entries(c, 0, allocator, stream, meter);
+    cuda::allocate_entries(c, 0, memory, stream);
     return std::move(c);
   };
   if (m == 0 || a.nnz == 0) return finish_empty();
 
   // (1) The first product of every entry of A.
-  device_buffer<std::int64_t> prefix(allocator, static_cast<std::size_t>(a.nnz) + 1, stream, meter);
+  device_buffer<std::int64_t> prefix(memory, static_cast<std::size_t>(a.nnz) + 1, stream);
   kernels::entry_products_kernel<<<blocks_for(a.nnz + 1), kernels::block_threads, 0, stream>>>(
       a.nnz, a.col_indices, b.row_offsets, prefix.data());
   SPGEMM_CUDA_CHECK_LAUNCH();
   {
     std::size_t bytes = exclusive_scan_bytes<std::int64_t>(a.nnz + 1);
-    device_buffer<unsigned char> temp(allocator, bytes, stream, meter);
+    device_buffer<unsigned char> temp(memory, bytes, stream);
     SPGEMM_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp.data(), bytes, prefix.data(), a.nnz + 1, stream));
   }
   const std::int64_t products = read_back(prefix.data() + a.nnz, stream);
@@ -480,9 +481,8 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
   cancel.throw_if_cancelled();
 
   // (2) Slices.
-  const std::int64_t budget = slice_products();
-  const std::vector<slice> slices = find_slices(a.structure(), prefix.data(), products, budget, allocator, stream,
-                                                meter);
+  const std::int64_t budget = slice_products(job.tuning);
+  const std::vector<slice> slices = find_slices(a.structure(), prefix.data(), products, budget, memory, stream);
   plan_input in;
   in.rows = m;
   in.nnz_a = a.nnz;
@@ -496,7 +496,7 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
   with_key_type(m, b.cols, [&](auto key) {
     using K = decltype(key);
     const workspace_plan w = plan_workspace<K, T>(in);
-    slice_runner<K, T> run(a, b, prefix.data(), w, in.long_row_length, budget, c, allocator, stream, meter, cancel);
+    slice_runner<K, T> run(a, b, prefix.data(), w, in.long_row_length, budget, c, memory, stream, cancel);
     // (3) Structure pass.
     for (const slice& s : slices) {
       cancel.throw_if_cancelled();
@@ -506,7 +506,7 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
     run.scan_offsets();
     c.nnz = read_back(c.row_offsets.data() + m, stream);
     cancel.throw_if_cancelled();
-    cuda::allocate_entries(c, c.nnz, allocator, stream, meter);
+    cuda::allocate_entries(c, c.nnz, memory, stream);
     // (5) Value pass.
     for (const slice& s : slices) {
       cancel.throw_if_cancelled();
@@ -516,9 +516,7 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
   return c;
 }
 
-template device_csr<float> multiply(const cuda::csr_view<float>&, const cuda::csr_view<float>&, device_allocator&,
-                                    cudaStream_t, const cancel_token&, job_meter*);
-template device_csr<double> multiply(const cuda::csr_view<double>&, const cuda::csr_view<double>&,
-                                     device_allocator&, cudaStream_t, const cancel_token&, job_meter*);
+template device_csr<float> run(const method::job&, const cuda::csr_view<float>&, const cuda::csr_view<float>&);
+template device_csr<double> run(const method::job&, const cuda::csr_view<double>&, const cuda::csr_view<double>&);
 
 }  // namespace spgemm::esc

@@ -1,8 +1,8 @@
 // ESC SpGEMM: C = A * B on the GPU by expansion, sorting and compression
 // (Bell, Dalton & Olson 2012, section 3.3), on slices of the rows of A so
-// that the expanded products never exceed a fixed budget. Engine-internal API
-// (CUDA host code; the public entry point is spgemm::backend with
-// algorithm::esc; the planner never chooses it).
+// that the expanded products never exceed a fixed budget. The method's row of
+// the table (method/method.hpp); the public entry point is spgemm::backend
+// with algorithm::esc (the planner never chooses it).
 //
 // Contract:
 //  * Operands are device CSR views of the same value type T (float or double),
@@ -12,47 +12,25 @@
 //  * Deterministic, and equal to the CPU reference bit for bit: every product
 //    is rounded on its own, then the products of an entry of C are added one
 //    after another in the order of A's entries (see esc.cu).
-//  * Every allocation comes from `allocator` on `stream`; the job never holds
-//    more than estimate_from(...).total() bytes at once. The workspace is
-//    bounded by the slice budget (slice_products()) plus O(rows + nnz(A)),
+//  * Every allocation comes from job.memory on job.stream; the job never
+//    holds more than estimate(job).total() bytes at once. The workspace is
+//    bounded by the slice budget (tuning::esc_slice_products: products
+//    expanded at once; a row of more products is processed alone, by column
+//    bands and chunks, so the budget holds for it too) plus O(rows + nnz(A)),
 //    independent of the number of products; the formula is in esc.cu.
 //  * `cancel` is polled between phases and between slices.
 #pragma once
 
-#include <cuda_runtime_api.h>
-
-#include <cstddef>
-#include <cstdint>
-
 #include "cuda/device_csr.hpp"
-#include "planner/planner.hpp"
+#include "method/method.hpp"
 #include "spgemm/multiply.hpp"
 
 namespace spgemm::esc {
 
-// Products expanded at once (the slice budget S). A row of A with more
-// products than S is processed alone, by column bands of S / 2 columns and
-// chunks of S - S / 2 products, so the budget holds for it too. Every slice
-// costs about 0.2 ms of launches and sort set-up (both passes), so S trades
-// workspace for time; measured on the H100 (f64, ms for S = 2^20 / 2^22 /
-// 2^24): rmat:16:16 108 / 64 / 48, poisson3d7:100 15.7 / 10.3 / 8.5.
-inline constexpr std::int64_t default_slice_products = std::int64_t{1} << 24;
-
-// The slice budget of a job: default_slice_products, or the environment
-// variable SPGEMM_ESC_SLICE_PRODUCTS (read on every call, for tests that force
-// many slices; clamped to 2 .. 2^30).
-std::int64_t slice_products();
-
-// Upper bound of what multiply() allocates (exact = false), from the
-// statistics of hash::compute_stats.
-memory_estimate estimate_from(const planner::job_stats& s, std::size_t value_bytes);
-
-memory_estimate estimate_multiply(const cuda::structure_view& a, const cuda::structure_view& b,
-                                  std::size_t value_bytes, cuda::device_allocator& allocator, cudaStream_t stream);
+// From the statistics pass over the product (planner/statistics.hpp).
+memory_estimate estimate(const method::job& job);
 
 template <typename T>
-cuda::device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b,
-                             cuda::device_allocator& allocator, cudaStream_t stream, const cancel_token& cancel,
-                             cuda::job_meter* meter = nullptr);
+cuda::device_csr<T> run(const method::job& job, const cuda::csr_view<T>& a, const cuda::csr_view<T>& b);
 
 }  // namespace spgemm::esc

@@ -5,48 +5,46 @@
 // back), rows grouped by bin; (2) symbolic kernels write the nnz of each row
 // into C's offsets: a launch per table bin (small products: one fused launch
 // for the bins up to planner::fused_max_table), the segment rows, the global
-// dense rows; (3) numeric bins from the exact nnz (segment and merge rows
-// keep their bin) and the exclusive scan in one kernel, the bins' histogram
+// dense rows; (3) numeric bins from the exact nnz (segment rows keep their
+// bin) and the exclusive scan in one kernel, the bins' histogram
 // and nnz read back in one synchronization, C allocated exactly; (4) rows
 // regrouped; column ranges of B for the dense rows, and for the block table
 // bins where planner::use_column_ranges; (5) numeric kernels (copy, warp
 // tables, block tables -- fused for small products as in (2) --, segment
 // items, dense rows).
 // The launches of (2) and of (5) run side by side (cuda::launch_side_by_side:
-// they write disjoint rows of C), the longest-running first; on the H100
-// this took 18-29% off the graphs (wiki-Vote 0.69 -> 0.50 ms, web-NotreDame
-// 5.4 -> 4.0, with the batched counters of stats_kernel and scatter_kernel).
-// A launch costs the host about 4.5 us there: the fused launches, the one
-// scan kernel and the one memset of all counters took hep-th from 0.20-0.22
-// to 0.14-0.15 ms.
+// they write disjoint rows of C), the longest-running first, so that bins of
+// few long-running blocks overlap the bins of many short ones. A launch costs
+// the host more than many small bins' kernels take: hence the fused launches,
+// the one scan kernel and the one memset of all counters.
 // Workspace: rows bytes (bins) + 4 rows bytes (rows grouped by bin) + the
-// counters (counter_words: 448 bytes + 8 bytes per 2048 rows) + the column
+// counters (counter_words: 768 bytes + 8 bytes per 2048 rows) + the column
 // ranges (32 KB + 132 bytes per row of B) + the segment rows' tables
 // (segment_bytes) + the larger of: the symbolic dense bitmaps, the numeric
 // dense accumulators (bounded by planner::dense_blocks).
 #include <algorithm>
 #include <array>
-#include <cassert>
+#include <climits>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "cuda/cuda_check.hpp"
+#include "cuda/device_facts.hpp"
 #include "cuda/read_back.hpp"
 #include "cuda/stream_fan.hpp"
-#include "cuda/tuning_setting.hpp"
 #include "hash/hash.hpp"
 #include "hash/hash_kernels.cuh"
 #include "hash/segment_kernels.cuh"
-#include "rmerge/mul_limited.hpp"
+#include "planner/row_bins.hpp"
+#include "planner/statistics.hpp"
 
 namespace spgemm::hash {
 namespace {
 
-using cuda::device_allocator;
+using cuda::memory_resource;
 using cuda::device_buffer;
 using cuda::device_csr;
-using cuda::job_meter;
 using kernels::ull;
 
 using cuda::device_facts;
@@ -54,29 +52,6 @@ using cuda::device_facts;
 device_facts facts() { return cuda::current_device_facts(); }
 
 constexpr int helper_threads = 256;
-
-// The job's limits: the device's tables, segment rows where their table of
-// segment starts fits (SPGEMM_SEGMENT_MIN_BOUND overrides their least bound,
-// for sweeps), and in the hybrid plan the merge bins' output bound
-// (SPGEMM_HYBRID_MERGE_MAX; 0: off).
-planner::limits job_limits(const device_facts& f, std::size_t value_bytes, const cuda::structure_view& a,
-                           const cuda::structure_view& b, bool hybrid) {
-  planner::limits lim = planner::limits_for(f.max_shared, value_bytes);
-  lim.segment_rows = lim.segment_rows && planner::segment_table_fits(b.rows, b.cols, a.nnz, b.nnz) &&
-                     planner::segment_symbolic_shared_bytes(b.cols) <= f.max_shared;
-  lim.segment_min_bound = cuda::tuning_setting("SPGEMM_SEGMENT_MIN_BOUND", lim.segment_min_bound);
-  if (hybrid) {
-    lim.merge_max_bound = cuda::tuning_setting("SPGEMM_HYBRID_MERGE_MAX", planner::default_merge_max_bound);
-  }
-  return lim;
-}
-
-rmerge::pass_config merge_pass(int bin) {
-  rmerge::pass_config p;
-  p.subwarp = planner::merge_subwarp(bin);
-  p.rows_per_thread = planner::merge_rows_per_thread(bin);
-  return p;
-}
 
 unsigned helper_blocks(std::int64_t n) {
   const std::int64_t b = (n + helper_threads - 1) / helper_threads;
@@ -140,38 +115,6 @@ workspace_plan plan_workspace(const planner::job_stats& s, std::int64_t nnz_c, s
   return w;
 }
 
-template <typename K>
-void set_shared(K kernel, std::size_t bytes) {
-  cuda::allow_dynamic_shared(reinterpret_cast<const void*>(kernel), bytes);
-}
-
-planner::job_stats read_counters(const ull* device_counters, const cuda::structure_view& a,
-                                 const cuda::structure_view& b, cudaStream_t stream, ull* host) {
-  cuda::read_back(device_counters, kernels::counter_count, host, stream);
-  planner::job_stats s;
-  s.rows = a.rows;
-  s.nnz_a = a.nnz;
-  s.b_rows = b.rows;
-  s.b_cols = b.cols;
-  s.products = static_cast<std::int64_t>(host[kernels::counter_products]);
-  s.nnz_c_bound = static_cast<std::int64_t>(host[kernels::counter_bound]);
-  s.max_row_products = static_cast<std::int64_t>(host[kernels::counter_max_products]);
-  s.max_row_length = static_cast<std::int64_t>(host[kernels::counter_max_length]);
-  s.numeric_dense_candidates = static_cast<std::int64_t>(host[kernels::counter_dense]);
-  for (int i = 0; i < planner::max_bins; ++i)
-    s.symbolic_bins[i] = static_cast<std::int64_t>(host[kernels::counter_symbolic_hist + i]);
-  return s;
-}
-
-void launch_stats(const cuda::structure_view& a, const cuda::structure_view& b, const planner::limits& lim,
-                  unsigned char* bins, offset_t* row_nnz, ull* counters, cudaStream_t stream) {
-  if (a.rows == 0) return;
-  const int lanes = kernels::stats_lanes(a.rows, a.nnz);
-  kernels::stats_kernel<<<helper_blocks(a.rows * lanes), helper_threads, 0, stream>>>(
-      a.rows, lanes, a.row_offsets, a.col_indices, b.row_offsets, b.cols, lim, bins, row_nnz, counters);
-  SPGEMM_CUDA_CHECK_LAUNCH();
-}
-
 // Groups the rows by bin (cursors: planner::max_bins zeroes); returns the
 // first position of every bin in perm.
 kernels::bin_starts group_rows(std::int64_t rows, const unsigned char* bins, const std::int64_t* hist,
@@ -193,17 +136,16 @@ kernels::bin_starts group_rows(std::int64_t rows, const unsigned char* bins, con
 // (column_ranges + 1) ints), in an allocation of column_range_bytes that
 // also holds the bucket counts and splits that found them.
 struct range_starts {
-  device_buffer<unsigned char> memory;
+  device_buffer<unsigned char> storage;
   int* pos = nullptr;
 };
 
 // Splits B's columns into kernels::column_ranges balanced ranges and finds
 // where each range starts in every row of B.
-range_starts compute_column_ranges(const cuda::structure_view& b, device_allocator& allocator, cudaStream_t stream,
-                                   job_meter* meter) {
+range_starts compute_column_ranges(const cuda::structure_view& b, memory_resource& memory, cudaStream_t stream) {
   range_starts out;
-  out.memory = device_buffer<unsigned char>(allocator, column_range_bytes(b.rows), stream, meter);
-  cuda::array_carver carve(out.memory.data());
+  out.storage = device_buffer<unsigned char>(memory, column_range_bytes(b.rows), stream);
+  cuda::array_carver carve(out.storage.data());
   auto hist = carve.next<ull>(kernels::split_buckets);
   auto splits = carve.next<index_t>(kernels::column_ranges + 1);
   int* pos = out.pos = carve.next<int>(static_cast<std::size_t>(b.rows) * (kernels::column_ranges + 1)).data();
@@ -230,16 +172,16 @@ range_starts compute_column_ranges(const cuda::structure_view& b, device_allocat
 struct segment_work {
   std::int64_t n = 0;
   int segments = 0;
-  device_buffer<int> memory;  // the three below
-  device_buffer<int> pos;
-  device_buffer<int> rows;
-  device_buffer<int> starts;
+  device_buffer<int> storage;  // the three below
+  cuda::device_span<int> pos;
+  cuda::device_span<int> rows;
+  cuda::device_span<int> starts;
 };
 
 // The segment rows' buffers (rows: the bin's rows, n of them), allocated on
 // the job's stream in one allocation.
-segment_work allocate_segments(const cuda::structure_view& b, std::int64_t n, device_allocator& allocator,
-                               cudaStream_t stream, job_meter* meter) {
+segment_work allocate_segments(const cuda::structure_view& b, std::int64_t n, memory_resource& memory,
+                               cudaStream_t stream) {
   segment_work work;
   work.n = n;
   if (n == 0) return work;
@@ -247,8 +189,8 @@ segment_work allocate_segments(const cuda::structure_view& b, std::int64_t n, de
   const auto pos = static_cast<std::size_t>(b.rows) * (work.segments + 1);
   const auto rows = static_cast<std::size_t>(n);
   const auto starts = rows * work.segments;
-  work.memory = device_buffer<int>(allocator, pos + rows + starts, stream, meter);
-  cuda::array_carver carve(work.memory.data());
+  work.storage = device_buffer<int>(memory, pos + rows + starts, stream);
+  cuda::array_carver carve(work.storage.data());
   work.pos = carve.next<int>(pos);
   work.rows = carve.next<int>(rows);
   work.starts = carve.next<int>(starts);
@@ -270,7 +212,7 @@ void count_segments(segment_work& work, const cuda::structure_view& a, const cud
   }
   const int threads = planner::segment_block_threads;
   const std::size_t shared = planner::segment_symbolic_shared_bytes(b.cols);
-  set_shared(kernels::symbolic_segment_kernel, shared);
+  cuda::allow_max_dynamic_shared(kernels::symbolic_segment_kernel);
   kernels::symbolic_segment_kernel<<<static_cast<unsigned>(std::min<std::int64_t>(n, 1 << 20)), threads, shared,
                                      stream>>>(work.rows.data(), n, work.segments, a.row_offsets, a.col_indices,
                                                b.row_offsets, b.col_indices, work.starts.data(), row_nnz);
@@ -278,25 +220,23 @@ void count_segments(segment_work& work, const cuda::structure_view& a, const cud
 }
 
 // Numeric pass of the segment rows: persistent blocks, as many as fit the
-// GPU, taking items from a counter (next_item, zero).
-// SPGEMM_SEGMENT_ENTRY_PASSES overrides planner::segment_entry_passes
-// (benchmark sweeps).
+// GPU, taking items from a counter (next_item, zero); entry_passes:
+// tuning::segment_entry_passes.
 template <typename T>
 void fill_segments(const segment_work& work, const cuda::csr_view<T>& a, const cuda::csr_view<T>& b,
-                   device_csr<T>& c, int sm_count, ull* next_item, cudaStream_t stream) {
+                   device_csr<T>& c, int sm_count, std::int64_t entry_passes, ull* next_item, cudaStream_t stream) {
   const auto kernel = kernels::numeric_segment_kernel<T>;
   const std::size_t shared = planner::segment_shared_bytes(sizeof(T));
-  set_shared(kernel, shared);
+  cuda::allow_max_dynamic_shared(kernel);
   const int threads = planner::segment_block_threads;
   int per_sm = 0;
   SPGEMM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, shared));
   const std::int64_t items = work.n * work.segments;
   const auto blocks =
       static_cast<unsigned>(std::min<std::int64_t>(items, std::max(per_sm, 1) * std::int64_t{sm_count}));
-  const auto entry_passes =
-      static_cast<int>(cuda::tuning_setting("SPGEMM_SEGMENT_ENTRY_PASSES", planner::segment_entry_passes));
   kernel<<<blocks, threads, shared, stream>>>(work.rows.data(), work.n, work.segments, work.pos.data(),
-                                              work.starts.data(), next_item, entry_passes, a.row_offsets,
+                                              work.starts.data(), next_item,
+                                              static_cast<int>(std::min<std::int64_t>(entry_passes, INT_MAX)), a.row_offsets,
                                               a.col_indices, a.values, b.row_offsets, b.col_indices, b.values,
                                               c.row_offsets.data(), c.col_indices.data(), c.values.data());
   SPGEMM_CUDA_CHECK_LAUNCH();
@@ -315,7 +255,7 @@ void launch_symbolic_table(int bin, const int* rows, std::int64_t n, const cuda:
                            const cuda::structure_view& b, offset_t* row_nnz, cudaStream_t stream) {
   const planner::table_config cfg = planner::config_for_table(planner::table_of_bin(bin), 0);
   const auto kernel = cfg.warp_per_row ? kernels::symbolic_shared_kernel<true> : kernels::symbolic_shared_kernel<false>;
-  set_shared(kernel, cfg.shared_bytes);
+  cuda::allow_max_dynamic_shared(kernel);
   kernel<<<row_blocks(n, cfg), cfg.block_threads, cfg.shared_bytes, stream>>>(
       rows, n, cfg.table, a.row_offsets, a.col_indices, b.row_offsets, b.col_indices, row_nnz);
   SPGEMM_CUDA_CHECK_LAUNCH();
@@ -327,7 +267,7 @@ template <int ITEMS, typename T>
 void launch_block_table(const planner::table_config& cfg, const int* rows, std::int64_t n, const int* pos,
                         const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, device_csr<T>& c, cudaStream_t stream) {
   const auto kernel = kernels::numeric_block_table_kernel<ITEMS, T>;
-  set_shared(kernel, cfg.shared_bytes);
+  cuda::allow_max_dynamic_shared(kernel);
   kernel<<<static_cast<unsigned>(n), cfg.block_threads, cfg.shared_bytes, stream>>>(
       rows, pos, a.row_offsets, a.col_indices, a.values, b.row_offsets, b.col_indices, b.values, c.row_offsets.data(),
       c.col_indices.data(), c.values.data());
@@ -342,7 +282,7 @@ void launch_numeric_table(int bin, const int* rows, std::int64_t n, const int* p
                           const cuda::csr_view<T>& b, device_csr<T>& c, cudaStream_t stream) {
   const planner::table_config cfg = planner::config_for_table(planner::table_of_bin(bin), sizeof(T));
   if (cfg.warp_per_row) {
-    set_shared(kernels::numeric_warp_tables_kernel<T>, cfg.shared_bytes);
+    cuda::allow_max_dynamic_shared(kernels::numeric_warp_tables_kernel<T>);
     kernels::numeric_warp_tables_kernel<T><<<row_blocks(n, cfg), cfg.block_threads, cfg.shared_bytes, stream>>>(
         rows, n, cfg.table, a.row_offsets, a.col_indices, a.values, b.row_offsets, b.col_indices, b.values,
         c.row_offsets.data(), c.col_indices.data(), c.values.data());
@@ -404,36 +344,22 @@ fused_launch plan_fused(int top, std::int64_t block_rows_max, bool copy_rows, co
 
 // The job's fused launches: the top table bin they take (below
 // first_table_bin: none, every bin launches on its own), and the most rows
-// a bin may have for block rows (SPGEMM_FUSE_MAX_PRODUCTS and
-// SPGEMM_FUSED_BLOCK_ROWS_PER_SM override the planner's, for sweeps).
+// a bin may have for block rows.
 struct fusion {
   int top = planner::first_table_bin - 1;
   std::int64_t block_rows_max = 0;
   bool on() const { return top >= planner::first_table_bin; }
 };
 
-fusion fusion_for(const planner::job_stats& s, int max_table, int sm_count) {
+fusion fusion_for(const planner::job_stats& s, int max_table, int sm_count, const tuning& t) {
   fusion f;
-  const std::int64_t fuse_max = cuda::tuning_setting("SPGEMM_FUSE_MAX_PRODUCTS", planner::fuse_max_products);
-  if (!planner::fuse_table_bins(s.products, fuse_max)) return f;
+  if (!planner::fuse_table_bins(s.products, t.fuse_max_products)) return f;
   f.top = std::min(planner::table_bin_of(planner::fused_max_table, max_table), planner::dense_bin(max_table) - 1);
-  f.block_rows_max =
-      cuda::tuning_setting("SPGEMM_FUSED_BLOCK_ROWS_PER_SM", planner::fused_block_rows_per_sm) * sm_count;
+  f.block_rows_max = t.fused_block_rows_per_sm * sm_count;
   return f;
 }
 
-}  // namespace
-
-planner::job_stats compute_stats(const cuda::structure_view& a, const cuda::structure_view& b,
-                                 std::size_t value_bytes, device_allocator& allocator, cudaStream_t stream) {
-  const planner::limits lim = job_limits(facts(), value_bytes, a, b, false);
-  device_buffer<ull> counters(allocator, kernels::counter_count, stream);
-  SPGEMM_CUDA_CHECK(cudaMemsetAsync(counters.data(), 0, counters.bytes(), stream));
-  launch_stats(a, b, lim, nullptr, nullptr, counters.data(), stream);
-  std::array<ull, kernels::counter_count> host{};
-  return read_counters(counters.data(), a, b, stream, host.data());
-}
-
+// Upper bound of what run() allocates (exact = false).
 memory_estimate estimate_from(const planner::job_stats& s, std::size_t value_bytes) {
   const device_facts f = facts();
   const planner::limits lim = planner::limits_for(f.max_shared, value_bytes);
@@ -442,29 +368,35 @@ memory_estimate estimate_from(const planner::job_stats& s, std::size_t value_byt
   e.exact = false;
   e.products = s.products;
   e.output_bytes = cuda::csr_bytes(s.rows, s.nnz_c_bound, value_bytes);
+  e.nnz_bound = s.nnz_c_bound;
   e.workspace_bytes = w.fixed + std::max(w.symbolic_dense_bytes, w.numeric_dense_bytes);
   e.method = "hash";
   if (w.numeric_dense_blocks > 0) e.method += " +dense x" + std::to_string(w.numeric_dense_blocks);
   return e;
 }
 
-memory_estimate estimate_multiply(const cuda::structure_view& a, const cuda::structure_view& b,
-                                  std::size_t value_bytes, device_allocator& allocator, cudaStream_t stream) {
-  return estimate_from(compute_stats(a, b, value_bytes, allocator, stream), value_bytes);
+}  // namespace
+
+memory_estimate estimate(const method::job& job) {
+  return estimate_from(planner::compute_stats(job.a, job.b, job.value_bytes, job.tuning, job.memory, job.stream),
+                       job.value_bytes);
 }
 
 template <typename T>
-device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, device_allocator& allocator,
-                       cudaStream_t stream, const cancel_token& cancel, job_meter* meter, bool hybrid) {
+device_csr<T> run(const method::job& job, const cuda::csr_view<T>& a, const cuda::csr_view<T>& b) {
+  memory_resource& memory = job.memory;
+  const cudaStream_t stream = job.stream;
+  const cancel_token& cancel = job.cancel;
+  const tuning& t = job.tuning;
   const device_facts f = facts();
-  const planner::limits lim = job_limits(f, sizeof(T), a.structure(), b.structure(), hybrid);
+  const planner::limits lim = planner::job_limits(a.structure(), b.structure(), sizeof(T), t);
   const std::int64_t m = a.rows;
-  device_csr<T> c = cuda::with_zero_offsets<T>(m, b.cols, allocator, stream, meter);
+  device_csr<T> c = cuda::with_zero_offsets<T>(m, b.cols, memory, stream);
 
   // The counters, the rows grouped by bin and the bins in one allocation.
   const std::size_t words = counter_words(m);
   const auto rows = static_cast<std::size_t>(m);
-  device_buffer<unsigned char> work(allocator, words * sizeof(ull) + rows * (sizeof(int) + 1), stream, meter);
+  device_buffer<unsigned char> work(memory, words * sizeof(ull) + rows * (sizeof(int) + 1), stream);
   cuda::array_carver carve(work.data());
   auto counters = carve.next<ull>(words);
   auto perm = carve.next<int>(rows);
@@ -473,9 +405,10 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
   ull* numeric_cursors = symbolic_cursors + planner::max_bins;
   ull* scan_state = numeric_cursors + planner::max_bins;
   SPGEMM_CUDA_CHECK(cudaMemsetAsync(counters.data(), 0, counters.bytes(), stream));
-  launch_stats(a.structure(), b.structure(), lim, bins.data(), c.row_offsets.data(), counters.data(), stream);
+  planner::launch_stats(a.structure(), b.structure(), lim, bins.data(), c.row_offsets.data(), counters.data(), stream);
   std::array<ull, kernels::counter_count> host{};
-  const planner::job_stats s = read_counters(counters.data(), a.structure(), b.structure(), stream, host.data());
+  cuda::read_back(counters.data(), kernels::counter_count, host.data(), stream);
+  const planner::job_stats s = planner::stats_of(host.data(), a.structure(), b.structure());
   cancel.throw_if_cancelled();
 
   // Symbolic pass: one launch per kind of row, side by side (they write
@@ -486,13 +419,13 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
     const kernels::bin_starts starts =
         group_rows(m, bins.data(), s.symbolic_bins, symbolic_cursors, perm.data(), stream);
     const int dense = planner::dense_bin(lim.symbolic_max_table);
-    seg = allocate_segments(b.structure(), segment_rows(s.symbolic_bins), allocator, stream, meter);
+    seg = allocate_segments(b.structure(), segment_rows(s.symbolic_bins), memory, stream);
     device_buffer<unsigned> bitmaps;
     std::int64_t dense_blocks = 0;
     if (s.symbolic_bins[dense] > 0) {
       const workspace_plan w = plan_workspace(s, s.nnz_c_bound, sizeof(T), lim, f);
       dense_blocks = w.symbolic_dense_blocks;
-      bitmaps = device_buffer<unsigned>(allocator, w.symbolic_dense_bytes / sizeof(unsigned), stream, meter);
+      bitmaps = device_buffer<unsigned>(memory, w.symbolic_dense_bytes / sizeof(unsigned), stream);
     }
     std::vector<cuda::launch_fn> launches;
     if (dense_blocks > 0) {
@@ -518,14 +451,14 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
         });
       }
     };
-    const fusion fuse = fusion_for(s, lim.symbolic_max_table, f.sm_count);
+    const fusion fuse = fusion_for(s, lim.symbolic_max_table, f.sm_count, t);
     add_table_bins(dense - 1, std::max(last_warp_bin(lim.symbolic_max_table), fuse.top) + 1);
     if (fuse.on()) {
       const fused_launch fl = plan_fused(fuse.top, fuse.block_rows_max, false, s.symbolic_bins, starts, perm.data(),
                                          kernels::symbolic_group_bytes);
       if (fl.blocks > 0) {
         launches.emplace_back([&, fl](cudaStream_t st) {
-          set_shared(kernels::symbolic_fused_kernel, fl.shared_bytes);
+          cuda::allow_max_dynamic_shared(kernels::symbolic_fused_kernel);
           kernels::symbolic_fused_kernel<<<fl.blocks, planner::fused_block_threads, fl.shared_bytes, st>>>(
               fl.bins, a.row_offsets, a.col_indices, b.row_offsets, b.col_indices, c.row_offsets.data());
           SPGEMM_CUDA_CHECK_LAUNCH();
@@ -538,17 +471,9 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
                        c.row_offsets.data(), st);
       });
     }
-    for (int bin = planner::first_merge_bin; bin < planner::first_merge_bin + planner::merge_bin_count; ++bin) {
-      const std::int64_t n = s.symbolic_bins[bin];
-      if (n == 0) continue;
-      launches.emplace_back([&, bin, n](cudaStream_t st) {
-        rmerge::launch_mul_limited_count(merge_pass(bin), n, a.row_offsets, a.col_indices, b.row_offsets,
-                                         b.col_indices, c.row_offsets.data(), st, perm.data() + starts.start[bin]);
-      });
-    }
     // The warp table bins last, a launch each where not fused (one launch
-    // for all with room for the largest table held hep-th's short rows to 3
-    // blocks per SM).
+    // for all, with room for the largest table, would hold short rows to a
+    // few blocks per SM).
     if (!fuse.on()) add_table_bins(last_warp_bin(lim.symbolic_max_table), planner::first_table_bin);
     cuda::launch_side_by_side(stream, launches);
   }
@@ -564,14 +489,14 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
   cuda::read_back(counters.data(), kernels::counter_count, host.data(), stream);
   c.nnz = static_cast<offset_t>(host[kernels::counter_nnz]);
   cancel.throw_if_cancelled();
-  cuda::allocate_entries(c, c.nnz, allocator, stream, meter);
+  cuda::allocate_entries(c, c.nnz, memory, stream);
   if (c.nnz == 0) return c;
 
   // Numeric pass.
   std::int64_t hist[planner::max_bins];
   for (int i = 0; i < planner::max_bins; ++i) hist[i] = static_cast<std::int64_t>(host[kernels::counter_numeric_hist + i]);
   const kernels::bin_starts starts = group_rows(m, bins.data(), hist, numeric_cursors, perm.data(), stream);
-  const fusion fuse = fusion_for(s, lim.numeric_max_table, f.sm_count);
+  const fusion fuse = fusion_for(s, lim.numeric_max_table, f.sm_count, t);
 
   // Workspace first (on the job's stream), then the launches side by side:
   // dense rows and the largest tables first, the segment rows' persistent
@@ -584,7 +509,7 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
   // Dense rows always take column ranges: without them the warps of a block
   // commit one after another to global memory.
   range_starts ranges;
-  if (ranged_bins || hist[dense] > 0) ranges = compute_column_ranges(b.structure(), allocator, stream, meter);
+  if (ranged_bins || hist[dense] > 0) ranges = compute_column_ranges(b.structure(), memory, stream);
   const int* pos = ranges.pos;
   device_buffer<unsigned> dense_bitmaps;
   device_buffer<T> dense_values;
@@ -593,10 +518,10 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
     planner::job_stats exact = s;
     exact.numeric_dense_candidates = hist[dense];
     dense_blocks = plan_workspace(exact, c.nnz, sizeof(T), lim, f).numeric_dense_blocks;
-    dense_bitmaps = device_buffer<unsigned>(allocator, static_cast<std::size_t>(dense_blocks) * words_of(b.cols),
-                                            stream, meter);
-    dense_values = device_buffer<T>(allocator, static_cast<std::size_t>(dense_blocks) * static_cast<std::size_t>(b.cols),
-                                    stream, meter);
+    dense_bitmaps = device_buffer<unsigned>(memory, static_cast<std::size_t>(dense_blocks) * words_of(b.cols),
+                                            stream);
+    dense_values = device_buffer<T>(memory, static_cast<std::size_t>(dense_blocks) * static_cast<std::size_t>(b.cols),
+                                    stream);
   }
 
   std::vector<cuda::launch_fn> launches;
@@ -625,7 +550,7 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
         plan_fused(fuse.top, fuse.block_rows_max, true, hist, starts, perm.data(), kernels::numeric_group_bytes<T>);
     if (fl.blocks > 0) {
       launches.emplace_back([&, fl](cudaStream_t st) {
-        set_shared(kernels::numeric_fused_kernel<T>, fl.shared_bytes);
+        cuda::allow_max_dynamic_shared(kernels::numeric_fused_kernel<T>);
         kernels::numeric_fused_kernel<T><<<fl.blocks, planner::fused_block_threads, fl.shared_bytes, st>>>(
             fl.bins, a.row_offsets, a.col_indices, a.values, b.row_offsets, b.col_indices, b.values,
             c.row_offsets.data(), c.col_indices.data(), c.values.data());
@@ -642,32 +567,17 @@ device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, d
       SPGEMM_CUDA_CHECK_LAUNCH();
     });
   }
-  for (int bin = planner::first_merge_bin; bin < planner::first_merge_bin + planner::merge_bin_count; ++bin) {
-    const std::int64_t n = hist[bin];
-    if (n == 0) continue;
-    launches.emplace_back([&, bin, n](cudaStream_t st) {
-      rmerge::left_factor<T> left;
-      left.rows = n;
-      left.offsets = a.row_offsets;
-      left.columns = a.col_indices;
-      left.values = a.values;
-      rmerge::launch_mul_limited_values<T>(merge_pass(bin), left, b.row_offsets, b.col_indices, b.values,
-                                           c.row_offsets.data(), c.col_indices.data(), c.values.data(), st,
-                                           perm.data() + starts.start[bin]);
-    });
-  }
   if (seg.n > 0) {
     launches.emplace_back([&](cudaStream_t st) {
-      fill_segments<T>(seg, a, b, c, f.sm_count, counters.data() + kernels::counter_segment_item, st);
+      fill_segments<T>(seg, a, b, c, f.sm_count, t.segment_entry_passes, counters.data() + kernels::counter_segment_item,
+                       st);
     });
   }
   cuda::launch_side_by_side(stream, launches);
   return c;
 }
 
-template device_csr<float> multiply(const cuda::csr_view<float>&, const cuda::csr_view<float>&, device_allocator&,
-                                    cudaStream_t, const cancel_token&, job_meter*, bool);
-template device_csr<double> multiply(const cuda::csr_view<double>&, const cuda::csr_view<double>&,
-                                     device_allocator&, cudaStream_t, const cancel_token&, job_meter*, bool);
+template device_csr<float> run(const method::job&, const cuda::csr_view<float>&, const cuda::csr_view<float>&);
+template device_csr<double> run(const method::job&, const cuda::csr_view<double>&, const cuda::csr_view<double>&);
 
 }  // namespace spgemm::hash

@@ -2,8 +2,9 @@
 // technique of nsparse, spECK and OpSparse), row binning by work (bhSPARSE),
 // dense shared-memory accumulators per segment of B's columns for the rows of
 // C that are dense in them (segment rows), and a dense global accumulator for
-// the rows that overflow the largest shared-memory table. Engine-internal API (CUDA host code; the public entry
-// point is spgemm::backend with algorithm::hash, or automatic via the planner).
+// the rows that overflow the largest shared-memory table. The method's row
+// of the table (method/method.hpp); the public entry point is
+// spgemm::backend with algorithm::hash, or automatic via the planner.
 //
 // Contract:
 //  * Operands are device CSR views of the same value type T (float or double),
@@ -11,41 +12,23 @@
 //  * C has sorted, unique columns; entries that cancel to zero are kept.
 //  * Deterministic: every entry of C is summed in the order of A's entries
 //    (as the CPU reference does), bit-identical on every run; see hash.cu.
-//  * Every allocation comes from `allocator` on `stream`; the job never holds
-//    more than estimate_from(...).total() bytes at once.
+//  * Every allocation comes from job.memory on job.stream; the job never
+//    holds more than estimate(job).total() bytes at once.
+//  * The bins and their kernels follow the planner's row rules
+//    (planner/row_bins.hpp) with the job's tuning.
 //  * `cancel` is polled between phases.
 #pragma once
 
-#include <cuda_runtime_api.h>
-
-#include <cstddef>
-
 #include "cuda/device_csr.hpp"
-#include "planner/planner.hpp"
+#include "method/method.hpp"
 #include "spgemm/multiply.hpp"
 
 namespace spgemm::hash {
 
-// Statistics of the product (one kernel, one read-back): what the planner and
-// the estimate need.
-planner::job_stats compute_stats(const cuda::structure_view& a, const cuda::structure_view& b,
-                                 std::size_t value_bytes, cuda::device_allocator& allocator, cudaStream_t stream);
+// From the statistics pass over the product (one kernel, one read-back).
+memory_estimate estimate(const method::job& job);
 
-// Upper bound of what multiply() allocates (exact = false).
-memory_estimate estimate_from(const planner::job_stats& s, std::size_t value_bytes);
-
-memory_estimate estimate_multiply(const cuda::structure_view& a, const cuda::structure_view& b,
-                                  std::size_t value_bytes, cuda::device_allocator& allocator, cudaStream_t stream);
-
-// hybrid: the per-row plan of algorithm::automatic -- rows of A of 2 .. 128
-// entries with a small output bound (planner::symbolic_bin, merge bins) are
-// merged by RMerge sub-warps (rmerge::launch_mul_limited_* over a row-id
-// list), the other rows go to the hash tables / dense accumulators; one array
-// of row lengths, one scan, one C. The estimate of the plain hash method
-// bounds the hybrid (merge rows need no workspace).
 template <typename T>
-cuda::device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b,
-                             cuda::device_allocator& allocator, cudaStream_t stream, const cancel_token& cancel,
-                             cuda::job_meter* meter = nullptr, bool hybrid = false);
+cuda::device_csr<T> run(const method::job& job, const cuda::csr_view<T>& a, const cuda::csr_view<T>& b);
 
 }  // namespace spgemm::hash

@@ -37,65 +37,19 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "planner/planner.hpp"
+#include "cuda/warp_primitives.cuh"
+#include "planner/row_bins.hpp"
+#include "planner/statistics.hpp"
 #include "spgemm/csr.hpp"
 
 namespace spgemm::hash::kernels {
 
 constexpr index_t empty_key = 0x7fffffff;  // sorts after every column
-constexpr unsigned full_mask = 0xffffffffu;
-
-__device__ __forceinline__ long long warp_inclusive_scan(long long v) {
-  const int lane = threadIdx.x & 31;
-#pragma unroll
-  for (int d = 1; d < 32; d <<= 1) {
-    const long long u = __shfl_up_sync(full_mask, v, d);
-    if (lane >= d) v += u;
-  }
-  return v;
-}
-
-// Adds one to counts[bin] for every lane of the warp with `counts_row` true
-// and returns the lane's rank among them (what counts[bin] held before it):
-// the lanes of one bin add together, one shared atomic per bin and warp (an
-// atomic per row serialized on the bin most rows share: with this the stats
-// kernel went 47 -> 38 us on soc-Epinions1, 21 -> 16 us on wiki-Vote, H100 ncu).
-__device__ __forceinline__ unsigned count_in_bin(unsigned* counts, int bin, bool counts_row) {
-  const unsigned peers = __match_any_sync(full_mask, counts_row ? bin : -1);
-  const int lane = static_cast<int>(threadIdx.x & 31);
-  const int leader = __ffs(peers) - 1;
-  unsigned first = 0;
-  if (counts_row && lane == leader) first = atomicAdd(&counts[bin], __popc(peers));
-  return __shfl_sync(full_mask, first, leader) + __popc(peers & ((1u << lane) - 1u));
-}
-
-__device__ __forceinline__ long long warp_sum(long long v) {
-#pragma unroll
-  for (int d = 16; d > 0; d >>= 1) v += __shfl_xor_sync(full_mask, v, d);
-  return v;
-}
-
-// Inclusive scan over the block; `total` receives the block's sum. Every
-// thread of the block must call it.
-__device__ __forceinline__ long long block_inclusive_scan(long long v, long long& total) {
-  __shared__ long long warp_totals[32];
-  const int lane = threadIdx.x & 31;
-  const int warp = threadIdx.x >> 5;
-  const int warps = blockDim.x >> 5;
-  v = warp_inclusive_scan(v);
-  if (lane == 31) warp_totals[warp] = v;
-  __syncthreads();
-  long long offset = 0;
-  long long sum = 0;
-  for (int w = 0; w < warps; ++w) {
-    const long long t = warp_totals[w];
-    if (w < warp) offset += t;
-    sum += t;
-  }
-  total = sum;
-  __syncthreads();
-  return v + offset;
-}
+using cuda::block_inclusive_scan;
+using cuda::count_in_bin;
+using cuda::full_mask;
+using cuda::warp_inclusive_scan;
+using cuda::warp_sum;
 
 // A group of threads working on one row: one warp, or the whole block.
 template <bool Warp>
@@ -131,8 +85,8 @@ struct group {
 
 // Shared-memory hash table of a power-of-two size: home slot col * 107 mod
 // size (a bijection on the low bits: no collisions at all while B has no
-// more columns than the table has slots; measured 2.3x faster on mbeacxc
-// than Fibonacci hashing), linear probing. A probe reads the key first and
+// more columns than the table has slots, where Fibonacci hashing collides),
+// linear probing. A probe reads the key first and
 // takes the atomic only on an empty slot: keys only ever go from empty to a
 // column, so a non-empty key that was read is final.
 template <typename T>
@@ -855,146 +809,20 @@ __global__ void __launch_bounds__(planner::fused_block_threads)
 
 using ull = unsigned long long;
 
-// Counters: [0] products, [1] nnz bound, [2] max row products, [3] max row
-// length, [4] numeric dense candidates, [5] scan tickets, [6] nnz(C), [7]
-// the segment items taken, [8 ..) symbolic histogram, [8 + max_bins ..)
-// numeric histogram.
-constexpr int counter_products = 0;
-constexpr int counter_bound = 1;
-constexpr int counter_max_products = 2;
-constexpr int counter_max_length = 3;
-constexpr int counter_dense = 4;
-constexpr int counter_scan_ticket = 5;
-constexpr int counter_nnz = 6;
-constexpr int counter_segment_item = 7;
-constexpr int counter_symbolic_hist = 8;
-constexpr int counter_numeric_hist = 8 + planner::max_bins;
-constexpr int counter_count = 8 + 2 * planner::max_bins;
-
-__device__ __forceinline__ ull warp_max(ull v) {
-#pragma unroll
-  for (int d = 16; d > 0; d >>= 1) {
-    const ull u = __shfl_xor_sync(full_mask, v, d);
-    v = u > v ? u : v;
-  }
-  return v;
-}
-
-__device__ __forceinline__ ull warp_add(ull v) {
-#pragma unroll
-  for (int d = 16; d > 0; d >>= 1) v += __shfl_xor_sync(full_mask, v, d);
-  return v;
-}
-
-// Rows of A longer than this are summed by a whole warp in stats_kernel.
-constexpr std::int64_t stats_long_row = 64;
-
-// Lanes that sum one row of A in stats_kernel: the power of two (1 .. 32) at
-// or above its mean length. A thread per row left the GPU nearly idle on
-// small matrices of long rows (mbeacxc, 496 rows of 100: 2 blocks, 156 us;
-// rajat01 68 us, SMs busy 3% of it).
-inline int stats_lanes(std::int64_t rows, std::int64_t nnz) {
-  int lanes = 1;
-  while (lanes < 32 && static_cast<std::int64_t>(lanes) * rows < nnz) lanes *= 2;
-  return lanes;
-}
-
-// Per row: products, symbolic bin (into bins when given), and the nnz of rows
-// that need no symbolic kernel (into row_nnz when given); totals into counters.
-// `lanes` (stats_lanes) threads take a row together.
-__global__ void stats_kernel(std::int64_t rows, int lanes, const offset_t* __restrict__ a_off,
-                             const index_t* __restrict__ a_col, const offset_t* __restrict__ b_off,
-                             std::int64_t b_cols, planner::limits lim, unsigned char* __restrict__ bins,
-                             offset_t* __restrict__ row_nnz, ull* __restrict__ counters) {
-  __shared__ unsigned hist[planner::max_bins];
-  for (int i = threadIdx.x; i < planner::max_bins; i += blockDim.x) hist[i] = 0;
-  __syncthreads();
-  const int numeric_dense = planner::dense_bin(lim.numeric_max_table);
-  ull products = 0, bound = 0, max_products = 0, max_length = 0, dense = 0;
-  const int lane = static_cast<int>(threadIdx.x & 31);
-  const int sub = lane & (lanes - 1);
-  const unsigned group_bits = lanes == 32 ? full_mask : (1u << lanes) - 1u;
-  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x / lanes;
-  const std::int64_t start = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / lanes;
-  const std::int64_t end = (rows + stride - 1) / stride * stride;  // uniform trip count per warp
-  for (std::int64_t i = start; i < end; i += stride) {
-    const offset_t a0 = i < rows ? a_off[i] : 0;
-    const offset_t a1 = i < rows ? a_off[i + 1] : 0;
-    const std::int64_t len = a1 - a0;
-    // Products of the row: its lanes sum a short row, the warp a long one
-    // (hub rows of thousands of entries would hold a few lanes for long).
-    std::int64_t p = 0;
-    const bool long_row = len > stats_long_row && lanes < 32;
-    if (!long_row) {
-      for (offset_t e = a0 + sub; e < a1; e += lanes) {
-        const index_t k = a_col[e];
-        p += b_off[k + 1] - b_off[k];
-      }
-    }
-    for (unsigned longs = __ballot_sync(full_mask, long_row); longs != 0;) {
-      const int owner = __ffs(longs) - 1;  // the first lane of its group
-      longs &= ~(group_bits << owner);
-      const offset_t b0 = __shfl_sync(full_mask, a0, owner);
-      const offset_t b1 = __shfl_sync(full_mask, a1, owner);
-      long long part = 0;
-      for (offset_t e = b0 + lane; e < b1; e += 32) {
-        const index_t k = a_col[e];
-        part += b_off[k + 1] - b_off[k];
-      }
-      part = warp_sum(part);
-      if (lane == owner) p = part;
-    }
-    for (int d = lanes / 2; d > 0; d >>= 1) p += __shfl_xor_sync(full_mask, p, d);
-    const bool counts_row = i < rows && sub == 0;
-    const int bin = counts_row ? planner::symbolic_bin(len, p, b_cols, lim) : planner::bin_none;
-    (void)count_in_bin(hist, bin, counts_row);
-    if (counts_row) {
-      if (bins != nullptr) bins[i] = static_cast<unsigned char>(bin);
-      if (row_nnz != nullptr && bin <= planner::bin_copy) row_nnz[i] = p;
-      const std::int64_t capped = p < b_cols ? p : b_cols;
-      products += static_cast<ull>(p);
-      bound += static_cast<ull>(capped);
-      max_products = static_cast<ull>(p) > max_products ? static_cast<ull>(p) : max_products;
-      max_length = static_cast<ull>(len) > max_length ? static_cast<ull>(len) : max_length;
-      dense += !planner::is_segment_bin(bin) && planner::numeric_bin(len, capped, lim) == numeric_dense ? 1 : 0;
-    }
-  }
-  // Totals: warps, then the block, then one atomic per counter per block
-  // (an atomic per warp on five addresses serialized in L2: web-NotreDame's
-  // 80,000 warps held the kernel 350 us).
-  __shared__ ull totals[32][5];
-  const int warp = static_cast<int>(threadIdx.x >> 5);
-  ull t[5] = {warp_add(products), warp_add(bound), warp_add(dense), warp_max(max_products), warp_max(max_length)};
-  if (lane == 0) {
-    for (int j = 0; j < 5; ++j) totals[warp][j] = t[j];
-  }
-  __syncthreads();
-  if (warp == 0) {
-    const int warps = static_cast<int>(blockDim.x >> 5);
-    for (int j = 0; j < 5; ++j) t[j] = lane < warps ? totals[lane][j] : 0;
-    t[0] = warp_add(t[0]);
-    t[1] = warp_add(t[1]);
-    t[2] = warp_add(t[2]);
-    t[3] = warp_max(t[3]);
-    t[4] = warp_max(t[4]);
-    if (lane == 0) {
-      if (t[0] != 0) atomicAdd(counters + counter_products, t[0]);
-      if (t[1] != 0) atomicAdd(counters + counter_bound, t[1]);
-      if (t[2] != 0) atomicAdd(counters + counter_dense, t[2]);
-      atomicMax(counters + counter_max_products, t[3]);
-      atomicMax(counters + counter_max_length, t[4]);
-    }
-  }
-  for (int i = threadIdx.x; i < planner::max_bins; i += blockDim.x) {
-    if (hist[i] != 0) atomicAdd(counters + counter_symbolic_hist + i, static_cast<ull>(hist[i]));
-  }
-}
+// The job's counters: the statistics pass's (planner::stats_counter), then
+// the scan's tile tickets, nnz(C), the segment items taken and the numeric
+// histogram.
+constexpr int counter_scan_ticket = planner::stats_counter::count;
+constexpr int counter_nnz = counter_scan_ticket + 1;
+constexpr int counter_segment_item = counter_scan_ticket + 2;
+constexpr int counter_numeric_hist = counter_scan_ticket + 3;
+constexpr int counter_count = counter_numeric_hist + planner::max_bins;
 
 // Numeric bins and C's row offsets in one pass (single-pass scan with
-// decoupled look-back, Merrill & Garland 2016; replaced a bins kernel and
-// CUB's two scan kernels, 4.5 us of host time a launch on the H100): per row
-// its numeric bin from its exact nnz (merge and segment rows keep their
-// symbolic bin) into bins and the numeric histogram; the row nnz in c_off
+// decoupled look-back, Merrill & Garland 2016: one launch where a bins kernel
+// and a device-wide scan took three): per row its numeric bin from its exact
+// nnz (segment rows keep their symbolic bin) into bins and the numeric
+// histogram; the row nnz in c_off
 // (rows + 1 entries, the last ignored) scanned in place to the exclusive
 // offsets; nnz(C) into counters[counter_nnz]. tile_state: scan_tiles(rows + 1)
 // zeroes; tiles are numbered by a ticket (counters[counter_scan_ticket],
@@ -1027,8 +855,8 @@ __global__ void __launch_bounds__(scan_threads)
   const auto tile = static_cast<std::int64_t>(s_tile);
   const std::int64_t first = tile * scan_tile;
   // The rows' bins, coalesced (row first + i * scan_threads + t), every load
-  // issued before any is used (each thread's rows waited on their loads one
-  // after another: hep-th's 5 tiles took 11.8 us, now 10.7, H100 ncu).
+  // issued before any is used, so that a thread's rows do not wait on their
+  // loads one after another.
   long long row_nnz[scan_items];
   offset_t a_begin[scan_items];
   offset_t a_end[scan_items];
@@ -1126,9 +954,9 @@ struct bin_starts {
 };
 
 // Rows grouped by bin (bin 0, no work, is left out). A block claims room for
-// its rows of each bin with one atomic per bin (an atomic per row on the
-// cursor of the bin most rows share serialized: luxembourg_osm's 114,599
-// rows took 85 us); the order within a bin does not matter.
+// its rows of each bin with one atomic per bin (an atomic per row would
+// serialize on the cursor of the bin most rows share); the order within a
+// bin does not matter.
 __global__ void scatter_kernel(std::int64_t rows, const unsigned char* __restrict__ bins, bin_starts starts,
                                unsigned long long* __restrict__ cursors, int* __restrict__ perm) {
   __shared__ unsigned count[planner::max_bins];
@@ -1189,7 +1017,7 @@ __global__ void choose_splits_kernel(const ull* __restrict__ hist, std::int64_t 
   }
   // Range r starts at entry total * r / column_ranges: at the bucket that
   // holds it. A bucket visits only its own ranges (a loop over all ranges per
-  // bucket kept the one block busy: soc-Epinions1 15.2 -> 7.5 us, H100 ncu).
+  // bucket keeps the one block busy).
   for (int i = 0; i < per && total > 0; ++i) {
     const long long after = before + static_cast<long long>(hist[first + i]);
     const long long from = before * column_ranges / total;  // no range before it starts in this bucket

@@ -29,10 +29,8 @@ namespace spgemm::hash::kernels {
 
 constexpr int segment_words = planner::segment_width / 32;
 // Products per thread per round of the numeric pass: rounds of 256 products
-// span few entries of A, so few passes order them. Measured on the H100
-// (hash, ms, 1 / 2 / 4 / 8 per thread): rmat:18:16 145.6 / 153.3 / 170.3 /
-// 309.3, rmat:16:16 16.4 / 16.5 / 18.1 / 31.9, email-Enron 3.51 / 3.67 / 3.92
-// / 5.90, soc-Epinions1 4.12 / 4.03 / 4.43 / 6.24.
+// span few entries of A, so few passes order them (docs/planner.md, "Segment
+// rows").
 constexpr int segment_batch = 1;
 static_assert(segment_words <= planner::segment_block_threads, "one bitmap word per thread at most");
 
@@ -59,9 +57,8 @@ __device__ __forceinline__ void slots_of(const index_t (&col)[K], index_t lo, in
 // column of B in shared memory (planner::segment_symbolic_shared_bytes): the
 // row's products set their bits (B's rows whole, A's row staged once), then
 // the bits of each segment are counted. seg_start[i * segments + s] receives
-// the offset of segment s within row rows[i], row_nnz the row's nnz. (Per
-// (row, segment) item, every item staged all of A's row: soc-Epinions1's 19
-// segments took 0.79 ms.)
+// the offset of segment s within row rows[i], row_nnz the row's nnz; A's row
+// is staged once, not once per (row, segment) item.
 __global__ void __launch_bounds__(planner::segment_block_threads)
     symbolic_segment_kernel(const int* __restrict__ rows, std::int64_t n, int segments,
                             const offset_t* __restrict__ a_off, const index_t* __restrict__ a_col,
@@ -122,10 +119,9 @@ __global__ void __launch_bounds__(planner::segment_block_threads)
 //     warps take turns in position order (one barrier each), and within a
 //     warp the lowest lane of each column's pending products adds them all in
 //     lane order, taking their values by shuffle.
-// Each column thus receives its products in A's order. Before the warp turns,
-// further claim passes ordered the rest: a round whose 256 products hit one
-// hub column 40 times took 40 passes (rajat01: SMs busy 28% of the kernel,
-// waiting on the blocks of such rows).
+// Each column thus receives its products in A's order. Further claim passes
+// instead of the warp turns would take as many passes as a round hits its
+// most frequent (hub) column.
 constexpr int claim_passes = 2;
 
 struct claim_state {

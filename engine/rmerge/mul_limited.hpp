@@ -24,21 +24,18 @@ struct left_factor {
   bool is_explicit() const { return columns != nullptr; }
 };
 
-// Structure pass: c_lengths[r] = nnz of row r of C, r < left.rows. Values unused.
-// row_ids (both passes): null, or the list of `rows` / left.rows row ids to
-// compute (a bin of the hybrid plan); rows outside it are left alone.
+// Structure pass: c_lengths[r] = nnz of row r of C, r < rows. Values unused.
 void launch_mul_limited_count(pass_config pass, std::int64_t rows, const offset_t* left_off,
                               const index_t* left_col, const offset_t* b_off, const index_t* b_col,
-                              offset_t* c_lengths, cudaStream_t stream, const int* row_ids = nullptr);
+                              offset_t* c_lengths, cudaStream_t stream);
 
 // Value pass: fills the rows of C at c_off. stage_capacity (see
-// rmerge_tuning.hpp): entries of C each warp stages in shared memory, where
-// row_ids is null; 0 stages none.
+// rmerge_tuning.hpp): entries of C each warp stages in shared memory; 0
+// stages none.
 template <typename T>
 void launch_mul_limited_values(pass_config pass, const left_factor<T>& left, const offset_t* b_off,
                                const index_t* b_col, const T* b_val, const offset_t* c_off, index_t* c_col,
-                               T* c_val, cudaStream_t stream, const int* row_ids = nullptr,
-                               int stage_capacity = 0);
+                               T* c_val, cudaStream_t stream, int stage_capacity);
 
 // Blocks of 128 threads for `rows` sub-warps of W threads.
 inline unsigned mul_limited_blocks(std::int64_t rows, int subwarp) {

@@ -6,6 +6,7 @@
 #include "cuda/cuda_check.hpp"
 #include "rmerge/mul_limited.hpp"
 #include "rmerge/rmerge_kernels.cuh"
+#include "spgemm/errors.hpp"
 
 namespace spgemm::rmerge {
 namespace detail {
@@ -20,7 +21,6 @@ struct value_args {
   offset_t* c_off;
   index_t* c_col;
   T* c_val;
-  const int* row_ids;
   int stage_capacity;
 };
 
@@ -32,11 +32,11 @@ void launch_values(const left_factor<T>& left, const value_args<T>& v, cudaStrea
   if (left.is_explicit()) {
     mul_limited_kernel<W, R, true, false, T><<<blocks, block_threads, shared, stream>>>(
         left.rows, left.offsets, left.columns, left.values, v.b_off, v.b_col, v.b_val, v.c_off, v.c_col, v.c_val,
-        v.row_ids, v.stage_capacity);
+        v.stage_capacity);
   } else {
     mul_limited_kernel<W, R, false, false, T><<<blocks, block_threads, shared, stream>>>(
         left.rows, left.offsets, nullptr, nullptr, v.b_off, v.b_col, v.b_val, v.c_off, v.c_col, v.c_val,
-        v.row_ids, v.stage_capacity);
+        v.stage_capacity);
   }
   SPGEMM_CUDA_CHECK_LAUNCH();
 }
@@ -56,10 +56,9 @@ void launch_values_r(int r, const left_factor<T>& left, const value_args<T>& v, 
 template <typename T>
 void launch_mul_limited_values(pass_config pass, const left_factor<T>& left, const offset_t* b_off,
                                const index_t* b_col, const T* b_val, const offset_t* c_off, index_t* c_col,
-                               T* c_val, cudaStream_t stream, const int* row_ids, int stage_capacity) {
+                               T* c_val, cudaStream_t stream, int stage_capacity) {
   if (left.rows == 0) return;
-  const detail::value_args<T> v{b_off, b_col, b_val, const_cast<offset_t*>(c_off), c_col, c_val, row_ids,
-                                stage_capacity};
+  const detail::value_args<T> v{b_off, b_col, b_val, const_cast<offset_t*>(c_off), c_col, c_val, stage_capacity};
   const int r = pass.rows_per_thread;
   switch (pass.subwarp) {
     case 2: return detail::launch_values_r<2, T>(r, left, v, stream);

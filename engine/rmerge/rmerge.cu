@@ -20,21 +20,21 @@
 #include <cub/device/device_scan.cuh>
 
 #include <algorithm>
-#include <cassert>
 #include <limits>
+#include <vector>
 
 #include "cuda/cuda_check.hpp"
 #include "cuda/read_back.hpp"
 #include "rmerge/mul_limited.hpp"
 #include "rmerge/rmerge.hpp"
+#include "rmerge/rmerge_tuning.hpp"
 
 namespace spgemm::rmerge {
 namespace {
 
-using cuda::device_allocator;
+using cuda::memory_resource;
 using cuda::device_buffer;
 using cuda::device_csr;
-using cuda::job_meter;
 using cuda::read_back;
 
 constexpr int helper_threads = 256;
@@ -43,24 +43,6 @@ using ull = unsigned long long;
 unsigned helper_blocks(std::int64_t n) {
   const std::int64_t b = (n + helper_threads - 1) / helper_threads;
   return static_cast<unsigned>(std::min<std::int64_t>(std::max<std::int64_t>(b, 1), 1 << 16));
-}
-
-struct max_op {
-  __device__ ull operator()(ull a, ull b) const { return a > b ? a : b; }
-};
-
-__global__ void __launch_bounds__(helper_threads)
-    max_row_length_kernel(std::int64_t rows, const offset_t* __restrict__ off, ull* __restrict__ out) {
-  using reduce = cub::BlockReduce<ull, helper_threads>;
-  __shared__ typename reduce::TempStorage temp;
-  ull m = 0;
-  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < rows;
-       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    const ull len = static_cast<ull>(off[i + 1] - off[i]);
-    m = len > m ? len : m;
-  }
-  m = reduce(temp).Reduce(m, max_op{});
-  if (threadIdx.x == 0) atomicMax(out, m);
 }
 
 // Per row of A: cut it into chunks of `chunk` entries, count them, add
@@ -133,61 +115,54 @@ std::size_t scan_temp_bytes(std::int64_t items) {
 }
 
 // In-place exclusive sum of data[0 .. items).
-void scan_in_place(offset_t* data, std::int64_t items, device_allocator& allocator, cudaStream_t stream,
-                   job_meter* meter) {
+void scan_in_place(offset_t* data, std::int64_t items, memory_resource& memory, cudaStream_t stream) {
   std::size_t bytes = scan_temp_bytes(items);
-  device_buffer<unsigned char> temp(allocator, bytes, stream, meter);
+  device_buffer<unsigned char> temp(memory, bytes, stream);
   SPGEMM_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp.data(), bytes, data, items, stream));
 }
 
 // One MulLimited product C = G * B (both passes).
 template <typename T>
 device_csr<T> mul_limited(pass_config pass, const left_factor<T>& g, const cuda::csr_view<T>& b,
-                          device_allocator& allocator, cudaStream_t stream, job_meter* meter,
+                          memory_resource& memory, cudaStream_t stream,
                           const cancel_token& cancel) {
-  device_csr<T> c;
-  c.rows = g.rows;
-  c.cols = b.cols;
-  c.row_offsets = device_buffer<offset_t>(allocator, static_cast<std::size_t>(g.rows) + 1, stream, meter);
+  device_csr<T> c = cuda::with_offsets<T>(g.rows, b.cols, memory, stream);
   SPGEMM_CUDA_CHECK(cudaMemsetAsync(c.row_offsets.data() + g.rows, 0, sizeof(offset_t), stream));
   launch_mul_limited_count(pass, g.rows, g.offsets, g.columns, b.row_offsets, b.col_indices,
                            c.row_offsets.data(), stream);
-  scan_in_place(c.row_offsets.data(), g.rows + 1, allocator, stream, meter);
+  scan_in_place(c.row_offsets.data(), g.rows + 1, memory, stream);
   c.nnz = read_back(c.row_offsets.data() + g.rows, stream);
   cancel.throw_if_cancelled();
-  cuda::allocate_entries(c, c.nnz, allocator, stream, meter);
+  cuda::allocate_entries(c, c.nnz, memory, stream);
   if (c.nnz > 0) {
     launch_mul_limited_values<T>(pass, g, b.row_offsets, b.col_indices, b.values, c.row_offsets.data(),
-                                 c.col_indices.data(), c.values.data(), stream, nullptr,
-                                 stage_capacity(pass, g.rows, c.nnz));
+                                 c.col_indices.data(), c.values.data(), stream, stage_capacity(pass, g.rows, c.nnz));
   }
   return c;
 }
 
-}  // namespace
+// Size bounds of one intermediate C_l = G_l ... G_1 B.
+struct level_bound {
+  std::int64_t rows = 0;       // exact: sum over rows of A of ceil(len / M^l)
+  std::int64_t nnz_bound = 0;  // sum over those rows of min(products, cols of B)
+};
 
-row_stats compute_row_stats(const cuda::structure_view& a, device_allocator& allocator, cudaStream_t stream) {
-  row_stats s;
-  s.rows = a.rows;
-  s.nnz = a.nnz;
-  if (a.rows == 0 || a.nnz == 0) return s;
-  device_buffer<ull> out(allocator, 1, stream);
-  SPGEMM_CUDA_CHECK(cudaMemsetAsync(out.data(), 0, sizeof(ull), stream));
-  max_row_length_kernel<<<helper_blocks(a.rows), helper_threads, 0, stream>>>(a.rows, a.row_offsets, out.data());
-  SPGEMM_CUDA_CHECK_LAUNCH();
-  s.max_row_length = static_cast<std::int64_t>(read_back(out.data(), stream));
-  return s;
-}
+struct product_bounds {
+  std::int64_t products = 0;     // scalar multiplications of A * B
+  std::int64_t nnz_c_bound = 0;  // sum over rows of A of min(row products, cols of B)
+  std::vector<level_bound> intermediates;  // C_1 .. C_{k-1} (plan.split_levels of them)
+};
 
+// Bounds of the product and of every intermediate that `p` will create.
 product_bounds compute_bounds(const cuda::structure_view& a, const cuda::structure_view& b, const plan& p,
-                              device_allocator& allocator, cudaStream_t stream) {
+                              memory_resource& memory, cudaStream_t stream) {
   product_bounds bounds;
   bounds.intermediates.resize(static_cast<std::size_t>(p.split_levels));
   if (a.rows == 0 || a.nnz == 0) return bounds;
   // Level l of the split cuts rows into chunks of M^l entries; the last
   // level takes whole rows.
   const int passes = p.split_levels + 1;
-  device_buffer<ull> out(allocator, 3 * static_cast<std::size_t>(passes), stream);
+  device_buffer<ull> out(memory, 3 * static_cast<std::size_t>(passes), stream);
   SPGEMM_CUDA_CHECK(cudaMemsetAsync(out.data(), 0, out.bytes(), stream));
   std::int64_t chunk = 1;
   for (int level = 0; level < passes; ++level) {
@@ -212,12 +187,14 @@ product_bounds compute_bounds(const cuda::structure_view& a, const cuda::structu
   return bounds;
 }
 
+// Bytes multiply_planned() with plan `p` allocates at most (exact = false).
 memory_estimate estimate_from(const plan& p, const product_bounds& bounds, std::int64_t a_rows,
                               std::size_t value_bytes) {
   const std::size_t offsets_bytes = static_cast<std::size_t>(a_rows + 1) * sizeof(offset_t);
   memory_estimate e;
   e.exact = false;
   e.output_bytes = cuda::csr_bytes(a_rows, bounds.nnz_c_bound, value_bytes);
+  e.nnz_bound = bounds.nnz_c_bound;
   e.products = bounds.products;
   e.method = describe(p);
 
@@ -238,17 +215,10 @@ memory_estimate estimate_from(const plan& p, const product_bounds& bounds, std::
   return e;
 }
 
-memory_estimate estimate_multiply(const cuda::structure_view& a, const cuda::structure_view& b,
-                                  std::size_t value_bytes, const rmerge_config& config, const row_stats& a_stats,
-                                  device_allocator& allocator, cudaStream_t stream) {
-  const plan p = make_plan(a_stats, config);
-  return estimate_from(p, compute_bounds(a, b, p, allocator, stream), a.rows, value_bytes);
-}
-
+// C = A * B with plan `p` (p.split_levels and p.last must suit A's longest row).
 template <typename T>
 device_csr<T> multiply_planned(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, const plan& p,
-                               device_allocator& allocator, cudaStream_t stream, const cancel_token& cancel,
-                               job_meter* meter) {
+                               memory_resource& memory, cudaStream_t stream, const cancel_token& cancel) {
   const std::int64_t m = a.rows;
   // The remaining left factor: A itself (explicit) until the first split.
   device_buffer<offset_t> left_owned;
@@ -261,16 +231,16 @@ device_csr<T> multiply_planned(const cuda::csr_view<T>& a, const cuda::csr_view<
   const std::int64_t merge = p.split.merge_factor();
   for (int level = 0; level < p.split_levels; ++level) {
     // Chunks of every row: the offsets of the next left factor.
-    device_buffer<offset_t> next_off(allocator, static_cast<std::size_t>(m) + 1, stream, meter);
+    device_buffer<offset_t> next_off(memory, static_cast<std::size_t>(m) + 1, stream);
     SPGEMM_CUDA_CHECK(cudaMemsetAsync(next_off.data() + m, 0, sizeof(offset_t), stream));
     if (m > 0) {
       chunk_count_kernel<<<helper_blocks(m), helper_threads, 0, stream>>>(m, left_off, merge, next_off.data());
       SPGEMM_CUDA_CHECK_LAUNCH();
     }
-    scan_in_place(next_off.data(), m + 1, allocator, stream, meter);
+    scan_in_place(next_off.data(), m + 1, memory, stream);
     const std::int64_t chunks = read_back(next_off.data() + m, stream);
 
-    device_buffer<offset_t> g_off(allocator, static_cast<std::size_t>(chunks) + 1, stream, meter);
+    device_buffer<offset_t> g_off(memory, static_cast<std::size_t>(chunks) + 1, stream);
     if (m > 0) {
       chunk_offsets_kernel<<<helper_blocks(m), helper_threads, 0, stream>>>(m, left_off, next_off.data(), merge,
                                                                             g_off.data());
@@ -288,7 +258,7 @@ device_csr<T> multiply_planned(const cuda::csr_view<T>& a, const cuda::csr_view<
       g.columns = a.col_indices;
       g.values = a.values;
     }
-    device_csr<T> next = mul_limited(p.split, g, have_current ? current.view() : b, allocator, stream, meter,
+    device_csr<T> next = mul_limited(p.split, g, have_current ? current.view() : b, memory, stream,
                                      cancel);
     g_off.reset();
     current = std::move(next);  // frees the intermediate before it
@@ -306,42 +276,26 @@ device_csr<T> multiply_planned(const cuda::csr_view<T>& a, const cuda::csr_view<
     last.columns = a.col_indices;
     last.values = a.values;
   }
-  device_csr<T> c = mul_limited(p.last, last, have_current ? current.view() : b, allocator, stream, meter, cancel);
+  device_csr<T> c = mul_limited(p.last, last, have_current ? current.view() : b, memory, stream, cancel);
   c.cols = b.cols;
   return c;
 }
 
-template <typename T>
-device_csr<T> multiply(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, const rmerge_config& config,
-                       const row_stats& a_stats, device_allocator& allocator, cudaStream_t stream,
-                       const cancel_token& cancel) {
-  const plan p = make_plan(a_stats, config);
-  cancel.throw_if_cancelled();
-#ifndef NDEBUG
-  // The estimate is a promise: check that the job keeps it.
-  const memory_estimate estimate =
-      estimate_from(p, compute_bounds(a.structure(), b.structure(), p, allocator, stream), a.rows, sizeof(T));
-  job_meter meter;
-  device_csr<T> c = multiply_planned(a, b, p, allocator, stream, cancel, &meter);
-  assert(meter.peak <= estimate.total());
-  c.detach_meter();
-  return c;
-#else
-  return multiply_planned(a, b, p, allocator, stream, cancel, nullptr);
-#endif
+}  // namespace
+
+memory_estimate estimate(const method::job& job) {
+  const plan p = make_plan(job.facts.a_rows(), job.tuning.rmerge);
+  return estimate_from(p, compute_bounds(job.a, job.b, p, job.memory, job.stream), job.a.rows, job.value_bytes);
 }
 
-template device_csr<float> multiply(const cuda::csr_view<float>&, const cuda::csr_view<float>&,
-                                    const rmerge_config&, const row_stats&, device_allocator&, cudaStream_t,
-                                    const cancel_token&);
-template device_csr<double> multiply(const cuda::csr_view<double>&, const cuda::csr_view<double>&,
-                                     const rmerge_config&, const row_stats&, device_allocator&, cudaStream_t,
-                                     const cancel_token&);
-template device_csr<float> multiply_planned(const cuda::csr_view<float>&, const cuda::csr_view<float>&,
-                                            const plan&, device_allocator&, cudaStream_t, const cancel_token&,
-                                            job_meter*);
-template device_csr<double> multiply_planned(const cuda::csr_view<double>&, const cuda::csr_view<double>&,
-                                             const plan&, device_allocator&, cudaStream_t, const cancel_token&,
-                                             job_meter*);
+template <typename T>
+device_csr<T> run(const method::job& job, const cuda::csr_view<T>& a, const cuda::csr_view<T>& b) {
+  const plan p = make_plan(job.facts.a_rows(), job.tuning.rmerge);
+  job.cancel.throw_if_cancelled();
+  return multiply_planned(a, b, p, job.memory, job.stream, job.cancel);
+}
+
+template device_csr<float> run(const method::job&, const cuda::csr_view<float>&, const cuda::csr_view<float>&);
+template device_csr<double> run(const method::job&, const cuda::csr_view<double>&, const cuda::csr_view<double>&);
 
 }  // namespace spgemm::rmerge

@@ -57,18 +57,16 @@ __device__ __forceinline__ V subwarp_sum(V v, unsigned mask) {
   return v;
 }
 
-// Value pass over consecutive rows (row_ids null, stage_capacity > 0): the
-// rows of one warp fill one contiguous range of C, so the warp stages its
-// first stage_capacity entries in shared memory (dynamic: stage_capacity
-// values, then as many columns, per warp) and writes them with coalesced
-// stores at the end; a lane-0 store per entry would touch one sector per
-// sub-warp. Entries past the stage go straight to C.
+// Value pass (stage_capacity > 0): the rows of one warp fill one contiguous
+// range of C, so the warp stages its first stage_capacity entries in shared
+// memory (dynamic: stage_capacity values, then as many columns, per warp)
+// and writes them with coalesced stores at the end; a lane-0 store per entry
+// would touch one sector per sub-warp. Entries past the stage go straight to C.
 inline constexpr int warps_per_block = 128 / 32;
 
 // A cursor walks one row of B: its position, end, weight and the front
 // entry (column, and in the value pass the value, loaded together so that a
-// step waits on one load). (Holding the next column too did not speed up the
-// structure pass: poisson3d7:100 0.361 -> 0.357 ms.)
+// step waits on one load).
 template <bool Explicit, bool Count, typename T>
 struct cursor {
   offset_t pos = 0;
@@ -94,22 +92,20 @@ struct cursor {
 
 // Count: write the length of row r of C to c_off[r] (c_col, c_val, left_val
 // and b_val unused). Otherwise: write row r at c_off[r].
-// row_ids: null, or the rows to compute (sub-warp i computes row row_ids[i] of
-// G and C; `rows` counts the list): the hybrid plan runs one bin of rows of A.
 template <int W, int R, bool Explicit, bool Count, typename T>
 __global__ void __launch_bounds__(128) mul_limited_kernel(
     std::int64_t rows, const offset_t* __restrict__ left_off, const index_t* __restrict__ left_col,
     const T* __restrict__ left_val, const offset_t* __restrict__ b_off, const index_t* __restrict__ b_col,
     const T* __restrict__ b_val, offset_t* __restrict__ c_off, index_t* __restrict__ c_col,
-    T* __restrict__ c_val, const int* __restrict__ row_ids, int stage_capacity) {
+    T* __restrict__ c_val, int stage_capacity) {
   static_assert(W == 2 || W == 4 || W == 8 || W == 16 || W == 32, "sub-warp size");
   static_assert(R == 1 || R == 2 || R == 4, "rows per thread");
   const std::int64_t thread = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const std::int64_t item = thread / W;
-  const bool staged = !Count && row_ids == nullptr && stage_capacity > 0;
+  const bool staged = !Count && stage_capacity > 0;
   if (item >= rows && !staged) return;  // uniform across the sub-warp
   const bool active = item < rows;
-  const std::int64_t row = !active ? 0 : (row_ids != nullptr ? static_cast<std::int64_t>(row_ids[item]) : item);
+  const std::int64_t row = active ? item : 0;
   const int lane = static_cast<int>(threadIdx.x % W);
   const unsigned mask = subwarp_mask<W>();
 

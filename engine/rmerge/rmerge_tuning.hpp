@@ -1,5 +1,6 @@
 // RMerge tuning: which sub-warp size W and rows per thread R each pass uses.
-// Host-only (no CUDA headers); the one place these constants live.
+// Host-only (no CUDA headers); the one place these constants live. The
+// measurements behind them are in docs/planner.md ("RMerge").
 //
 // A pass of MulLimited merges, per output row, up to M = W * R rows of the
 // right-hand factor: W threads (a sub-warp) each hold R cursors. A left factor
@@ -12,17 +13,14 @@
 //    rows per thread reach merge factors 64 and 128 in one pass, and use
 //    fewer shuffles per output entry than a wider sub-warp). R = 4 for L > 4,
 //    R = 2 for 2 < L <= 4, R = 1 for L <= 2; W = the smallest power of two
-//    >= 2 with W * R >= L. Measured on an H200 (f64, poisson3d27:64, L = 27):
-//    W = 32, R = 1 (Gremse's one-row kernel) 3.8 ms; W = 16, R = 2 2.6 ms;
-//    W = 8, R = 4 2.1 ms.
+//    >= 2 with W * R >= L: fewer, fuller sub-warps than Gremse's one-row
+//    kernel (R = 1).
 //  * L > 128: split with W = 32, R = 4 (M = 128, the fewest levels) and finish
 //    with R = 4 and the smallest sufficient W. Gremse (section 3, Fig. 3.5)
-//    measured W = 16, R = 1 best on a GTX Titan; on an H200 (f64) the wider
-//    merge wins: rmat:16:16 129 ms (16, 1) vs 92 ms (32, 4), web-NotreDame
-//    24.9 vs 23.7 ms, and no configuration measured was faster.
+//    found W = 16, R = 1 best on a GTX Titan; on Hopper the wider merge wins.
 //  * The mean row length (row_stats) is reported for the planner's callers
-//    but does not enter the rule: no measurement so far asked for it.
-//  * An explicit multiply_options::rmerge sets the splitting pass (a missing
+//    but does not enter the rule.
+//  * An explicit tuning::rmerge sets the splitting pass (a missing
 //    W means 32, a missing R means 4); rows of length <= W * R take one pass.
 //    The last pass keeps R and takes the smallest sufficient W.
 // Block size: 128 threads (Gremse, section 2.2), i.e. 128 / W rows per block.
@@ -30,20 +28,16 @@
 // Staging (value pass): with W <= max_staged_subwarp a warp computes 32 / W
 // consecutive rows, i.e. one contiguous range of C, and stages it in shared
 // memory to write it with coalesced stores: 1.25 x the mean row length of C
-// per row, in multiples of 32 entries, at most 512. Measured on an H100
-// (f64, one run, staging up to W = 0 / 2 / 4 / 8 / 32): poisson3d7:100 1.71 /
-// 0.86 / 0.85 / 0.87 / 0.86 ms, poisson2d5:1024 0.77 / 0.53 / 0.52 / 0.53 /
-// 0.52, poisson3d27:64 (W = 8) 2.33 / 2.29 / 2.29 / 2.57 / 2.56, cage11
-// 0.51 / 0.49 / 0.49 / 0.54 / 0.53, elasticity3d:40 (W = 32) 13.3 up to
-// W = 8, 17.8 at 32: wider sub-warps write each row in order from one lane
-// already, and the shared memory the stage takes from L1 costs their reuse of B.
+// per row, in multiples of 32 entries, at most 512. Wider sub-warps write
+// each row in order from one lane already, and the shared memory a stage
+// takes from L1 costs their reuse of B.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 #include <string>
 
-#include "spgemm/errors.hpp"
+#include "planner/job_rules.hpp"
 #include "spgemm/multiply.hpp"
 
 namespace spgemm::rmerge {
@@ -53,12 +47,7 @@ inline constexpr int default_split_subwarp = 32;
 inline constexpr int default_split_rows_per_thread = 4;
 inline constexpr std::int64_t max_merge_factor = 128;  // W = 32, R = 4
 
-struct row_stats {
-  std::int64_t rows = 0;
-  std::int64_t nnz = 0;
-  std::int64_t max_row_length = 0;
-  double mean_row_length() const { return rows > 0 ? static_cast<double>(nnz) / static_cast<double>(rows) : 0.0; }
-};
+using planner::row_stats;
 
 struct pass_config {
   int subwarp = 2;          // W: 2, 4, 8, 16, 32
@@ -93,9 +82,6 @@ inline int stage_capacity(const pass_config& pass, std::int64_t rows, std::int64
   return static_cast<int>(std::min<std::int64_t>((per_warp + 31) / 32 * 32, max_stage_capacity));
 }
 
-inline bool is_valid_subwarp(int w) { return w == 2 || w == 4 || w == 8 || w == 16 || w == 32; }
-inline bool is_valid_rows_per_thread(int r) { return r == 1 || r == 2 || r == 4; }
-
 // Smallest power of two >= 2 (and <= 32) with W * R >= length.
 inline int smallest_subwarp(std::int64_t length, int rows_per_thread) {
   int w = 2;
@@ -103,20 +89,9 @@ inline int smallest_subwarp(std::int64_t length, int rows_per_thread) {
   return w;
 }
 
-// Throws error(bad_input) for unsupported explicit values.
-inline void validate_config(const rmerge_config& config) {
-  if (config.subwarp != 0 && !is_valid_subwarp(config.subwarp)) {
-    throw_bad_input("rmerge sub-warp size " + std::to_string(config.subwarp) +
-                    " is not supported (use 2, 4, 8, 16 or 32, or 0 to choose automatically)");
-  }
-  if (config.rows_per_thread != 0 && !is_valid_rows_per_thread(config.rows_per_thread)) {
-    throw_bad_input("rmerge rows per thread " + std::to_string(config.rows_per_thread) +
-                    " is not supported (use 1, 2 or 4, or 0 to choose automatically)");
-  }
-}
-
+// The plan for A of row shape `stats` and the explicit `config` (valid:
+// spgemm::require_valid(tuning)).
 inline plan make_plan(const row_stats& stats, const rmerge_config& config) {
-  validate_config(config);
   const std::int64_t max_len = stats.max_row_length;
   plan p;
   if (config.subwarp == 0 && config.rows_per_thread == 0) {

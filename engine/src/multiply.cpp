@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <string>
 #include <utility>
 
@@ -57,10 +58,20 @@ product_stats compute_product_stats(const csr_matrix<T>& a, const csr_matrix<U>&
   product_stats s;
   for (std::int64_t r = 0; r < a.rows; ++r) {
     std::int64_t row_products = 0;
-    for (offset_t k = a.row_offsets[r]; k < a.row_offsets[r + 1]; ++k) row_products += b.row_length(a.col_indices[k]);
+    index_t first = std::numeric_limits<index_t>::max();  // the columns the row's rows of B reach
+    index_t last = -1;
+    for (offset_t k = a.row_offsets[r]; k < a.row_offsets[r + 1]; ++k) {
+      const index_t j = a.col_indices[k];
+      const std::int64_t length = b.row_length(j);
+      if (length == 0) continue;
+      row_products += length;
+      first = std::min(first, b.col_indices[b.row_offsets[j]]);
+      last = std::max(last, b.col_indices[b.row_offsets[j + 1] - 1]);
+    }
     s.products += row_products;
     s.max_row_products = std::max(s.max_row_products, row_products);
-    s.nnz_c_bound += std::min<std::int64_t>(row_products, b.cols);
+    const std::int64_t span = std::int64_t{last} - first + 1;
+    s.nnz_c_bound += std::min({row_products, b.cols, span > 0 ? span : 0});
     s.max_row_length_a = std::max(s.max_row_length_a, a.row_length(r));
   }
   return s;

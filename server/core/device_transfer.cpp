@@ -26,12 +26,18 @@ bool has_gpu(const matrix_cache& cache) {
   return false;
 }
 
-outcome store_from_device(matrix_cache& cache, scheduler& sched, const std::string& tenant,
+outcome store_from_device(matrix_cache& cache, scheduler& sched, const caller& who,
                           const spgemm::matrix_info& info, const spgemm::ipc_csr_arrays& arrays,
                           const std::string& name, int64_t ttl_seconds, entry_info* out) {
-  if (outcome fits = upload::check(cache, info); !fits.ok()) return fits;
+  if (outcome fits = upload::check(cache, who, info); !fits.ok()) return fits;
   const int device = roomiest_gpu(cache);
   if (device < 0) return no_gpu();
+  if (!cache.make_quota_room(who, info.bytes())) {
+    return {status::over_quota, "a " + shape(info) + " matrix of " + std::to_string(info.bytes()) +
+                                    " bytes does not fit tenant '" + who.tenant +
+                                    "''s device_bytes quota, even with its other matrices moved to host memory; "
+                                    "delete some of its matrices"};
+  }
   reservation room(&cache, device);
   if (!room.try_grow(info.bytes())) {
     return {status::does_not_fit, "no room on " + cache.backends()[static_cast<std::size_t>(device)]->name() +
@@ -40,7 +46,7 @@ outcome store_from_device(matrix_cache& cache, scheduler& sched, const std::stri
   }
   try {
     auto stored = cache.backends()[static_cast<std::size_t>(device)]->store_from_ipc(info, arrays);
-    *out = cache.insert_stored(tenant, room, std::move(stored), name, ttl_seconds);
+    *out = cache.insert_stored(who, room, std::move(stored), name, ttl_seconds);
   } catch (...) {
     return outcome_of(std::current_exception());
   }

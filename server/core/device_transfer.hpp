@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "core/caller.hpp"
 #include "core/matrix_cache.hpp"
 #include "core/outcome.hpp"
 #include "core/scheduler.hpp"
@@ -16,9 +17,11 @@ namespace spgemmd::core {
 // Whether any device is a GPU (CUDA IPC needs one).
 bool has_gpu(const matrix_cache& cache);
 
-// Stores the matrix `info` whose arrays are `arrays`, as an upload: within a
-// GPU's budget (does_not_fit where none has room now), checked on the device.
-outcome store_from_device(matrix_cache& cache, scheduler& sched, const std::string& tenant,
+// Stores the matrix `info` whose arrays are `arrays` as `who`'s tenant's, as
+// an upload: within a GPU's budget (does_not_fit where none has room now) and
+// the tenant's device quota (over_quota where its own cold matrices can not
+// make room), checked on the device.
+outcome store_from_device(matrix_cache& cache, scheduler& sched, const caller& who,
                           const spgemm::matrix_info& info, const spgemm::ipc_csr_arrays& arrays,
                           const std::string& name, int64_t ttl_seconds, entry_info* out);
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/caller.hpp"
 #include "core/matrix_cache.hpp"
 #include "core/outcome.hpp"
 #include "spgemm/backend.hpp"
@@ -43,6 +44,7 @@ struct job_step {
 
 struct job {
   std::string kind;       // "multiply", "galerkin", "transpose"
+  caller owner;           // whose call it is: its tenant's turn and quotas
   std::string algorithm;  // what the call asked for ("auto", "hash", "transpose"), until `methods` says what ran
   int priority = 0;
   std::vector<pin> inputs;  // pinned by the caller
@@ -63,11 +65,13 @@ struct job {
   job_times times;
   std::int64_t products = 0;  // scalar multiplications of every step
   std::string methods;        // the methods the steps ran, "+"-joined
+  // The estimate the running step was admitted with: the engine's memory
+  // limit for it (backend::multiply).
+  std::size_t step_estimate = 0;
 
   // The scheduler's.
   uint64_t seq = 0;
   steady::time_point queued_at, admitted_at;
-  std::size_t step_estimate = 0;
   bool step_estimated = false;
 };
 

@@ -17,6 +17,28 @@ outcome outside_span(int64_t pos, int64_t bytes, int64_t length) {
 
 }  // namespace
 
+outcome region_registry::find(const caller& who, const std::string& name, const std::string& what,
+                              region_map::const_iterator* out) const {
+  const std::string prefix = what.empty() ? "" : what + ": ";
+  auto it = regions_.find({who.tenant, name});
+  if (it == regions_.end() && who.admin) {
+    // An admin names another tenant's region by its name where only one tenant has it.
+    int found = 0;
+    for (auto r = regions_.begin(); r != regions_.end(); ++r) {
+      if (r->first.second == name && ++found == 1) it = r;
+    }
+    if (found > 1) {
+      return {status::not_found, prefix + std::to_string(found) + " tenants have a region named '" +
+                                     name.substr(0, 160) + "'; it names none of them"};
+    }
+  }
+  if (it == regions_.end()) {
+    return {status::not_found, prefix + "no region named '" + name.substr(0, 160) + "' (register it first)"};
+  }
+  *out = it;
+  return {};
+}
+
 outcome region_span::read(int64_t pos, void* to, int64_t bytes) const {
   if (outcome o = outside_span(pos, bytes, length); !o.ok()) return o;
   return object->read(at + pos, to, bytes);
@@ -27,14 +49,15 @@ outcome region_span::write(int64_t pos, const void* from, int64_t bytes) const {
   return object->write(at + pos, from, bytes);
 }
 
-std::string region_registry::open_session(const std::string& tenant) {
+std::string region_registry::open_session(const caller& who) {
   std::string id = "s-" + matrix_cache::new_handle().substr(2);
   std::lock_guard<std::mutex> lock(mu_);
-  sessions_.insert({tenant, id});
+  sessions_.insert({who.tenant, id});
   return id;
 }
 
-std::size_t region_registry::close_session(const std::string& tenant, const std::string& session) {
+std::size_t region_registry::close_session(const caller& who, const std::string& session) {
+  const std::string& tenant = who.tenant;
   std::vector<std::shared_ptr<shm_object>> closing;  // closed outside the lock
   std::lock_guard<std::mutex> lock(mu_);
   sessions_.erase({tenant, session});
@@ -49,7 +72,8 @@ std::size_t region_registry::close_session(const std::string& tenant, const std:
   return closing.size();
 }
 
-outcome region_registry::add(const std::string& tenant, const region_info& r) {
+outcome region_registry::add(const caller& who, const region_info& r) {
+  const std::string& tenant = who.tenant;
   if (outcome o = check_region_name(r.name); !o.ok()) return o;
   if (r.offset < 0 || r.byte_size <= 0 || r.offset > INT64_MAX - r.byte_size) {
     return {status::invalid_argument, "region '" + r.name + "': offset " + std::to_string(r.offset) +
@@ -81,25 +105,27 @@ outcome region_registry::add(const std::string& tenant, const region_info& r) {
     return {status::over_limit, "already " + std::to_string(of_tenant) +
                                     " regions registered, the most the server allows a tenant; unregister some"};
   }
-  regions_[{tenant, r.name}] = region{r, std::move(object)};
+  region added{r, std::move(object)};
+  added.info.tenant = tenant;
+  regions_[{tenant, r.name}] = std::move(added);
   return {};
 }
 
-outcome region_registry::remove(const std::string& tenant, const std::string& name) {
-  std::shared_ptr<shm_object> closing;
+outcome region_registry::remove(const caller& who, const std::string& name) {
+  std::shared_ptr<shm_object> closing;  // closed outside the lock
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = regions_.find({tenant, name});
-  if (it == regions_.end()) return {status::not_found, "no region named '" + name.substr(0, 160) + "'"};
-  closing = std::move(it->second.object);
+  region_map::const_iterator it;
+  if (outcome o = find(who, name, "", &it); !o.ok()) return o;
+  closing = it->second.object;
   regions_.erase(it);
   return {};
 }
 
-std::vector<region_info> region_registry::list(const std::string& tenant) const {
+std::vector<region_info> region_registry::list(const caller& who) const {
   std::vector<region_info> out;
   std::lock_guard<std::mutex> lock(mu_);
-  for (auto it = regions_.lower_bound({tenant, ""}); it != regions_.end() && it->first.first == tenant; ++it) {
-    out.push_back(it->second.info);
+  for (const auto& [k, r] : regions_) {
+    if (who.sees(k.first)) out.push_back(r.info);
   }
   return out;
 }
@@ -109,13 +135,11 @@ std::size_t region_registry::size() const {
   return regions_.size();
 }
 
-outcome region_registry::resolve(const std::string& tenant, const std::string& name, int64_t offset, int64_t length,
+outcome region_registry::resolve(const caller& who, const std::string& name, int64_t offset, int64_t length,
                                  int64_t alignment, const std::string& what, region_span* out) const {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = regions_.find({tenant, name});
-  if (it == regions_.end()) {
-    return {status::not_found, what + ": no region named '" + name.substr(0, 160) + "' (register it first)"};
-  }
+  region_map::const_iterator it;
+  if (outcome o = find(who, name, what, &it); !o.ok()) return o;
   const region_info& r = it->second.info;
   if (outcome o = check_range(r.byte_size, offset, length, alignment, what + " in region '" + name + "'"); !o.ok()) {
     return o;

@@ -1,5 +1,7 @@
 // The shared-memory regions clients on the server's host registered: per
-// tenant, by name, each in a session that it ends with. A region is a byte
+// tenant, by name, each in a session that it ends with. A caller finds only
+// the regions it sees (core/caller.hpp): another tenant's region is, to it,
+// a region that does not exist. A region is a byte
 // range of a POSIX shared-memory object the client created; the server opens
 // the object when the region is registered (checking that it holds the range)
 // and reads or writes only within the ranges that references name and the
@@ -16,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/caller.hpp"
 #include "core/outcome.hpp"
 #include "core/shm_object.hpp"
 
@@ -24,6 +27,7 @@ namespace spgemmd::core {
 struct region_info {
   std::string name, key, session;
   int64_t offset = 0, byte_size = 0;  // the range of the object that is the region
+  std::string tenant;                 // its owner: the tenant of the caller that registered it
 };
 
 // Bytes [at, at + length) of an opened object: a reference, resolved and
@@ -43,26 +47,27 @@ class region_registry {
  public:
   explicit region_registry(std::size_t max_regions_per_tenant) : max_per_tenant_(max_regions_per_tenant) {}
 
-  // A new session of `tenant`: "s-" and 32 hex digits from a CSPRNG.
-  std::string open_session(const std::string& tenant);
-  // Ends a session and unregisters its regions; returns how many.
-  std::size_t close_session(const std::string& tenant, const std::string& session);
+  // A new session of `who`'s tenant: "s-" and 32 hex digits from a CSPRNG.
+  std::string open_session(const caller& who);
+  // Ends a session of `who`'s tenant and unregisters its regions; returns how many.
+  std::size_t close_session(const caller& who, const std::string& session);
 
-  // Registers `r` in its session (of `tenant`): checks the names, opens the
-  // object and checks that it holds the range. not_found for an unknown
-  // session, already_exists for a name in use, over_limit past the tenant's
-  // allowance.
-  outcome add(const std::string& tenant, const region_info& r);
-  // not_found where the tenant has no such region.
-  outcome remove(const std::string& tenant, const std::string& name);
-  std::vector<region_info> list(const std::string& tenant) const;
+  // Registers `r` in its session, which must be one of `who`'s tenant's (the
+  // region is that tenant's): checks the names, opens the object and checks
+  // that it holds the range. not_found for an unknown session, already_exists
+  // for a name in use in the tenant, over_limit past the tenant's allowance.
+  outcome add(const caller& who, const region_info& r);
+  // Unregisters a region `who` sees; not_found where there is none.
+  outcome remove(const caller& who, const std::string& name);
+  // The regions `who` sees (an admin: every tenant's), by tenant and name.
+  std::vector<region_info> list(const caller& who) const;
   // Regions of all tenants (metrics).
   std::size_t size() const;
 
-  // The bytes that [offset, offset + length) of region `name` (of `tenant`)
-  // are, checked with check_range; `what` names the reference in messages.
-  outcome resolve(const std::string& tenant, const std::string& name, int64_t offset, int64_t length,
-                  int64_t alignment, const std::string& what, region_span* out) const;
+  // The bytes that [offset, offset + length) of region `name` (one `who`
+  // sees) are, checked with check_range; `what` names the reference in messages.
+  outcome resolve(const caller& who, const std::string& name, int64_t offset, int64_t length, int64_t alignment,
+                  const std::string& what, region_span* out) const;
 
  private:
   struct region {
@@ -70,10 +75,17 @@ class region_registry {
     std::shared_ptr<shm_object> object;
   };
   using key = std::pair<std::string, std::string>;  // (tenant, name or session)
+  using region_map = std::map<key, region>;
+
+  // The region `name` that `who` sees: its tenant's; for an admin, else the
+  // one region of that name among all tenants' (names are the clients', not
+  // unique across tenants). not_found where there is none, or several. Lock held.
+  outcome find(const caller& who, const std::string& name, const std::string& what,
+               region_map::const_iterator* out) const;
 
   const std::size_t max_per_tenant_;
   mutable std::mutex mu_;
-  std::map<key, region> regions_;
+  region_map regions_;
   std::set<key> sessions_;
 };
 

@@ -3,23 +3,26 @@
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <string_view>
 #include <vector>
 
 #include <absl/flags/flag.h>
 #include <absl/flags/parse.h>
-#include <absl/flags/usage.h>
-#include <absl/flags/usage_config.h>
-#include <absl/strings/match.h>
+#include <absl/flags/reflection.h>
 
-ABSL_FLAG(std::string, listen, "0.0.0.0:50051",
-          "gRPC listen address host:port; port 0 picks a free port (see --port_file). "
-          "Env: SPGEMMD_LISTEN");
+#include "wire/address.hpp"
+
+ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
+          "gRPC listen address host[:port], port 50051 where none is given; port 0 picks a free port "
+          "(see --port_file). A port another process listens on stops the start. An address other hosts "
+          "can reach needs --tls_cert/--tls_key and --tokens_file, or --insecure. Empty: only "
+          "--unix_socket. Env: SPGEMMD_LISTEN");
 ABSL_FLAG(std::string, port_file, "",
           "If set, the bound gRPC port is written to this file once the server is serving. "
           "Env: SPGEMMD_PORT_FILE");
-ABSL_FLAG(std::string, metrics_listen, "0.0.0.0:9464",
-          "Prometheus metrics address host:port (GET /metrics); empty disables; port 0 picks a free "
-          "port (see --metrics_port_file). Env: SPGEMMD_METRICS_LISTEN");
+ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
+          "Prometheus metrics address host[:port] (GET /metrics), port 9464 where none is given; empty "
+          "disables; port 0 picks a free port (see --metrics_port_file). Env: SPGEMMD_METRICS_LISTEN");
 ABSL_FLAG(std::string, metrics_port_file, "",
           "If set, the bound metrics port is written to this file. Env: SPGEMMD_METRICS_PORT_FILE");
 ABSL_FLAG(std::string, backend, "auto",
@@ -60,9 +63,22 @@ ABSL_FLAG(int32_t, workers, 0,
           "Jobs that may run at once per backend (when their estimates fit together); 0: 4. "
           "Env: SPGEMMD_WORKERS");
 ABSL_FLAG(bool, warmup, true, "Run a tiny multiply on every backend at start. Env: SPGEMMD_WARMUP");
+ABSL_FLAG(std::string, tls_cert, "",
+          "PEM certificate chain (the server's first): serve gRPC over TLS; needs --tls_key. Env: SPGEMMD_TLS_CERT");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert. Env: SPGEMMD_TLS_KEY");
+ABSL_FLAG(std::string, tls_client_ca, "",
+          "PEM root certificates: every client must present a certificate they signed (mutual TLS); needs "
+          "--tls_cert. Env: SPGEMMD_TLS_CLIENT_CA");
+ABSL_FLAG(std::string, tokens_file, "",
+          "Bearer tokens, one per line with its tenant, admin flag and quotas (docs/configuration.md#security): "
+          "every call needs one of them; read again on SIGHUP. Empty: one tenant, no tokens. "
+          "Env: SPGEMMD_TOKENS_FILE");
+ABSL_FLAG(bool, insecure, false,
+          "Serve an address other hosts can reach (--listen) without TLS and tokens. Env: SPGEMMD_INSECURE");
 ABSL_FLAG(std::string, unix_socket, "",
-          "Also serve on this Unix domain socket (a path; clients connect to unix:///path); empty: TCP only. "
-          "Env: SPGEMMD_UNIX_SOCKET");
+          "Also serve on this Unix domain socket (a path; clients connect to unix:///path), without TLS: "
+          "its file mode says who on this host may connect, and tokens apply as on --listen; empty: TCP "
+          "only. Env: SPGEMMD_UNIX_SOCKET");
 ABSL_FLAG(std::string, unix_socket_mode, "0600",
           "Permissions of the Unix socket file, in octal: who on the host may connect (0600: the server's "
           "user; 0660: its group too). Env: SPGEMMD_UNIX_SOCKET_MODE");
@@ -84,28 +100,77 @@ const char* const flag_names[] = {
     "backend",          "device_budget_fraction", "device_budget_bytes", "host_budget_bytes",
     "max_queue",        "default_ttl_seconds", "max_message_bytes", "chunk_bytes",
     "upload_spare_bytes", "grace_seconds",     "log_format",        "cpu_threads",
-    "workers",          "warmup",            "unix_socket",       "unix_socket_mode",
-    "shared_memory",    "cuda_ipc",          "max_regions"};
+    "workers",          "warmup",             "tls_cert",          "tls_key",
+    "tls_client_ca",    "tokens_file",        "insecure",          "unix_socket",
+    "unix_socket_mode", "shared_memory",      "cuda_ipc",          "max_regions"};
+
+constexpr int default_metrics_port = 9464;
 
 [[noreturn]] void die(const std::string& message) {
   std::fprintf(stderr, "spgemmd: %s\n", message.c_str());
   std::exit(2);
 }
 
+bool asks_for_help(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a == "--") return false;
+    for (std::string_view h : {"-h", "-help", "--help", "-helpfull", "--helpfull", "-helpshort", "--helpshort"}) {
+      if (a == h || (a.size() > h.size() && a.substr(0, h.size() + 1) == std::string(h) + "=")) return true;
+    }
+  }
+  return false;
+}
+
+// `text` in lines of at most `width` characters, each after `indent`.
+std::string wrapped(const std::string& text, std::size_t width, const std::string& indent) {
+  std::string out, line;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find(' ', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string word = text.substr(start, end - start);
+    if (!line.empty() && line.size() + 1 + word.size() > width) {
+      out += indent + line + "\n";
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + word;
+    start = end + 1;
+  }
+  if (!line.empty()) out += indent + line + "\n";
+  return out;
+}
+
+// Our own usage text: Abseil's names the source files that define the flags
+// (build paths) and exits 1 on --help.
+void print_usage() {
+  std::printf(
+      "spgemmd: sparse matrix-matrix multiplication over gRPC (package spgemm.v1).\n"
+      "\n"
+      "  spgemmd                                      every GPU (else the CPU), port 50051 on all interfaces\n"
+      "  spgemmd --listen=127.0.0.1 --backend=cpu     local use on the CPU backend\n"
+      "  spgemmd --listen=127.0.0.1:0 --port_file=/tmp/port   a free port, written to the file\n"
+      "  spgemmd --unix_socket=/run/spgemmd/sock      TCP and a Unix socket, for clients on this host\n"
+      "\n"
+      "Every flag may also be set by the environment variable SPGEMMD_<FLAG_NAME_UPPERCASE>; a flag\n"
+      "given on the command line wins. See docs/service.md and docs/configuration.md.\n"
+      "\n"
+      "Flags:\n");
+  for (const char* name : flag_names) {
+    const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
+    const std::string value = flag->DefaultValue();
+    std::printf("  --%s (default: %s)\n%s", name, value.empty() ? "none" : value.c_str(),
+                wrapped(flag->Help(), 72, "      ").c_str());
+  }
+}
+
 }  // namespace
 
 config parse_config(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
-      "spgemmd: sparse matrix-matrix multiplication over gRPC (package spgemm.v1).\n"
-      "Every flag may also be set by the environment variable SPGEMMD_<FLAG_NAME_UPPERCASE>;\n"
-      "a flag given on the command line wins. See docs/service.md.\n\n"
-      "  spgemmd --listen=127.0.0.1:0 --port_file=/tmp/port --backend=cpu");
-  absl::FlagsUsageConfig usage;
-  usage.contains_help_flags = [](absl::string_view file) {
-    return absl::StrContains(file, "server/ops/config");
-  };
-  usage.contains_helpshort_flags = usage.contains_help_flags;
-  absl::SetFlagsUsageConfig(usage);
+  if (asks_for_help(argc, argv)) {
+    print_usage();
+    std::exit(0);
+  }
 
   // Environment fallbacks go in front of the command line's flags, so a flag
   // given on the command line (parsed later) wins.
@@ -123,9 +188,9 @@ config parse_config(int argc, char** argv) {
   absl::ParseCommandLine(static_cast<int>(args.size() - 1), args.data());
 
   config c;
-  c.listen = absl::GetFlag(FLAGS_listen);
+  c.listen = spgemm::wire::with_default_port(absl::GetFlag(FLAGS_listen));
   c.port_file = absl::GetFlag(FLAGS_port_file);
-  c.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  c.metrics_listen = spgemm::wire::with_default_port(absl::GetFlag(FLAGS_metrics_listen), default_metrics_port);
   c.metrics_port_file = absl::GetFlag(FLAGS_metrics_port_file);
   c.backend = absl::GetFlag(FLAGS_backend);
   c.device_budget_fraction = absl::GetFlag(FLAGS_device_budget_fraction);
@@ -141,6 +206,11 @@ config parse_config(int argc, char** argv) {
   c.cpu_threads = absl::GetFlag(FLAGS_cpu_threads);
   c.workers = absl::GetFlag(FLAGS_workers);
   c.warmup = absl::GetFlag(FLAGS_warmup);
+  c.tls_cert = absl::GetFlag(FLAGS_tls_cert);
+  c.tls_key = absl::GetFlag(FLAGS_tls_key);
+  c.tls_client_ca = absl::GetFlag(FLAGS_tls_client_ca);
+  c.tokens_file = absl::GetFlag(FLAGS_tokens_file);
+  c.insecure = absl::GetFlag(FLAGS_insecure);
   c.unix_socket = absl::GetFlag(FLAGS_unix_socket);
   c.shared_memory = absl::GetFlag(FLAGS_shared_memory);
   c.cuda_ipc = absl::GetFlag(FLAGS_cuda_ipc);
@@ -169,6 +239,8 @@ config parse_config(int argc, char** argv) {
   if (c.grace_seconds < 0) die("--grace_seconds must not be negative");
   if (c.cpu_threads < 0 || c.workers < 0) die("--cpu_threads and --workers must not be negative");
   if (c.workers == 0) c.workers = 4;
+  if (c.tls_cert.empty() != c.tls_key.empty()) die("--tls_cert and --tls_key go together: give both or neither");
+  if (!c.tls_client_ca.empty() && c.tls_cert.empty()) die("--tls_client_ca needs --tls_cert and --tls_key");
   return c;
 }
 

@@ -25,6 +25,7 @@ grpc::Status not_permitted(const std::string& message) {
 
 void to_proto(const core::region_info& r, v1::RegionInfo* out) {
   out->set_name(r.name);
+  out->set_tenant(r.tenant);
   out->set_key(r.key);
   out->set_offset(r.offset);
   out->set_byte_size(r.byte_size);
@@ -51,7 +52,6 @@ spgemm::ipc_array ipc_array_of(const v1::DeviceArrayRef& a) {
 }  // namespace
 
 grpc::Status local_gate(service_state& s, const grpc::CallbackServerContext* ctx, local_feature what) {
-  if (s.shutting_down) return unavailable();
   const std::string peer = ctx->peer();
   if (!is_local_peer(peer)) {
     return not_permitted("shared memory and CUDA IPC are for callers on the server's host (a Unix socket or a "
@@ -69,24 +69,28 @@ grpc::Status local_gate(service_state& s, const grpc::CallbackServerContext* ctx
   return grpc::Status::OK;
 }
 
+grpc::Status open_local_call(service_state& s, grpc::CallbackServerContext* ctx, local_feature what,
+                             core::caller* who) {
+  if (grpc::Status st = open_call(s, *ctx, grpc::Status::OK, who); !st.ok()) return st;
+  return local_gate(s, ctx, what);
+}
+
 spgemm::ipc_csr_arrays ipc_arrays_of(const v1::DeviceCsr& d) {
   return {ipc_array_of(d.row_offsets()), ipc_array_of(d.col_indices()), ipc_array_of(d.values())};
 }
 
 grpc::ServerWriteReactor<v1::SessionEvent>* local_service::OpenSession(grpc::CallbackServerContext* ctx,
                                                                       const v1::OpenSessionRequest*) {
-  if (grpc::Status st = local_gate(state_, ctx, local_feature::any); !st.ok()) {
-    auto* r = new session_reactor(state_.regions, state_.sessions, "");
-    r->end(st);
-    return r;
-  }
-  return new session_reactor(state_.regions, state_.sessions, tenant_of(ctx));
+  core::caller who;
+  grpc::Status opened = open_local_call(state_, ctx, local_feature::any, &who);
+  return new session_reactor(state_.regions, state_.sessions, std::move(who), std::move(opened));
 }
 
 grpc::ServerUnaryReactor* local_service::ProveLocal(grpc::CallbackServerContext* ctx,
                                                     const v1::ProveLocalRequest* request,
                                                     v1::ProveLocalResponse* response) {
-  if (grpc::Status st = local_gate(state_, ctx, local_feature::any); !st.ok()) return finished(ctx, st);
+  core::caller who;
+  if (grpc::Status st = open_local_call(state_, ctx, local_feature::any, &who); !st.ok()) return finished(ctx, st);
   bool same = false;
   if (const core::outcome o = core::holds_token(request->key(), request->token(), &same); !o.ok()) {
     return finished(ctx, to_grpc_status(o));
@@ -100,30 +104,37 @@ grpc::ServerUnaryReactor* local_service::ProveLocal(grpc::CallbackServerContext*
 grpc::ServerUnaryReactor* local_service::RegisterRegion(grpc::CallbackServerContext* ctx,
                                                         const v1::RegisterRegionRequest* request,
                                                         v1::RegionInfo* response) {
-  if (grpc::Status st = local_gate(state_, ctx, local_feature::shared_memory); !st.ok()) return finished(ctx, st);
+  core::caller who;
+  if (grpc::Status st = open_local_call(state_, ctx, local_feature::shared_memory, &who); !st.ok()) {
+    return finished(ctx, st);
+  }
   core::region_info r;
   r.session = request->session();
   r.name = request->name();
   r.key = request->key();
   r.offset = request->offset();
   r.byte_size = request->byte_size();
-  if (const core::outcome o = state_.regions.add(tenant_of(ctx), r); !o.ok()) return finished(ctx, to_grpc_status(o));
+  if (const core::outcome o = state_.regions.add(who, r); !o.ok()) return finished(ctx, to_grpc_status(o));
+  r.tenant = who.tenant;
   to_proto(r, response);
-  log_event("info", "region_registered", {{"region", r.name}, {"key", r.key}, {"bytes", r.byte_size}});
+  log_event("info", "region_registered",
+            {{"region", r.name}, {"tenant", who.tenant}, {"key", r.key}, {"bytes", r.byte_size}});
   return finished(ctx, grpc::Status::OK);
 }
 
 grpc::ServerUnaryReactor* local_service::UnregisterRegion(grpc::CallbackServerContext* ctx,
                                                           const v1::UnregisterRegionRequest* request,
                                                           v1::UnregisterRegionResponse*) {
-  if (grpc::Status st = local_gate(state_, ctx, local_feature::any); !st.ok()) return finished(ctx, st);
-  return finished(ctx, to_grpc_status(state_.regions.remove(tenant_of(ctx), request->name())));
+  core::caller who;
+  if (grpc::Status st = open_local_call(state_, ctx, local_feature::any, &who); !st.ok()) return finished(ctx, st);
+  return finished(ctx, to_grpc_status(state_.regions.remove(who, request->name())));
 }
 
 grpc::ServerUnaryReactor* local_service::ListRegions(grpc::CallbackServerContext* ctx, const v1::ListRegionsRequest*,
                                                      v1::ListRegionsResponse* response) {
-  if (grpc::Status st = local_gate(state_, ctx, local_feature::any); !st.ok()) return finished(ctx, st);
-  for (const core::region_info& r : state_.regions.list(tenant_of(ctx))) to_proto(r, response->add_regions());
+  core::caller who;
+  if (grpc::Status st = open_local_call(state_, ctx, local_feature::any, &who); !st.ok()) return finished(ctx, st);
+  for (const core::region_info& r : state_.regions.list(who)) to_proto(r, response->add_regions());
   return finished(ctx, grpc::Status::OK);
 }
 
@@ -131,8 +142,9 @@ grpc::ServerUnaryReactor* local_service::UploadFromRegion(grpc::CallbackServerCo
                                                           const v1::RegionUploadRequest* request,
                                                           v1::MatrixInfo* response) {
   const core::steady::time_point started = core::steady::now();
-  grpc::Status st = local_gate(state_, ctx, local_feature::shared_memory);
-  if (st.ok()) st = upload_from_region(state_, tenant_of(ctx), *request, response);
+  core::caller who;
+  grpc::Status st = open_local_call(state_, ctx, local_feature::shared_memory, &who);
+  if (st.ok()) st = upload_from_region(state_, who, *request, response);
   return uploaded(state_, ctx, "upload_from_region", std::move(st), *response, started);
 }
 
@@ -141,7 +153,8 @@ grpc::ServerUnaryReactor* local_service::UploadFromDevice(grpc::CallbackServerCo
                                                           v1::MatrixInfo* response) {
   const core::steady::time_point started = core::steady::now();
   const v1::MatrixHeader& h = request->header();
-  grpc::Status st = local_gate(state_, ctx, local_feature::cuda_ipc);
+  core::caller who;
+  grpc::Status st = open_local_call(state_, ctx, local_feature::cuda_ipc, &who);
   if (st.ok()) st = spgemm::wire::chunk_assembler::check_header(h);
   core::csr_layout sizes;  // where the sizes below cannot overflow
   if (st.ok()) st = to_grpc_status(core::layout_csr(h.rows(), h.nnz(), 8, &sizes));
@@ -149,7 +162,7 @@ grpc::ServerUnaryReactor* local_service::UploadFromDevice(grpc::CallbackServerCo
     const spgemm::matrix_info info{h.rows(), h.cols(), h.nnz(),
                                    h.value_type() == v1::FLOAT32 ? spgemm::value_type::f32 : spgemm::value_type::f64};
     core::entry_info e;
-    st = to_grpc_status(core::store_from_device(state_.cache, state_.sched, tenant_of(ctx), info,
+    st = to_grpc_status(core::store_from_device(state_.cache, state_.sched, who, info,
                                                 ipc_arrays_of(request->arrays()), h.name(), h.ttl_seconds(), &e));
     if (st.ok()) to_proto(e, response);
   }

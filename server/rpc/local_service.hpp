@@ -1,7 +1,9 @@
 // The spgemm.v1.Local service (proto/spgemm/v1/local.proto): sessions,
 // the proof that a caller shares the host, shared-memory regions, and uploads
-// from regions or CUDA device memory. Every call is refused to callers that
-// are not on the server's host; regions and CUDA IPC also where disabled.
+// from regions or CUDA device memory. Every call opens as Spgemm's do
+// (open_call: the server up, the caller authenticated) and is scoped to its
+// caller's tenant; it is refused to callers that are not on the server's
+// host, and regions and CUDA IPC also where disabled.
 #pragma once
 
 #include <string>
@@ -40,11 +42,16 @@ class local_service final : public spgemm::v1::Local::CallbackService {
   service_state& state_;
 };
 
-// OK where the caller may use the Local service's `what` ("shared memory",
-// "CUDA IPC", or "the Local service" for either): on this host, the feature
-// enabled, the server not shutting down.
+// OK where a caller that passed open_call may use the Local service's `what`
+// (shared memory, CUDA IPC, or either): on this host, the feature enabled
+// (CUDA IPC: and a GPU backend).
 enum class local_feature { any, shared_memory, cuda_ipc };
 grpc::Status local_gate(service_state& s, const grpc::CallbackServerContext* ctx, local_feature what);
+
+// open_call, then local_gate: how every Local call opens. `who` is the
+// caller once both pass.
+grpc::Status open_local_call(service_state& s, grpc::CallbackServerContext* ctx, local_feature what,
+                             core::caller* who);
 
 // The engine's form of a request's device arrays.
 spgemm::ipc_csr_arrays ipc_arrays_of(const spgemm::v1::DeviceCsr& d);

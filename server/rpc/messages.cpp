@@ -18,8 +18,6 @@ void set_time(google::protobuf::Timestamp* ts, core::wall::time_point t) {
 
 }  // namespace
 
-std::string tenant_of(const grpc::CallbackServerContext* /*ctx*/) { return ""; }
-
 void compress_replies_as_asked(grpc::CallbackServerContext* ctx) {
   const auto& metadata = ctx->client_metadata();
   const auto asked = metadata.find("spgemm-compression");
@@ -30,6 +28,13 @@ void compress_replies_as_asked(grpc::CallbackServerContext* ctx) {
 
 grpc::Status unavailable() {
   return to_grpc_status({core::status::shutting_down, "the server is shutting down; retry elsewhere"});
+}
+
+grpc::Status open_call(const service_state& s, const grpc::ServerContextBase& ctx, const grpc::Status& parsed,
+                       core::caller* who) {
+  if (s.shutting_down) return unavailable();
+  if (grpc::Status st = s.auth.authenticate(ctx, who); !st.ok()) return st;
+  return parsed;
 }
 
 grpc::ServerUnaryReactor* finished(grpc::CallbackServerContext* ctx, grpc::Status status) {
@@ -63,6 +68,17 @@ void to_proto(const core::entry_info& e, v1::MatrixInfo* out) {
   set_time(out->mutable_created(), e.created);
   set_time(out->mutable_last_used(), e.last_used);
   out->set_ttl_seconds(e.ttl_seconds);
+  out->set_tenant(e.tenant);
+}
+
+void to_proto(const core::caller& who, v1::ServerStatus* out) {
+  out->set_tenant(who.tenant);
+  out->set_admin(who.admin);
+  v1::TenantQuotas* q = out->mutable_quotas();
+  q->set_device_bytes(static_cast<int64_t>(who.limits.device_bytes));
+  q->set_host_bytes(static_cast<int64_t>(who.limits.host_bytes));
+  q->set_running_jobs(who.limits.running_jobs);
+  q->set_queued_jobs(who.limits.queued_jobs);
 }
 
 grpc::Status options_from(const v1::MultiplyOptions& o, spgemm::multiply_options* out) {

@@ -1,12 +1,14 @@
 // What the reactors share of spgemm.v1's messages: requests parsed from raw
-// bytes, options and replies converted, the caller's tenant.
+// bytes, options and replies converted, the checks every call opens with.
 #pragma once
 
 #include <string>
 
 #include <grpcpp/grpcpp.h>
 
+#include "core/caller.hpp"
 #include "core/matrix_cache.hpp"
+#include "rpc/service_state.hpp"
 #include "spgemm/multiply.hpp"
 #include "spgemm/v1/spgemm.grpc.pb.h"
 
@@ -20,10 +22,6 @@ grpc::Status parse(const grpc::ByteBuffer& raw, M* out) {
   return {grpc::StatusCode::INVALID_ARGUMENT, "the message does not parse as " + out->GetTypeName()};
 }
 
-// The caller's tenant. Empty until authentication arrives; it will read the
-// call's auth metadata.
-std::string tenant_of(const grpc::CallbackServerContext* ctx);
-
 // Compresses the call's replies with gzip or deflate where the client asked
 // for it (metadata `spgemm-compression: gzip|deflate`): for slow links, since
 // it costs more CPU than it saves on a fast one. Requests need nothing: gRPC
@@ -33,6 +31,14 @@ void compress_replies_as_asked(grpc::CallbackServerContext* ctx);
 // The status of a call that arrives while the server shuts down.
 grpc::Status unavailable();
 
+// What every call passes first, in this order: the server is not shutting
+// down (UNAVAILABLE), the caller is who its token says (UNAUTHENTICATED: a
+// caller without a valid token learns nothing of its request, not even
+// whether it parsed), and its request parsed (`parsed`). `who` is the caller
+// once they pass.
+grpc::Status open_call(const service_state& s, const grpc::ServerContextBase& ctx, const grpc::Status& parsed,
+                       core::caller* who);
+
 // A unary call answered at once with `status`, on gRPC's default reactor.
 grpc::ServerUnaryReactor* finished(grpc::CallbackServerContext* ctx, grpc::Status status);
 
@@ -40,6 +46,7 @@ spgemm::v1::ValueType to_proto(spgemm::value_type t);
 // The header of a matrix of `info` named `name`.
 void to_proto(const spgemm::matrix_info& info, const std::string& name, spgemm::v1::MatrixHeader* out);
 void to_proto(const core::entry_info& e, spgemm::v1::MatrixInfo* out);
+void to_proto(const core::caller& who, spgemm::v1::ServerStatus* out);
 grpc::Status options_from(const spgemm::v1::MultiplyOptions& o, spgemm::multiply_options* out);
 
 }  // namespace spgemmd

@@ -27,20 +27,20 @@ constexpr int64_t block_bytes = 4 << 20;
 grpc::Status invalid(const std::string& message) { return {grpc::StatusCode::INVALID_ARGUMENT, message}; }
 
 // The span `ref` names: exactly `bytes` long, at an `alignment`-byte boundary.
-grpc::Status resolve(service_state& s, const std::string& tenant, const v1::RegionRef& ref, int64_t bytes,
+grpc::Status resolve(service_state& s, const core::caller& who, const v1::RegionRef& ref, int64_t bytes,
                      int64_t alignment, const char* what, core::region_span* out) {
   if (ref.length() != bytes) {
     return invalid(std::string(what) + ": " + std::to_string(ref.length()) + " bytes given, the header's shape needs " +
                    std::to_string(bytes));
   }
-  return to_grpc_status(s.regions.resolve(tenant, ref.region(), ref.offset(), ref.length(), alignment, what, out));
+  return to_grpc_status(s.regions.resolve(who, ref.region(), ref.offset(), ref.length(), alignment, what, out));
 }
 
 std::string_view view(const std::vector<char>& v, std::size_t bytes) { return {v.data(), bytes}; }
 
 }  // namespace
 
-grpc::Status upload_from_region(service_state& s, const std::string& tenant, const v1::RegionUploadRequest& request,
+grpc::Status upload_from_region(service_state& s, const core::caller& who, const v1::RegionUploadRequest& request,
                                 v1::MatrixInfo* out) {
   const v1::MatrixHeader& h = request.header();
   if (grpc::Status st = wire::chunk_assembler::check_header(h); !st.ok()) return st;
@@ -48,18 +48,18 @@ grpc::Status upload_from_region(service_state& s, const std::string& tenant, con
                                  h.value_type() == v1::FLOAT32 ? spgemm::value_type::f32 : spgemm::value_type::f64};
   core::csr_layout sizes;  // where the sizes below cannot overflow
   if (const core::outcome o = core::layout_csr(h.rows(), h.nnz(), 8, &sizes); !o.ok()) return to_grpc_status(o);
-  if (const core::outcome fits = core::upload::check(s.cache, info); !fits.ok()) return to_grpc_status(fits);
+  if (const core::outcome fits = core::upload::check(s.cache, who, info); !fits.ok()) return to_grpc_status(fits);
   const auto value_size = static_cast<int64_t>(wire::value_size(h.value_type()));
   core::region_span offsets, columns, values;
-  grpc::Status st = resolve(s, tenant, request.row_offsets(), (h.rows() + 1) * 8, 8, "row_offsets", &offsets);
-  if (st.ok()) st = resolve(s, tenant, request.col_indices(), h.nnz() * 4, 4, "col_indices", &columns);
-  if (st.ok()) st = resolve(s, tenant, request.values(), h.nnz() * value_size, value_size, "values", &values);
+  grpc::Status st = resolve(s, who, request.row_offsets(), (h.rows() + 1) * 8, 8, "row_offsets", &offsets);
+  if (st.ok()) st = resolve(s, who, request.col_indices(), h.nnz() * 4, 4, "col_indices", &columns);
+  if (st.ok()) st = resolve(s, who, request.values(), h.nnz() * value_size, value_size, "values", &values);
   if (!st.ok()) return st;
 
   try {
     wire::chunk_assembler assembler(h, /*check_columns=*/true, s.upload_arrays.take(h.rows(), h.nnz(), h.value_type()));
     std::optional<core::upload> up;  // copies from the assembler's arrays: goes before them
-    up.emplace(s.cache, s.sched, info, host_arrays(assembler));
+    up.emplace(s.cache, s.sched, who, info, host_arrays(assembler));
     // Rows per block from the average row; a longer row gets a block of its own.
     const int64_t row_bytes = std::max<int64_t>(1, info.bytes() / std::max<int64_t>(1, h.rows()));
     const int64_t rows_per_block = std::max<int64_t>(1, block_bytes / row_bytes);
@@ -97,7 +97,7 @@ grpc::Status upload_from_region(service_state& s, const std::string& tenant, con
       r0 = r1;
     }
     if (st = assembler.finish(); !st.ok()) return st;
-    to_proto(store_upload(s, tenant, assembler, *up), out);
+    to_proto(store_upload(s, assembler, *up), out);
   } catch (...) {
     return to_grpc_status(std::current_exception());
   }

@@ -9,13 +9,15 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "core/caller.hpp"
 #include "rpc/service_state.hpp"
 #include "spgemm/v1/local.pb.h"
 
 namespace spgemmd {
 
-// Stores the matrix `request` names; its info in `out`.
-grpc::Status upload_from_region(service_state& s, const std::string& tenant,
+// Stores the matrix `request` names, in regions `who` sees, as `who`'s
+// tenant's; its info in `out`.
+grpc::Status upload_from_region(service_state& s, const core::caller& who,
                                 const spgemm::v1::RegionUploadRequest& request, spgemm::v1::MatrixInfo* out);
 
 }  // namespace spgemmd

@@ -1,6 +1,6 @@
 // What every reactor of the service reaches: the core (cache, scheduler,
-// remembered estimates, shared-memory regions), the metrics, the settings,
-// and the service's own state.
+// remembered estimates, shared-memory regions), who calls (auth), the
+// metrics, the settings, and the service's own state.
 #pragma once
 
 #include <atomic>
@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "auth/authenticator.hpp"
 #include "core/estimate_memo.hpp"
 #include "core/matrix_cache.hpp"
 #include "core/region_registry.hpp"
@@ -23,6 +24,7 @@ struct service_state {
   core::matrix_cache& cache;
   core::scheduler& sched;
   service_metrics& metrics;
+  const auth::authenticator& auth;
   const config& cfg;
   std::string version;
   core::steady::time_point started = core::steady::now();
@@ -32,8 +34,9 @@ struct service_state {
   core::region_registry regions;        // shared-memory regions of callers on this host
   session_list sessions;                // the open Local sessions, ended at shutdown
 
-  service_state(core::matrix_cache& c, core::scheduler& s, service_metrics& m, const config& cf, std::string v)
-      : cache(c), sched(s), metrics(m), cfg(cf), version(std::move(v)),
+  service_state(core::matrix_cache& c, core::scheduler& s, service_metrics& m, const auth::authenticator& a,
+                const config& cf, std::string v)
+      : cache(c), sched(s), metrics(m), auth(a), cfg(cf), version(std::move(v)),
         upload_arrays(static_cast<std::size_t>(cf.upload_spare_bytes)),
         regions(static_cast<std::size_t>(cf.max_regions)) {}
 };

@@ -25,13 +25,18 @@ void session_list::remove(session_reactor* r) {
   open_.erase(r);
 }
 
-session_reactor::session_reactor(core::region_registry& regions, session_list& sessions, std::string tenant)
-    : regions_(regions), sessions_(sessions), tenant_(std::move(tenant)) {
+session_reactor::session_reactor(core::region_registry& regions, session_list& sessions, core::caller who,
+                                 grpc::Status opened)
+    : regions_(regions), sessions_(sessions), caller_(std::move(who)) {
+  if (!opened.ok()) {
+    end(std::move(opened));
+    return;
+  }
   if (!sessions_.add(this)) {
     end(grpc::Status(grpc::StatusCode::UNAVAILABLE, "the server is shutting down"));
     return;
   }
-  id_ = regions_.open_session(tenant_);
+  id_ = regions_.open_session(caller_);
   event_.set_session(id_);
   StartWrite(&event_);
 }
@@ -50,8 +55,9 @@ void session_reactor::end(grpc::Status status) {
 void session_reactor::OnDone() {
   sessions_.remove(this);
   if (!id_.empty()) {
-    const std::size_t regions = regions_.close_session(tenant_, id_);
-    log_event("info", "session_end", {{"session", id_}, {"regions", static_cast<int64_t>(regions)}});
+    const std::size_t regions = regions_.close_session(caller_, id_);
+    log_event("info", "session_end",
+              {{"session", id_}, {"tenant", caller_.tenant}, {"regions", static_cast<int64_t>(regions)}});
   }
   delete this;
 }

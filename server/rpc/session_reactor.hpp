@@ -12,6 +12,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "core/caller.hpp"
 #include "core/region_registry.hpp"
 #include "spgemm/v1/local.pb.h"
 
@@ -36,7 +37,9 @@ class session_list {
 
 class session_reactor final : public grpc::ServerWriteReactor<spgemm::v1::SessionEvent> {
  public:
-  session_reactor(core::region_registry& regions, session_list& sessions, std::string tenant);
+  // A session of `who`'s; where `opened` (the call's open_call and local
+  // checks) is not OK, the call ends with it and no session is opened.
+  session_reactor(core::region_registry& regions, session_list& sessions, core::caller who, grpc::Status opened);
 
   void OnWriteDone(bool ok) override;
   void OnCancel() override;
@@ -47,7 +50,7 @@ class session_reactor final : public grpc::ServerWriteReactor<spgemm::v1::Sessio
  private:
   core::region_registry& regions_;
   session_list& sessions_;
-  const std::string tenant_;
+  const core::caller caller_;
   std::string id_;
   spgemm::v1::SessionEvent event_;
   std::atomic<bool> ended_{false};

@@ -10,8 +10,8 @@
 namespace spgemmd {
 
 // invalid_argument -> INVALID_ARGUMENT, not_found -> NOT_FOUND, does_not_fit,
-// queue_full and over_limit -> RESOURCE_EXHAUSTED, shutting_down -> UNAVAILABLE,
-// cancelled -> CANCELLED, device_failure and internal -> INTERNAL,
+// queue_full, over_quota and over_limit -> RESOURCE_EXHAUSTED, shutting_down ->
+// UNAVAILABLE, cancelled -> CANCELLED, device_failure and internal -> INTERNAL,
 // not_permitted -> FAILED_PRECONDITION, already_exists -> ALREADY_EXISTS. The
 // message is the outcome's.
 grpc::Status to_grpc_status(const core::outcome& o);

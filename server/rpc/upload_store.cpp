@@ -57,8 +57,7 @@ spgemm::host_csr_arrays host_arrays(wire::chunk_assembler& a) {
   return h;
 }
 
-core::entry_info store_upload(service_state& s, const std::string& tenant, wire::chunk_assembler& a,
-                              core::upload& up) {
+core::entry_info store_upload(service_state& s, wire::chunk_assembler& a, core::upload& up) {
   const v1::MatrixHeader h = a.header();
   spgemm::any_csr m;
   if (h.value_type() == v1::FLOAT32) {
@@ -66,7 +65,7 @@ core::entry_info store_upload(service_state& s, const std::string& tenant, wire:
   } else {
     m = assemble<double>(a);
   }
-  const core::entry_info e = up.store(tenant, m, h.name(), h.ttl_seconds());
+  const core::entry_info e = up.store(m, h.name(), h.ttl_seconds());
   s.upload_arrays.give(arrays_of(std::move(m)));  // empty where the host copy took them
   return e;
 }

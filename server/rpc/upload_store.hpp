@@ -17,9 +17,8 @@ namespace spgemmd {
 // copies them to a device as they fill).
 spgemm::host_csr_arrays host_arrays(spgemm::wire::chunk_assembler& a);
 
-// Stores the matrix `a` assembled (its finish() was OK) through `up`; the
-// assembler's arrays are taken. Throws what the cache throws.
-core::entry_info store_upload(service_state& s, const std::string& tenant, spgemm::wire::chunk_assembler& a,
-                              core::upload& up);
+// Stores the matrix `a` assembled (its finish() was OK) through `up` (as its
+// caller's); the assembler's arrays are taken. Throws what the cache throws.
+core::entry_info store_upload(service_state& s, spgemm::wire::chunk_assembler& a, core::upload& up);
 
 }  // namespace spgemmd

@@ -1,13 +1,22 @@
 // The `spgemm` CLI against a real spgemmd: every subcommand on shared
-// matrices, output files checked against the engine's CPU reference (read
-// back with the engine's own reader), and the error paths with their exit
-// codes and messages.
+// matrices, the example matrix the repository ships and generated operands,
+// output files checked against the engine's CPU reference (read back with
+// the engine's own reader), and the error paths with their exit codes and
+// messages (the same as spgemm-bench's for bad input).
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include <gtest/gtest.h>
 
+#include "spgemm/errors.hpp"
+#include "spgemm/generate.hpp"
 #include "spgemm/io.hpp"
 #include "spgemm/reference.hpp"
 #include "test_server.hpp"
@@ -221,6 +230,54 @@ TEST_F(CliShared, UploadLsDownloadKeepHandlesAndRm) {
   EXPECT_TRUE(contains(rm.err, "NOT_FOUND")) << rm.err;
 }
 
+// The example matrix the repository ships; where the tests run away from the
+// source tree (the GPU host's package), the same file among the shared matrices.
+std::string example_matrix() {
+  const std::string in_tree = std::string(SPGEMM_EXAMPLES_DIR) + "/bcsstk13.mtx.gz";
+  if (::access(in_tree.c_str(), R_OK) == 0 || matrices_dir().empty()) return in_tree;
+  return matrices_dir() + "/bcsstk13.mtx.gz";
+}
+
+TEST(CliOperands, SquaresTheExampleMatrixTheRepositoryShips) {
+  const std::string in = example_matrix();
+  const std::string out = scratch_path("bcsstk13.sq.mtx");
+  auto r = cli({"multiply", in, "-o", out, "--stats"});
+  EXPECT_EXIT_CODE(r, 0);
+  EXPECT_TRUE(contains(r.err, "GFLOPS")) << r.err;
+  const matrix a = spgemm::read_matrix_market(in);
+  const matrix c = spgemm::read_matrix_market(out);
+  const matrix ref = spgemm::cpu_multiply(a, a, 2);
+  ASSERT_EQ(c.col_indices, ref.col_indices);
+  EXPECT_LE(spgemm::scaled_max_error(c, ref, a, a), 1e-14);
+}
+
+TEST(CliOperands, GeneratorSpecsAreOperandsAsInTheBench) {
+  const std::string out = scratch_path("poisson3d7.sq.mtx");
+  auto r = cli({"multiply", "poisson3d7:6", "-o", out});
+  EXPECT_EXIT_CODE(r, 0);
+  const matrix a = spgemm::generate("poisson3d7:6");
+  const matrix c = spgemm::read_matrix_market(out);
+  const matrix ref = spgemm::cpu_multiply(a, a, 2);
+  ASSERT_EQ(c.col_indices, ref.col_indices);
+  EXPECT_LE(spgemm::scaled_max_error(c, ref, a, a), 1e-14);
+
+  // Uploaded under the spec's name.
+  auto up = cli({"upload", "rmat:8:4"});
+  EXPECT_EXIT_CODE(up, 0);
+  const std::string h = lines(up.out).at(0);
+  auto ls = cli({"ls"});
+  EXPECT_TRUE(contains(ls.out, "rmat:8:4")) << ls.out;
+  EXPECT_EXIT_CODE(cli({"rm", h}), 0);
+}
+
+TEST(CliOperands, TransposeStatsHaveNoGflops) {
+  const std::string out = scratch_path("poisson2d5.t.mtx");
+  auto r = cli({"transpose", "poisson2d5:5", "-o", out, "--stats"});
+  EXPECT_EXIT_CODE(r, 0);
+  EXPECT_TRUE(contains(r.err, "nnz")) << r.err;
+  EXPECT_FALSE(contains(r.err, "GFLOPS")) << r.err;
+}
+
 TEST_F(CliShared, StatusShowsTheServer) {
   auto r = cli({"status"});
   EXPECT_EXIT_CODE(r, 0);
@@ -236,20 +293,30 @@ TEST(CliErrors, BadInputExitsTwoWithAMessage) {
   const std::string server = test_server::address();
   auto r = run_cli({"multiply", scratch_path("missing.mtx"), "-o", scratch_path("x.mtx")}, server);
   EXPECT_EXIT_CODE(r, 2);
-  EXPECT_TRUE(contains(r.err, "missing.mtx")) << r.err;
-  EXPECT_TRUE(contains(r.err, "cannot open")) << r.err;
+  EXPECT_EQ(r.err, "spgemm: " + scratch_path("missing.mtx") + ": cannot open (No such file or directory)\n");
 
   const std::string bad = scratch_path("malformed.mtx");
   write_text(bad, "%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1.0\n2 two 1.0\n");
   r = run_cli({"upload", bad}, server);
   EXPECT_EXIT_CODE(r, 2);
-  EXPECT_TRUE(contains(r.err, "malformed.mtx: line 4")) << r.err;
+  EXPECT_TRUE(contains(r.err, "malformed.mtx:4: ")) << r.err;
+  EXPECT_FALSE(contains(r.err, "INVALID_ARGUMENT")) << "a local file's error is not the server's: " << r.err;
 
   const std::string dup = scratch_path("dup.mtx");
   write_text(dup, "%%MatrixMarket matrix coordinate real general\n3 3 2\n1 2 1.0\n1 2 1.0\n");
   r = run_cli({"multiply", dup, "-o", scratch_path("x.mtx")}, server);
   EXPECT_EXIT_CODE(r, 2);
-  EXPECT_TRUE(contains(r.err, "duplicate entry (1, 2)")) << r.err;
+  EXPECT_TRUE(contains(r.err, "entry (1, 2) appears more than once")) << r.err;
+
+  r = run_cli({"multiply", "poisson3d7:0", "-o", scratch_path("x.mtx")}, server);
+  EXPECT_EXIT_CODE(r, 2);
+  EXPECT_TRUE(contains(r.err, "generator spec 'poisson3d7:0'")) << r.err;
+
+  // An output file that cannot be written: no status name either.
+  r = run_cli({"multiply", "poisson2d5:3", "-o", scratch_path("no-such-dir/x.mtx")}, server);
+  EXPECT_EXIT_CODE(r, 2);
+  EXPECT_TRUE(contains(r.err, "cannot write")) << r.err;
+  EXPECT_FALSE(contains(r.err, "INTERNAL")) << r.err;
 
   // Bad input is reported before any connection is tried.
   r = run_cli({"multiply", bad, "-o", scratch_path("x.mtx")}, "127.0.0.1:" + std::to_string(closed_port()));
@@ -263,6 +330,38 @@ TEST(CliErrors, BadInputExitsTwoWithAMessage) {
   EXPECT_TRUE(contains(r.err, "--output")) << r.err;
   r = run_cli({"frobnicate"}, server);
   EXPECT_EXIT_CODE(r, 2);
+}
+
+// The CLI reports a bad input file or spec in the engine's words, as
+// spgemm-bench does; the bench itself is run where it is built beside the CLI
+// (SPGEMM_BENCH, else the build's; the GPU host's service package has none).
+TEST(CliErrors, TheBenchReportsBadInputFilesInTheSameWordsAndExitCode) {
+  const char* env = std::getenv("SPGEMM_BENCH");
+  const std::string bench_binary = env && *env ? env : SPGEMM_BENCH_PATH;
+  const bool have_bench = ::access(bench_binary.c_str(), X_OK) == 0;
+  const std::string bad = scratch_path("bench-malformed.mtx");
+  write_text(bad, "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 x 1.0\n");
+  for (const std::string& input : {scratch_path("bench-missing.mtx"), bad, std::string("poisson2d5:x")}) {
+    SCOPED_TRACE(input);
+    const auto ours = run_cli({"upload", input}, "127.0.0.1:" + std::to_string(closed_port()));
+    EXPECT_EXIT_CODE(ours, 2);
+    std::string engine_words;
+    try {
+      spgemm::load_matrix(input);
+    } catch (const spgemm::error& e) {
+      engine_words = e.what();
+    }
+    EXPECT_EQ(ours.err, "spgemm: " + engine_words + "\n");
+    if (!have_bench) continue;
+    const std::string bench_err = scratch_path("bench.err");
+    const int status = std::system((bench_binary + " --repeats 1 --warmups 0 '" + input + "' >/dev/null 2>" +
+                                    bench_err).c_str());
+    std::ifstream in(bench_err);
+    const std::string bench((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 2) << bench;
+    EXPECT_EQ(bench, "spgemm-bench: " + engine_words + "\n");
+  }
 }
 
 TEST(CliErrors, ServerRejectionsExitTwo) {
@@ -289,6 +388,8 @@ TEST(CliErrors, ServerDownExitsFour) {
     auto r = run_cli(args, down);
     EXPECT_EXIT_CODE(r, 4);
     EXPECT_TRUE(contains(r.err, "cannot connect to server at " + down)) << r.err;
+    // And how to start one.
+    EXPECT_TRUE(contains(r.err, "start a server on this host with `spgemmd`")) << r.err;
   }
   const std::string ok = scratch_path("ok.mtx");
   write_text(ok, "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1.0\n");
@@ -303,6 +404,13 @@ TEST(CliHelp, EverySubcommandHasHelpAndExitCodesAreDocumented) {
   EXPECT_EXIT_CODE(r, 0);
   EXPECT_TRUE(contains(r.out, "Exit codes")) << r.out;
   EXPECT_TRUE(contains(r.out, "SPGEMM_SERVER")) << r.out;
+  EXPECT_TRUE(contains(r.out, "Usage: spgemm ")) << "no build path in the usage line: " << r.out;
+  for (const char* sub : {"multiply", "galerkin", "transpose"}) {
+    r = run_cli({sub, "--help"}, "");
+    EXPECT_TRUE(contains(r.out, "required unless --keep")) << r.out;
+  }
+  r = run_cli({"download", "--help"}, "");
+  EXPECT_TRUE(contains(r.out, "-o,--output TEXT REQUIRED")) << r.out;
   for (const char* sub : {"multiply", "galerkin", "transpose", "upload", "download", "ls", "rm", "status"}) {
     r = run_cli({sub, "--help"}, "");
     EXPECT_EXIT_CODE(r, 0);

@@ -1,5 +1,7 @@
 // The client's own Matrix Market reader and writer, checked against the
 // engine's reader (an independent implementation).
+#include <filesystem>
+
 #include <gtest/gtest.h>
 
 #include "spgemm/client/error.hpp"
@@ -107,6 +109,52 @@ TEST(MatrixMarket, WriterRoundTripsExactlyPlainAndGz) {
     EXPECT_EQ(back.col_indices, m.col_indices);
     EXPECT_EQ(back.values, m.values);
     expect_same(m, spgemm::read_matrix_market(path));
+  }
+}
+
+TEST(MatrixMarket, WriterRenamesWhenCompleteAndLeavesNothingWhenStopped) {
+  sc::csr_matrix m;
+  m.rows = m.cols = 20000;
+  m.row_offsets.resize(20001);
+  for (std::int64_t r = 0; r < m.rows; ++r) {
+    for (std::int32_t c : {0, static_cast<std::int32_t>(r)}) {
+      if (c == 0 && r == 0) continue;
+      m.col_indices.push_back(c);
+      m.values.push_back(1.0 / static_cast<double>(r + c + 1));
+    }
+    m.row_offsets[r + 1] = m.nnz();
+  }
+  const std::string dir = scratch_path("writer");
+  std::filesystem::create_directories(dir);
+  auto files = [&] {
+    std::vector<std::string> names;
+    for (const auto& e : std::filesystem::directory_iterator(dir)) names.push_back(e.path().filename().string());
+    return names;
+  };
+  // While it is written, only a hidden file stands beside the path.
+  std::vector<std::string> seen;
+  int calls = 0;
+  sc::write_matrix_market(dir + "/C.mtx", m, [&](const sc::progress& p) {
+    ++calls;
+    if (!p.done) seen = files();
+  });
+  EXPECT_GE(calls, 2);
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].rfind(".C.mtx.", 0), 0u) << seen[0];
+  EXPECT_EQ(files(), std::vector<std::string>{"C.mtx"});
+  expect_same(m, spgemm::read_matrix_market(dir + "/C.mtx"));
+
+  // Stopped by its callback: neither the file nor the hidden one remains.
+  struct stop {};
+  EXPECT_THROW(sc::write_matrix_market(dir + "/D.mtx.gz", m, [](const sc::progress&) { throw stop{}; }), stop);
+  EXPECT_EQ(files(), std::vector<std::string>{"C.mtx"});
+
+  // A folder that does not exist: the path is named, no status name.
+  try {
+    sc::write_matrix_market(dir + "/no-such-dir/E.mtx", m);
+    ADD_FAILURE() << "the write did not fail";
+  } catch (const sc::Error& e) {
+    EXPECT_NE(e.message().find("cannot write '" + dir + "/no-such-dir/E.mtx'"), std::string::npos) << e.message();
   }
 }
 

@@ -31,15 +31,6 @@ std::string read_all(const std::string& path) {
   return ss.str();
 }
 
-std::string shell_quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) {
-    if (c == '\'') q += "'\\''";
-    else q += c;
-  }
-  return q + "'";
-}
-
 // The CPU unless SPGEMM_TEST_BACKEND says otherwise ("auto" on the GPU host).
 std::string test_backend() {
   const char* env = std::getenv("SPGEMM_TEST_BACKEND");
@@ -79,9 +70,13 @@ struct scratch {
 
 }  // namespace
 
-std::string spgemmd_process::start(const std::string& tag, const std::vector<std::string>& flags) {
+std::string spgemmd_binary() {
   const char* env = std::getenv("SPGEMMD");
-  const std::string binary = env && *env ? env : SPGEMMD_PATH;
+  return env && *env ? env : SPGEMMD_PATH;
+}
+
+std::string spgemmd_process::start(const std::string& tag, const std::vector<std::string>& flags) {
+  const std::string binary = spgemmd_binary();
   if (::access(binary.c_str(), X_OK) != 0) {
     return "spgemmd not found at " + binary + " (build target spgemmd, or set SPGEMMD)";
   }
@@ -89,6 +84,9 @@ std::string spgemmd_process::start(const std::string& tag, const std::vector<std
   const std::string log_file = scratch_path(tag + ".log");
   std::vector<std::string> args = {binary, "--listen=127.0.0.1:0", "--port_file=" + port_file, "--metrics_listen="};
   args.insert(args.end(), flags.begin(), flags.end());
+  std::vector<char*> argv;  // made before fork: the child may only make async-signal-safe calls
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
   pid_ = ::fork();
   if (pid_ == 0) {
     int fd = ::open(log_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -96,9 +94,6 @@ std::string spgemmd_process::start(const std::string& tag, const std::vector<std
       ::dup2(fd, STDOUT_FILENO);
       ::dup2(fd, STDERR_FILENO);
     }
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
     ::execv(binary.c_str(), argv.data());
     ::_exit(127);
   }
@@ -172,22 +167,77 @@ int closed_port() {
   return ntohs(addr.sin_port);
 }
 
-run_result run_cli(const std::vector<std::string>& args, const std::string& server_address) {
+cli_process::cli_process(const std::vector<std::string>& args, const std::string& server) {
   static int counter = 0;
-  const std::string out = scratch_path("cli." + std::to_string(++counter) + ".out");
-  const std::string err = scratch_path("cli." + std::to_string(counter) + ".err");
-  std::string cmd = "env -u SPGEMM_TOKEN ";
-  cmd += server_address.empty() ? "-u SPGEMM_SERVER " : "SPGEMM_SERVER=" + shell_quote(server_address) + " ";
-  const char* cli = std::getenv("SPGEMM_CLI");
-  cmd += shell_quote(cli && *cli ? cli : SPGEMM_CLI_PATH);
-  for (const auto& a : args) cmd += " " + shell_quote(a);
-  cmd += " >" + shell_quote(out) + " 2>" + shell_quote(err) + " </dev/null";
-  const int status = std::system(cmd.c_str());
+  out_ = scratch_path("cli." + std::to_string(++counter) + ".out");
+  err_ = scratch_path("cli." + std::to_string(counter) + ".err");
+  const char* env = std::getenv("SPGEMM_CLI");
+  const std::string binary = env && *env ? env : SPGEMM_CLI_PATH;
+  std::vector<std::string> argv_text = {binary};
+  argv_text.insert(argv_text.end(), args.begin(), args.end());
+  // Everything the child needs is made here: between fork and exec it may
+  // only make async-signal-safe calls (other threads may hold malloc's lock).
+  std::vector<std::string> env_text;
+  for (char** e = environ; *e; ++e) {
+    const std::string var = *e;
+    if (var.rfind("SPGEMM_TOKEN=", 0) != 0 && var.rfind("SPGEMM_SERVER=", 0) != 0) env_text.push_back(var);
+  }
+  if (!server.empty()) env_text.push_back("SPGEMM_SERVER=" + server);
+  std::vector<char*> argv, envp;
+  for (auto& a : argv_text) argv.push_back(a.data());
+  for (auto& e : env_text) envp.push_back(e.data());
+  argv.push_back(nullptr);
+  envp.push_back(nullptr);
+  pid_ = ::fork();
+  if (pid_ == 0) {
+    const int in = ::open("/dev/null", O_RDONLY);
+    const int out = ::open(out_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int err = ::open(err_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (in < 0 || out < 0 || err < 0) ::_exit(126);
+    ::dup2(in, STDIN_FILENO);
+    ::dup2(out, STDOUT_FILENO);
+    ::dup2(err, STDERR_FILENO);
+    ::execve(binary.c_str(), argv.data(), envp.data());
+    ::_exit(127);
+  }
+}
+
+cli_process::~cli_process() {
+  if (pid_ > 0) {
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+}
+
+bool cli_process::running() {
+  if (pid_ > 0 && ::waitpid(pid_, &status_, WNOHANG) == pid_) pid_ = -1;
+  return pid_ > 0;
+}
+
+void cli_process::signal(int sig) {
+  if (pid_ > 0) ::kill(pid_, sig);
+}
+
+run_result cli_process::wait(std::chrono::seconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (running() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  if (running()) {
+    ADD_FAILURE() << "spgemm still running after " << timeout.count() << " s: killed";
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, &status_, 0);
+    pid_ = -1;
+  }
   run_result r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = read_all(out);
-  r.err = read_all(err);
+  r.exit_code = WIFEXITED(status_) ? WEXITSTATUS(status_) : 128 + WTERMSIG(status_);
+  r.out = read_all(out_);
+  r.err = read_all(err_);
   return r;
+}
+
+run_result run_cli(const std::vector<std::string>& args, const std::string& server_address) {
+  return cli_process(args, server_address).wait();
 }
 
 std::string matrices_dir() {

@@ -5,10 +5,14 @@
 #include <signal.h>
 #include <sys/types.h>
 
+#include <chrono>
 #include <string>
 #include <vector>
 
 namespace spgemm::client_test {
+
+// SPGEMMD, or the build's spgemmd.
+std::string spgemmd_binary();
 
 // A spgemmd child process listening on a free port of 127.0.0.1; its output
 // goes to a log in the scratch dir. Stopped (SIGTERM) when destroyed.
@@ -19,9 +23,10 @@ class spgemmd_process {
   spgemmd_process& operator=(const spgemmd_process&) = delete;
   ~spgemmd_process() { stop(SIGTERM); }
 
-  // Starts SPGEMMD (or the build's spgemmd) with `flags` after the listen,
-  // port file and metrics flags; its files are TAG.port and TAG.log in the
-  // scratch dir. Empty on success, else what went wrong (with the log).
+  // Starts spgemmd_binary() with `flags` after the listen, port file and
+  // metrics flags (a flag given again in `flags` wins); its files are
+  // TAG.port and TAG.log in the scratch dir. Empty on success, else what went
+  // wrong (with the log).
   std::string start(const std::string& tag, const std::vector<std::string>& flags);
   // Sends `sig`, waits up to 5 s for the exit, then SIGKILLs.
   void stop(int sig);
@@ -58,6 +63,27 @@ struct run_result {
   std::string err;
 };
 
+// `spgemm ARGS...` (SPGEMM_CLI, or the build's) as a child process with
+// SPGEMM_SERVER=server (unset when empty), stdin from /dev/null; for tests
+// that signal it while it runs. SIGKILLed if still running when destroyed.
+class cli_process {
+ public:
+  cli_process(const std::vector<std::string>& args, const std::string& server);
+  cli_process(const cli_process&) = delete;
+  cli_process& operator=(const cli_process&) = delete;
+  ~cli_process();
+
+  bool running();
+  void signal(int sig);
+  // Waits for the exit (SIGKILL after `timeout`): its code and output.
+  run_result wait(std::chrono::seconds timeout = std::chrono::seconds(300));
+
+ private:
+  pid_t pid_ = -1;
+  int status_ = 0;
+  std::string out_, err_;
+};
+
 // Runs `spgemm ARGS...` with SPGEMM_SERVER=server (unless empty).
 run_result run_cli(const std::vector<std::string>& args, const std::string& server);
 
@@ -76,5 +102,5 @@ bool matrices_required();
     if (::spgemm::client_test::matrices_required()) {                                           \
       FAIL() << "shared matrices not found (SPGEMM_MATRICES) and SPGEMM_REQUIRE_MATRICES=1";     \
     }                                                                                           \
-    GTEST_SKIP() << "shared matrices not found (set SPGEMM_MATRICES): skipped";                 \
+    GTEST_SKIP() << "no shared matrices found (set SPGEMM_MATRICES): skipped";                  \
   }

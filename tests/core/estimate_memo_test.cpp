@@ -32,7 +32,10 @@ TEST(estimate_memo, keys_tell_products_apart) {
   other.output_type = spgemm::value_type::f32;
   EXPECT_NE(k, estimate_memo::key("t", "a", "b", 0, other));
   other = o;
-  other.rmerge.subwarp = 8;
+  other.tuning.rmerge.subwarp = 8;
+  EXPECT_NE(k, estimate_memo::key("t", "a", "b", 0, other));
+  other = o;
+  other.tuning.esc_slice_products = 1000;
   EXPECT_NE(k, estimate_memo::key("t", "a", "b", 0, other));
 }
 

@@ -119,6 +119,11 @@ int64_t fake_backend::products_run() const {
   return products_;
 }
 
+std::size_t fake_backend::last_memory_limit() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_memory_limit_;
+}
+
 spgemm::backend_memory fake_backend::memory() const {
   std::lock_guard<std::mutex> lock(mu_);
   spgemm::backend_memory m;
@@ -212,8 +217,15 @@ void fake_backend::run_call(const spgemm::cancel_token& cancel) {
 std::shared_ptr<spgemm::stored_matrix> fake_backend::multiply(const spgemm::stored_matrix& a,
                                                               const spgemm::stored_matrix& b,
                                                               const spgemm::multiply_options& options,
-                                                              const spgemm::cancel_token& cancel) {
+                                                              std::size_t memory_limit,
+                                                              const spgemm::cancel_token& cancel,
+                                                              std::size_t* peak_bytes) {
   const spgemm::memory_estimate e = estimate_multiply(a, b, options);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    last_memory_limit_ = memory_limit;
+  }
+  if (peak_bytes) *peak_bytes = e.total();
   run_call(cancel);
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -239,9 +251,11 @@ spgemm::memory_estimate fake_backend::estimate_transpose(const spgemm::stored_ma
 }
 
 std::shared_ptr<spgemm::stored_matrix> fake_backend::transpose(const spgemm::stored_matrix& a,
-                                                               const spgemm::cancel_token& cancel) {
+                                                               const spgemm::cancel_token& cancel,
+                                                               std::size_t* peak_bytes) {
   run_call(cancel);
   const spgemm::matrix_info m = a.info();
+  if (peak_bytes) *peak_bytes = m.bytes();
   return allocate({m.cols, m.rows, m.nnz, m.type});
 }
 

@@ -45,6 +45,8 @@ class fake_backend final : public spgemm::backend {
   std::size_t allocated() const;  // bytes held now
   std::size_t peak() const;       // the most held at once
   int64_t products_run() const;
+  // The memory limit the last product was given (its admitted estimate).
+  std::size_t last_memory_limit() const;
 
   std::string name() const override { return name_; }
   std::string description() const override { return "fake backend " + name_; }
@@ -58,10 +60,12 @@ class fake_backend final : public spgemm::backend {
   spgemm::memory_estimate estimate_multiply(const spgemm::stored_matrix& a, const spgemm::stored_matrix& b,
                                             const spgemm::multiply_options& options) override;
   std::shared_ptr<spgemm::stored_matrix> multiply(const spgemm::stored_matrix& a, const spgemm::stored_matrix& b,
-                                                  const spgemm::multiply_options& options,
-                                                  const spgemm::cancel_token& cancel) override;
-  std::shared_ptr<spgemm::stored_matrix> transpose(const spgemm::stored_matrix& a,
-                                                   const spgemm::cancel_token& cancel) override;
+                                                  const spgemm::multiply_options& options, std::size_t memory_limit,
+                                                  const spgemm::cancel_token& cancel,
+                                                  std::size_t* peak_bytes) override;
+  using spgemm::backend::multiply;
+  std::shared_ptr<spgemm::stored_matrix> transpose(const spgemm::stored_matrix& a, const spgemm::cancel_token& cancel,
+                                                   std::size_t* peak_bytes) override;
   spgemm::memory_estimate estimate_transpose(const spgemm::stored_matrix& a) override;
 
   // Stores a matrix of `info` (as an upload's writer would).
@@ -86,6 +90,7 @@ class fake_backend final : public spgemm::backend {
   bool gate_open_ = true;
   int running_ = 0;
   int64_t products_ = 0;
+  std::size_t last_memory_limit_ = 0;
   std::size_t allocated_ = 0, peak_ = 0;
 };
 

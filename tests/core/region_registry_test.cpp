@@ -15,6 +15,9 @@
 namespace spgemmd::testing {
 namespace {
 
+// A caller of tenant `tenant`, not an admin.
+core::caller who(const std::string& tenant) { return {tenant, false, {}}; }
+
 core::region_info region(const std::string& session, const std::string& name, const std::string& key,
                          int64_t offset, int64_t bytes) {
   core::region_info r;
@@ -29,29 +32,29 @@ core::region_info region(const std::string& session, const std::string& name, co
 TEST(region_registry, an_object_smaller_than_its_region_declares_is_refused) {
   shm_file file(4096);
   core::region_registry regions(8);
-  const std::string s = regions.open_session("");
-  EXPECT_TRUE(regions.add("", region(s, "whole", file.key(), 0, 4096)).ok());
-  const core::outcome larger = regions.add("", region(s, "larger", file.key(), 0, 4097));
+  const std::string s = regions.open_session(who(""));
+  EXPECT_TRUE(regions.add(who(""), region(s, "whole", file.key(), 0, 4096)).ok());
+  const core::outcome larger = regions.add(who(""), region(s, "larger", file.key(), 0, 4097));
   EXPECT_EQ(larger.code, core::status::invalid_argument);
   EXPECT_NE(larger.message.find("holds 4096 bytes, fewer than the 4097 declared"), std::string::npos) << larger.message;
-  EXPECT_EQ(regions.add("", region(s, "shifted", file.key(), 1, 4096)).code, core::status::invalid_argument);
-  EXPECT_TRUE(regions.add("", region(s, "tail", file.key(), 4000, 96)).ok());
-  EXPECT_EQ(regions.add("", region(s, "empty", file.key(), 0, 0)).code, core::status::invalid_argument);
-  EXPECT_EQ(regions.add("", region(s, "negative", file.key(), -1, 10)).code, core::status::invalid_argument);
-  EXPECT_EQ(regions.add("", region(s, "missing", "/spgemmd-no-such-object", 0, 10)).code, core::status::not_found);
-  EXPECT_EQ(regions.add("", region(s, "path", "/../../etc/passwd", 0, 10)).code, core::status::invalid_argument);
-  EXPECT_EQ(regions.add("", region(s, "bad name!", file.key(), 0, 10)).code, core::status::invalid_argument);
-  EXPECT_EQ(regions.add("", region(s, "whole", file.key(), 0, 10)).code, core::status::already_exists);
-  EXPECT_EQ(regions.list("").size(), 2u);
+  EXPECT_EQ(regions.add(who(""), region(s, "shifted", file.key(), 1, 4096)).code, core::status::invalid_argument);
+  EXPECT_TRUE(regions.add(who(""), region(s, "tail", file.key(), 4000, 96)).ok());
+  EXPECT_EQ(regions.add(who(""), region(s, "empty", file.key(), 0, 0)).code, core::status::invalid_argument);
+  EXPECT_EQ(regions.add(who(""), region(s, "negative", file.key(), -1, 10)).code, core::status::invalid_argument);
+  EXPECT_EQ(regions.add(who(""), region(s, "missing", "/spgemmd-no-such-object", 0, 10)).code, core::status::not_found);
+  EXPECT_EQ(regions.add(who(""), region(s, "path", "/../../etc/passwd", 0, 10)).code, core::status::invalid_argument);
+  EXPECT_EQ(regions.add(who(""), region(s, "bad name!", file.key(), 0, 10)).code, core::status::invalid_argument);
+  EXPECT_EQ(regions.add(who(""), region(s, "whole", file.key(), 0, 10)).code, core::status::already_exists);
+  EXPECT_EQ(regions.list(who("")).size(), 2u);
 }
 
 TEST(region_registry, references_are_read_and_written_within_their_region_only) {
   shm_file file(8192);
   core::region_registry regions(8);
-  const std::string s = regions.open_session("t");
-  ASSERT_TRUE(regions.add("t", region(s, "r", file.key(), 4096, 1024)).ok());
+  const std::string s = regions.open_session(who("t"));
+  ASSERT_TRUE(regions.add(who("t"), region(s, "r", file.key(), 4096, 1024)).ok());
   core::region_span span;
-  ASSERT_TRUE(regions.resolve("t", "r", 64, 128, 8, "values", &span).ok());
+  ASSERT_TRUE(regions.resolve(who("t"), "r", 64, 128, 8, "values", &span).ok());
   unsigned char got[128];
   ASSERT_TRUE(span.read(0, got, 128).ok());
   for (int i = 0; i < 128; ++i) EXPECT_EQ(got[i], static_cast<unsigned char>(4096 + 64 + i));
@@ -63,68 +66,92 @@ TEST(region_registry, references_are_read_and_written_within_their_region_only) 
   EXPECT_EQ(span.read(121, got, 8).code, core::status::internal);
   EXPECT_EQ(span.write(-1, mark, 1).code, core::status::internal);
 
-  EXPECT_EQ(regions.resolve("t", "r", 1024, 8, 8, "x", &span).code, core::status::invalid_argument);
-  EXPECT_EQ(regions.resolve("t", "r", 1016, 16, 8, "x", &span).code, core::status::invalid_argument);
-  EXPECT_EQ(regions.resolve("t", "r", 4, 8, 8, "x", &span).code, core::status::invalid_argument);
-  EXPECT_TRUE(regions.resolve("t", "r", 1024, 0, 8, "x", &span).ok());
-  EXPECT_EQ(regions.resolve("t", "nope", 0, 8, 8, "x", &span).code, core::status::not_found);
+  EXPECT_EQ(regions.resolve(who("t"), "r", 1024, 8, 8, "x", &span).code, core::status::invalid_argument);
+  EXPECT_EQ(regions.resolve(who("t"), "r", 1016, 16, 8, "x", &span).code, core::status::invalid_argument);
+  EXPECT_EQ(regions.resolve(who("t"), "r", 4, 8, 8, "x", &span).code, core::status::invalid_argument);
+  EXPECT_TRUE(regions.resolve(who("t"), "r", 1024, 0, 8, "x", &span).ok());
+  EXPECT_EQ(regions.resolve(who("t"), "nope", 0, 8, 8, "x", &span).code, core::status::not_found);
 }
 
 TEST(region_registry, tenants_see_only_their_regions_and_sessions) {
   shm_file file(4096);
   core::region_registry regions(8);
-  const std::string a = regions.open_session("alice"), b = regions.open_session("bob");
-  ASSERT_TRUE(regions.add("alice", region(a, "r", file.key(), 0, 4096)).ok());
+  const std::string a = regions.open_session(who("alice")), b = regions.open_session(who("bob"));
+  ASSERT_TRUE(regions.add(who("alice"), region(a, "r", file.key(), 0, 4096)).ok());
   core::region_span span;
-  EXPECT_EQ(regions.resolve("bob", "r", 0, 8, 8, "x", &span).code, core::status::not_found);
-  EXPECT_EQ(regions.remove("bob", "r").code, core::status::not_found);
-  EXPECT_TRUE(regions.list("bob").empty());
+  EXPECT_EQ(regions.resolve(who("bob"), "r", 0, 8, 8, "x", &span).code, core::status::not_found);
+  EXPECT_EQ(regions.remove(who("bob"), "r").code, core::status::not_found);
+  EXPECT_TRUE(regions.list(who("bob")).empty());
   // Bob may not register into Alice's session, and names are per tenant.
-  EXPECT_EQ(regions.add("bob", region(a, "mine", file.key(), 0, 8)).code, core::status::not_found);
-  EXPECT_TRUE(regions.add("bob", region(b, "r", file.key(), 0, 8)).ok());
-  EXPECT_EQ(regions.list("alice").size(), 1u);
+  EXPECT_EQ(regions.add(who("bob"), region(a, "mine", file.key(), 0, 8)).code, core::status::not_found);
+  EXPECT_TRUE(regions.add(who("bob"), region(b, "r", file.key(), 0, 8)).ok());
+  EXPECT_EQ(regions.list(who("alice")).size(), 1u);
   EXPECT_EQ(regions.size(), 2u);
-  EXPECT_EQ(regions.close_session("bob", a), 0u);  // not Bob's
-  EXPECT_EQ(regions.list("alice").size(), 1u);
+  EXPECT_EQ(regions.close_session(who("bob"), a), 0u);  // not Bob's
+  EXPECT_EQ(regions.list(who("alice")).size(), 1u);
+}
+
+TEST(region_registry, an_admin_sees_every_tenants_regions_and_names_one_only_where_it_is_unambiguous) {
+  shm_file file(4096);
+  core::region_registry regions(8);
+  const core::caller admin{"ops", true, {}};
+  const std::string a = regions.open_session(who("alice")), b = regions.open_session(who("bob"));
+  ASSERT_TRUE(regions.add(who("alice"), region(a, "only-alice", file.key(), 0, 64)).ok());
+  ASSERT_TRUE(regions.add(who("alice"), region(a, "both", file.key(), 0, 64)).ok());
+  ASSERT_TRUE(regions.add(who("bob"), region(b, "both", file.key(), 0, 64)).ok());
+  const std::vector<core::region_info> all = regions.list(admin);
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(all[0].tenant, "alice");
+  EXPECT_EQ(all[2].tenant, "bob");
+  EXPECT_EQ(regions.list(who("alice")).size(), 2u);
+  core::region_span span;
+  EXPECT_TRUE(regions.resolve(admin, "only-alice", 0, 8, 8, "x", &span).ok());
+  const core::outcome ambiguous = regions.resolve(admin, "both", 0, 8, 8, "x", &span);
+  EXPECT_EQ(ambiguous.code, core::status::not_found);
+  EXPECT_NE(ambiguous.message.find("2 tenants"), std::string::npos) << ambiguous.message;
+  // An admin registers only in sessions of its own tenant.
+  EXPECT_EQ(regions.add(admin, region(a, "mine", file.key(), 0, 8)).code, core::status::not_found);
+  EXPECT_TRUE(regions.remove(admin, "only-alice").ok());
+  EXPECT_EQ(regions.list(who("alice")).size(), 1u);
 }
 
 TEST(region_registry, regions_end_with_their_session_or_when_unregistered) {
   shm_file file(4096);
   core::region_registry regions(8);
-  const std::string s1 = regions.open_session(""), s2 = regions.open_session("");
-  ASSERT_TRUE(regions.add("", region(s1, "a", file.key(), 0, 8)).ok());
-  ASSERT_TRUE(regions.add("", region(s1, "b", file.key(), 0, 8)).ok());
-  ASSERT_TRUE(regions.add("", region(s2, "c", file.key(), 0, 8)).ok());
+  const std::string s1 = regions.open_session(who("")), s2 = regions.open_session(who(""));
+  ASSERT_TRUE(regions.add(who(""), region(s1, "a", file.key(), 0, 8)).ok());
+  ASSERT_TRUE(regions.add(who(""), region(s1, "b", file.key(), 0, 8)).ok());
+  ASSERT_TRUE(regions.add(who(""), region(s2, "c", file.key(), 0, 8)).ok());
   core::region_span held;
-  ASSERT_TRUE(regions.resolve("", "a", 0, 8, 8, "x", &held).ok());
-  EXPECT_EQ(regions.close_session("", s1), 2u);
-  EXPECT_EQ(regions.list("").size(), 1u);
+  ASSERT_TRUE(regions.resolve(who(""), "a", 0, 8, 8, "x", &held).ok());
+  EXPECT_EQ(regions.close_session(who(""), s1), 2u);
+  EXPECT_EQ(regions.list(who("")).size(), 1u);
   unsigned char got[8];
   EXPECT_TRUE(held.read(0, got, 8).ok());  // a request that resolved it before still completes
-  EXPECT_EQ(regions.add("", region(s1, "d", file.key(), 0, 8)).code, core::status::not_found);  // the session ended
-  EXPECT_TRUE(regions.remove("", "c").ok());
+  EXPECT_EQ(regions.add(who(""), region(s1, "d", file.key(), 0, 8)).code, core::status::not_found);  // the session ended
+  EXPECT_TRUE(regions.remove(who(""), "c").ok());
   EXPECT_EQ(regions.size(), 0u);
-  EXPECT_EQ(regions.remove("", "c").code, core::status::not_found);
+  EXPECT_EQ(regions.remove(who(""), "c").code, core::status::not_found);
 }
 
 TEST(region_registry, a_tenant_registers_at_most_its_allowance) {
   shm_file file(4096);
   core::region_registry regions(2);
-  const std::string s = regions.open_session("");
-  EXPECT_TRUE(regions.add("", region(s, "a", file.key(), 0, 8)).ok());
-  EXPECT_TRUE(regions.add("", region(s, "b", file.key(), 0, 8)).ok());
-  EXPECT_EQ(regions.add("", region(s, "c", file.key(), 0, 8)).code, core::status::over_limit);
-  const std::string other = regions.open_session("t");
-  EXPECT_TRUE(regions.add("t", region(other, "a", file.key(), 0, 8)).ok());
+  const std::string s = regions.open_session(who(""));
+  EXPECT_TRUE(regions.add(who(""), region(s, "a", file.key(), 0, 8)).ok());
+  EXPECT_TRUE(regions.add(who(""), region(s, "b", file.key(), 0, 8)).ok());
+  EXPECT_EQ(regions.add(who(""), region(s, "c", file.key(), 0, 8)).code, core::status::over_limit);
+  const std::string other = regions.open_session(who("t"));
+  EXPECT_TRUE(regions.add(who("t"), region(other, "a", file.key(), 0, 8)).ok());
 }
 
 TEST(region_registry, an_object_that_shrinks_after_registration_fails_the_request_not_the_server) {
   shm_file file(8192);
   core::region_registry regions(8);
-  const std::string s = regions.open_session("");
-  ASSERT_TRUE(regions.add("", region(s, "r", file.key(), 0, 8192)).ok());
+  const std::string s = regions.open_session(who(""));
+  ASSERT_TRUE(regions.add(who(""), region(s, "r", file.key(), 0, 8192)).ok());
   core::region_span span;
-  ASSERT_TRUE(regions.resolve("", "r", 4096, 4096, 8, "values", &span).ok());
+  ASSERT_TRUE(regions.resolve(who(""), "r", 4096, 4096, 8, "values", &span).ok());
   file.resize(4100);
   std::vector<unsigned char> got(4096);
   const core::outcome read = span.read(0, got.data(), 4096);
@@ -137,10 +164,10 @@ TEST(region_registry, a_large_span_goes_in_pieces_byte_for_byte) {
   const int64_t bytes = (40 << 20) + 12;  // pieces on threads of their own, one of them shorter
   shm_file file(bytes + 4);
   core::region_registry regions(8);
-  const std::string s = regions.open_session("");
-  ASSERT_TRUE(regions.add("", region(s, "r", file.key(), 4, bytes)).ok());
+  const std::string s = regions.open_session(who(""));
+  ASSERT_TRUE(regions.add(who(""), region(s, "r", file.key(), 4, bytes)).ok());
   core::region_span span;
-  ASSERT_TRUE(regions.resolve("", "r", 0, bytes, 4, "values", &span).ok());
+  ASSERT_TRUE(regions.resolve(who(""), "r", 0, bytes, 4, "values", &span).ok());
   std::vector<unsigned char> got(static_cast<std::size_t>(bytes));
   ASSERT_TRUE(span.read(0, got.data(), bytes).ok());
   for (std::size_t i = 0; i < got.size(); i += 4093) ASSERT_EQ(got[i], static_cast<unsigned char>(i + 4)) << i;

@@ -34,10 +34,10 @@ TEST(region_transfer, a_matrix_goes_into_its_layout_a_block_at_a_time) {
 
   shm_file file((1 << 20) + 4096);
   core::region_registry regions(4);
-  const std::string s = regions.open_session("");
-  ASSERT_TRUE(regions.add("", {"r", file.key(), s, 4096, 1 << 20}).ok());
+  const std::string s = regions.open_session(as_tenant(""));
+  ASSERT_TRUE(regions.add(as_tenant(""), {"r", file.key(), s, 4096, 1 << 20, ""}).ok());
   core::region_span span;
-  ASSERT_TRUE(regions.resolve("", "r", 0, 1 << 20, 8, "result", &span).ok());
+  ASSERT_TRUE(regions.resolve(as_tenant(""), "r", 0, 1 << 20, 8, "result", &span).ok());
   core::row_blocks rows(*f.cache, *p, 4096);  // about 40 blocks
   ASSERT_TRUE(core::write_rows(rows, span, layout).ok());
 
@@ -53,7 +53,7 @@ TEST(device_transfer, cuda_ipc_is_refused_without_a_gpu) {
   EXPECT_FALSE(core::has_gpu(*f.cache));
   core::entry_info e;
   const core::outcome stored =
-      core::store_from_device(*f.cache, *f.sched, "", square(10, 10), {}, "", 0, &e);
+      core::store_from_device(*f.cache, *f.sched, as_tenant(""), square(10, 10), {}, "", 0, &e);
   EXPECT_EQ(stored.code, core::status::not_permitted);
   core::pin p = f.pin(f.upload(square(10, 10)));
   EXPECT_EQ(core::copy_to_device(*f.cache, *p, {}).code, core::status::not_permitted);

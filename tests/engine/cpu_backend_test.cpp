@@ -1,3 +1,6 @@
+#include <algorithm>
+#include <string>
+
 #include <gtest/gtest.h>
 
 #include "spgemm/backend.hpp"
@@ -40,6 +43,57 @@ TEST(CpuBackend, MultipliesStoredMatricesWithinItsEstimate) {
   EXPECT_EQ(cpu->memory().in_use_bytes, 0u);
 }
 
+// An n x n band: row r holds the columns r - half .. r + half within the matrix.
+csr_matrix<double> band(std::int64_t n, std::int64_t half) {
+  csr_matrix<double> m;
+  m.rows = m.cols = n;
+  for (std::int64_t r = 0; r < n; ++r) {
+    for (std::int64_t c = std::max<std::int64_t>(0, r - half); c <= std::min(n - 1, r + half); ++c) {
+      m.col_indices.push_back(static_cast<index_t>(c));
+      m.values.push_back(1.0 + 0.001 * static_cast<double>((r + c) % 7));
+    }
+    m.row_offsets.push_back(m.nnz());
+  }
+  return m;
+}
+
+// A band's products overcount C by half the band; the span of the columns a
+// row reaches bounds it (issue 26: the estimate refused jobs that fit).
+TEST(CpuBackend, BandProductsEstimateTheirOutputClosely) {
+  auto cpu = make_cpu_backend(2);
+  const auto a = band(3000, 20);
+  const auto sa = cpu->store(a);
+  const memory_estimate estimate = cpu->estimate_multiply(*sa, *sa, {});
+  const csr_matrix<double> c = cpu_multiply(a, a);
+  EXPECT_EQ(estimate.products, compute_product_stats(a, a).products);
+  EXPECT_GE(estimate.output_bytes, c.bytes());
+  EXPECT_LE(estimate.output_bytes, c.bytes() + c.bytes() / 20) << "products " << estimate.products << ", nnz(C) " << c.nnz();
+  std::size_t peak = 0;
+  const auto sc = cpu->multiply(*sa, *sa, {}, estimate.total(), {}, &peak);
+  EXPECT_LE(peak, estimate.total());
+  EXPECT_GE(peak, c.bytes());
+  EXPECT_EQ(std::get<csr_matrix<double>>(cpu->fetch(*sc)).col_indices, c.col_indices);
+}
+
+// A limit below what the product takes fails it with does_not_fit, naming
+// the method and both numbers, and leaves nothing counted.
+TEST(CpuBackend, RefusesToPassItsLimit) {
+  auto cpu = make_cpu_backend(2);
+  const auto a = testing::random_csr<double>(200, 200, 10, 7);
+  const auto sa = cpu->store(a);
+  const std::size_t limit = cpu->estimate_multiply(*sa, *sa, {}).total() / 4;
+  try {
+    cpu->multiply(*sa, *sa, {}, limit);
+    FAIL() << "the product ran beyond its limit";
+  } catch (const error& e) {
+    EXPECT_EQ(e.kind(), error_kind::does_not_fit);
+    const std::string message = e.what();
+    EXPECT_NE(message.find("gustavson"), std::string::npos) << message;
+    EXPECT_NE(message.find(std::to_string(limit)), std::string::npos) << message;
+  }
+  EXPECT_EQ(cpu->memory().in_use_bytes, a.bytes());
+}
+
 TEST(CpuBackend, ConvertsValueTypes) {
   auto cpu = make_cpu_backend(1);
   const auto a = testing::random_csr<float>(30, 30, 4, 3);
@@ -49,7 +103,12 @@ TEST(CpuBackend, ConvertsValueTypes) {
   EXPECT_EQ(wide->info().type, value_type::f64);
   multiply_options narrow;
   narrow.output_type = value_type::f32;
-  EXPECT_EQ(cpu->multiply(*sa, *sb, narrow)->info().type, value_type::f32);
+  // The converted operand is counted, within the estimate.
+  const memory_estimate estimate = cpu->estimate_multiply(*sa, *sb, narrow);
+  std::size_t peak = 0;
+  EXPECT_EQ(cpu->multiply(*sa, *sb, narrow, estimate.total(), {}, &peak)->info().type, value_type::f32);
+  EXPECT_GE(peak, a.bytes());
+  EXPECT_LE(peak, estimate.total());
 }
 
 TEST(CpuBackend, RejectsGpuAlgorithmsMismatchesAndHonoursCancel) {
@@ -81,7 +140,10 @@ TEST(CpuBackend, RejectsGpuAlgorithmsMismatchesAndHonoursCancel) {
 TEST(CpuBackend, Transposes) {
   auto cpu = make_cpu_backend(1);
   const auto a = testing::random_csr<double>(13, 29, 7, 6);
-  const auto t = std::get<csr_matrix<double>>(cpu->fetch(*cpu->transpose(*cpu->store(a))));
+  const auto sa = cpu->store(a);
+  std::size_t peak = 0;
+  const auto t = std::get<csr_matrix<double>>(cpu->fetch(*cpu->transpose(*sa, {}, &peak)));
+  EXPECT_EQ(peak, cpu->estimate_transpose(*sa).total());
   const auto ref = cpu_transpose(a);
   EXPECT_EQ(t.col_indices, ref.col_indices);
   EXPECT_EQ(t.values, ref.values);

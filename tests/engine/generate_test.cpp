@@ -46,12 +46,13 @@ TEST(Generate, StencilsHaveTheirShapeCountsAndValues) {
     EXPECT_EQ(t.row_offsets, m.row_offsets);
     EXPECT_EQ(t.col_indices, m.col_indices);
     EXPECT_EQ(t.values, m.values);
-    for (std::int64_t r = 0; r < m.rows; ++r)
+    for (std::int64_t r = 0; r < m.rows; ++r) {
       for (offset_t k = m.row_offsets[r]; k < m.row_offsets[r + 1]; ++k) {
         if (m.col_indices[k] == r) {
           EXPECT_EQ(m.values[k], c.diagonal);
         }
       }
+    }
   }
   EXPECT_EQ(generate("elasticity3d:6").row_length(3 * (1 + 6 * (1 + 6 * 1))), 81);
 }

@@ -11,7 +11,7 @@
 
 #include <gtest/gtest.h>
 
-#include "block/block_rule.hpp"
+#include "planner/block_structure.hpp"
 #include "spgemm/backend.hpp"
 #include "spgemm/generate.hpp"
 #include "spgemm/reference.hpp"
@@ -39,7 +39,7 @@ std::string method_of(const csr_matrix<T>& a, const csr_matrix<T>& b, algorithm 
 template <typename T>
 void expect_exact(const csr_matrix<T>& a, const csr_matrix<T>& b, int expected) {
   // The host rule agrees with the expectation; the detection kernel with both.
-  EXPECT_EQ(block::common_size(block::detect_sizes(a), block::detect_sizes(b)), expected);
+  EXPECT_EQ(planner::common_size(planner::detect_sizes(a), planner::detect_sizes(b)), expected);
   const std::string method = method_of(a, b, algorithm::block);
   EXPECT_EQ(method.rfind("block b" + std::to_string(expected) + ",", 0), 0u) << method;
   const csr_matrix<T> c = gpu_multiply(a, b, algorithm::block);

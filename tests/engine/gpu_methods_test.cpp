@@ -1,10 +1,9 @@
-// Every GPU method by name (hash, auto, rmerge, esc, block) and the GPU transpose against the CPU reference
+// Every GPU method of the backend's table (and auto) and the GPU transpose against the CPU reference
 // (spgemm::cpu_multiply): identical structure, values within 1e-12 (double)
 // or 1e-5 (float) of |A||B| per entry, bit-identical across runs, and the
 // job within its memory estimate. Skips where no CUDA device is visible.
 #include <algorithm>
 #include <cctype>
-#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <random>
@@ -37,10 +36,9 @@ void expect_transpose(const csr_matrix<T>& a) {
   backend& g = gpu();
   const auto sa = g.store(a);
   const memory_estimate estimate = g.estimate_transpose(*sa);
-  const std::size_t before = g.memory().in_use_bytes;
-  g.reset_peak();
-  const auto st = g.transpose(*sa);
-  EXPECT_LE(g.memory().peak_bytes - before, estimate.total());
+  std::size_t peak = 0;
+  const auto st = g.transpose(*sa, {}, &peak);
+  EXPECT_LE(peak, estimate.total());
   const auto t = std::get<csr_matrix<T>>(g.fetch(*st));
   const auto ref = cpu_transpose(a);
   ASSERT_EQ(t.rows, ref.rows);
@@ -59,6 +57,13 @@ class GpuMethod : public ::testing::TestWithParam<method_param> {
     SPGEMM_REQUIRE_GPU();
   }
   algorithm algo() const { return parse_algorithm(std::get<0>(GetParam())); }
+  // The method's options with `t` as their tuning.
+  multiply_options tuned(const tuning& t) const {
+    multiply_options options;
+    options.algo = algo();
+    options.tuning = t;
+    return options;
+  }
   bool f64() const { return std::get<1>(GetParam()); }
 
   // Runs `check` with float or double matrices as the parameter asks.
@@ -137,26 +142,9 @@ TEST_P(GpuMethod, RowLengthBoundaries) {
   });
 }
 
-// The hybrid plan's merge bins (auto on a matrix with one row longer than 128):
-// rows of every merge class (2, 3-4, 5-8, 9-16, 17-32, 33-64, 65-128 entries)
-// next to copy rows, table rows and the long row.
-TEST_P(GpuMethod, MergeBins) {
-  // The merge bins are off by default (planner::default_merge_max_bound): turn them on.
-  setenv("SPGEMM_HYBRID_MERGE_MAX", "1024", 1);
-  both([&](auto tag) {
-    using T = decltype(tag);
-    const auto a = testing::with_lengths<T>(300, 2000, {0, 1, 2, 3, 4, 5, 8, 9, 16, 17, 32, 33, 64, 65, 128, 129, 300, 7}, 61);
-    const auto b = testing::random_csr<T>(2000, 3000, 6, 62);
-    expect_product(a, b, algo());
-    const auto b_wide = testing::random_csr<T>(2000, 50000, 30, 63);  // bounds above the merge limit too
-    expect_product(a, b_wide, algo());
-  });
-  unsetenv("SPGEMM_HYBRID_MERGE_MAX");
-}
-
 // Small products run the table bins of a pass in one fused launch
 // (planner::fuse_table_bins; block rows where a bin has at most
-// SPGEMM_FUSED_BLOCK_ROWS_PER_SM rows per SM, else warp rows): the same
+// tuning::fused_block_rows_per_sm rows per SM, else warp rows): the same
 // rows with fusion off, and fused with warp rows only and with block rows.
 TEST_P(GpuMethod, FusedAndSeparateTableBins) {
   const auto a = testing::random_csr_rows<double>(400, 3000, 71, [](std::int64_t r, std::mt19937_64& rng) {
@@ -165,16 +153,15 @@ TEST_P(GpuMethod, FusedAndSeparateTableBins) {
     return std::uniform_int_distribution<std::int64_t>(0, 40)(rng);
   });
   const auto b = testing::random_csr<double>(3000, 5000, 16, 72);
-  for (const char* fuse_max : {"0", "100000000"}) {
-    for (const char* block_rows : {"0", "100"}) {
-      SCOPED_TRACE(std::string("fuse max ") + fuse_max + ", block rows per SM " + block_rows);
-      setenv("SPGEMM_FUSE_MAX_PRODUCTS", fuse_max, 1);
-      setenv("SPGEMM_FUSED_BLOCK_ROWS_PER_SM", block_rows, 1);
-      expect_product(a, b, algo());
+  for (const std::int64_t fuse_max : {0, 100000000}) {
+    for (const std::int64_t block_rows : {0, 100}) {
+      SCOPED_TRACE("fuse max " + std::to_string(fuse_max) + ", block rows per SM " + std::to_string(block_rows));
+      tuning t;
+      t.fuse_max_products = fuse_max;
+      t.fused_block_rows_per_sm = block_rows;
+      expect_product(a, b, tuned(t));
     }
   }
-  unsetenv("SPGEMM_FUSE_MAX_PRODUCTS");
-  unsetenv("SPGEMM_FUSED_BLOCK_ROWS_PER_SM");
 }
 
 // B with the columns `hubs` added to every row: each of them is hit once per
@@ -210,12 +197,12 @@ TEST_P(GpuMethod, SegmentRows) {
     const auto rmat = convert_values<T>(testing::with_random_values(generate("rmat:14:16"), 9));
     expect_product(rmat, rmat, algo());
     // Every round ordered by claims alone, then by passes per entry of A wherever possible.
-    for (const char* entry_passes : {"0", "1000000"}) {
+    for (const std::int64_t entry_passes : {0, 1000000}) {
       SCOPED_TRACE(entry_passes);
-      setenv("SPGEMM_SEGMENT_ENTRY_PASSES", entry_passes, 1);
-      expect_product(rmat, rmat, algo());
+      tuning t;
+      t.segment_entry_passes = entry_passes;
+      expect_product(rmat, rmat, tuned(t));
     }
-    unsetenv("SPGEMM_SEGMENT_ENTRY_PASSES");
     // Long rows of B, hubs at the segment boundaries: rounds of few entries of A.
     const auto a_long = testing::random_csr<T>(60, 2000, 300, 44);
     const auto b_long = with_hub_columns(testing::random_csr<T>(2000, 30000, 3000, 45), {0, 4095, 4096, 8191, 8192, 29999});
@@ -232,6 +219,26 @@ TEST_P(GpuMethod, SegmentRows) {
     const auto wide = testing::random_csr<T>(20000, 100000, 40, 43);  // 25 segments
     expect_product(a, wide, algo());
   });
+}
+
+// A limit below what the product takes fails it with does_not_fit, naming
+// the method and both numbers, and frees what the job held.
+TEST_P(GpuMethod, RefusesToPassItsLimit) {
+  backend& g = gpu();
+  const auto sa = g.store(testing::random_csr<double>(300, 300, 20, 91));
+  const multiply_options options = tuned(tuning{});
+  const std::size_t limit = g.estimate_multiply(*sa, *sa, options).total() / 8;
+  const std::size_t before = g.memory().in_use_bytes;
+  try {
+    (void)g.multiply(*sa, *sa, options, limit);
+    FAIL() << "the product ran beyond its limit";
+  } catch (const error& e) {
+    EXPECT_EQ(e.kind(), error_kind::does_not_fit);
+    const std::string message = e.what();
+    EXPECT_NE(message.find(std::get<0>(GetParam())), std::string::npos) << message;
+    EXPECT_NE(message.find(std::to_string(limit)), std::string::npos) << message;
+  }
+  EXPECT_EQ(g.memory().in_use_bytes, before);
 }
 
 TEST_P(GpuMethod, Generators) {
@@ -410,15 +417,16 @@ TEST(GpuTranspose, SharedMatrices) {
   }
 }
 
-// ESC within a small slice budget (SPGEMM_ESC_SLICE_PRODUCTS, read per job):
-// many slices, and rows of more products than the budget, which ESC cuts into
+// ESC within a small slice budget (tuning::esc_slice_products): many slices, and rows of more products than the budget, which ESC cuts into
 // column bands and chunks with carried partial sums. ESC adds every entry's
 // products in A's order, so its values equal the CPU reference bit for bit.
 // The workspace estimate does not grow with the products.
 TEST(GpuEsc, SliceBudgetLongRowsAndExactValues) {
   SPGEMM_REQUIRE_GPU();
-  auto exact = [](const auto& a, const auto& b) {
-    const auto c = gpu_multiply(a, b, algorithm::esc);
+  multiply_options options;
+  options.algo = algorithm::esc;
+  auto exact = [&](const auto& a, const auto& b) {
+    const auto c = gpu_multiply(a, b, options);
     const auto ref = cpu_multiply(a, b);
     ASSERT_EQ(c.row_offsets, ref.row_offsets);
     ASSERT_EQ(c.col_indices, ref.col_indices);
@@ -430,14 +438,14 @@ TEST(GpuEsc, SliceBudgetLongRowsAndExactValues) {
   // several rows, no long row.
   const auto a = testing::with_lengths<double>(40, 3000, {3, 0, 40, 1, 2500, 7, 0, 12, 900, 5}, 71);
   const auto b = testing::random_csr<double>(3000, 600, 20, 72);
-  for (const char* budget : {"64", "1000", "50000"}) {
+  for (const std::int64_t budget : {64, 1000, 50000}) {
     SCOPED_TRACE(budget);
-    setenv("SPGEMM_ESC_SLICE_PRODUCTS", budget, 1);
+    options.tuning.esc_slice_products = budget;
     exact(a, b);
     exact(convert_values<float>(a), convert_values<float>(b));
     exact(testing::empty_csr<double>(7, 3000), b);
   }
-  setenv("SPGEMM_ESC_SLICE_PRODUCTS", "1000", 1);
+  options.tuning.esc_slice_products = 1000;
   for (const char* spec : {"poisson3d7:20", "rmat:12:16"}) {
     SCOPED_TRACE(spec);
     const auto m = testing::with_random_values(generate(spec), 9);
@@ -445,8 +453,6 @@ TEST(GpuEsc, SliceBudgetLongRowsAndExactValues) {
   }
   // Ten times the products, the same workspace (the slice part is fixed).
   backend& g = gpu();
-  multiply_options options;
-  options.algo = algorithm::esc;
   const auto sa = g.store(testing::with_lengths<double>(150, 3000, {3, 0, 40, 2500}, 73));
   const auto narrow = g.store(testing::with_lengths<double>(3000, 5000, {2}, 74));
   const auto wide = g.store(testing::with_lengths<double>(3000, 5000, {20}, 75));
@@ -454,18 +460,22 @@ TEST(GpuEsc, SliceBudgetLongRowsAndExactValues) {
   const memory_estimate many = g.estimate_multiply(*sa, *wide, options);
   EXPECT_EQ(many.products, 10 * few.products);
   EXPECT_EQ(many.workspace_bytes, few.workspace_bytes) << many.method;
-  unsetenv("SPGEMM_ESC_SLICE_PRODUCTS");
 }
 
 std::string param_name(const ::testing::TestParamInfo<method_param>& info) {
   return std::get<0>(info.param) + (std::get<1>(info.param) ? "_f64" : "_f32");
 }
 
+// Every algorithm of the GPU backend's table of methods, and auto.
+std::vector<std::string> gpu_algorithm_names() {
+  std::vector<std::string> names;
+  for (const algorithm algo : cuda_algorithms()) names.emplace_back(to_string(algo));
+  return names;
+}
+
 INSTANTIATE_TEST_SUITE_P(Methods, GpuMethod,
-                         ::testing::Combine(::testing::Values(std::string("hash"), std::string("auto"), std::string("rmerge"),
-                                                              std::string("esc"), std::string("block")),
-                                            ::testing::Bool()),
-                         param_name);
+                         ::testing::Combine(::testing::ValuesIn(gpu_algorithm_names()), ::testing::Bool()), param_name);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(GpuMethod);
 
 }  // namespace
 }  // namespace spgemm

@@ -86,10 +86,10 @@ TYPED_TEST(GpuRmerge, DenseRowForcesSeveralLevels) {
   const auto b = testing::random_csr<T>(5000, 400, 6, 32);
   expect_product(a, b);
   multiply_options two;
-  two.rmerge = {2, 1};  // M = 2: twelve levels
+  two.tuning.rmerge = {2, 1};  // M = 2: twelve levels
   expect_product(a, b, two);
   multiply_options gremse;
-  gremse.rmerge = {16, 1};
+  gremse.tuning.rmerge = {16, 1};
   expect_product(a, b, gremse);
 }
 
@@ -125,16 +125,16 @@ TYPED_TEST(GpuRmerge, EverySubwarpAndRowsPerThread) {
       SCOPED_TRACE("W=" + std::to_string(w) + " R=" + std::to_string(r));
       multiply_options options;
       options.algo = algorithm::rmerge;
-      options.rmerge = {w, r};
+      options.tuning.rmerge = {w, r};
       expect_product(a, b, options);
     }
   }
   // Only one of the two given.
   multiply_options only_w;
-  only_w.rmerge = {8, 0};
+  only_w.tuning.rmerge = {8, 0};
   expect_product(a, b, only_w);
   multiply_options only_r;
-  only_r.rmerge = {0, 4};
+  only_r.tuning.rmerge = {0, 4};
   expect_product(a, b, only_r);
 }
 
@@ -152,7 +152,7 @@ TYPED_TEST(GpuRmerge, Deterministic) {
   const auto a = to<T>(testing::with_random_values(generate("rmat:10:8"), 3));
   for (const rmerge_config config : {rmerge_config{}, rmerge_config{4, 2}}) {
     multiply_options options;
-    options.rmerge = config;
+    options.tuning.rmerge = config;
     const auto first = gpu_multiply(a, a, options);
     const auto second = gpu_multiply(a, a, options);
     ASSERT_EQ(first.row_offsets, second.row_offsets);
@@ -255,10 +255,10 @@ TEST(GpuBackend, RejectsWhatItCannotRun) {
   gustavson.algo = algorithm::gustavson;
   expect_bad_input(gustavson, "gustavson");
   multiply_options bad_w;
-  bad_w.rmerge = {3, 1};
+  bad_w.tuning.rmerge = {3, 1};
   expect_bad_input(bad_w, "W = 3");
   multiply_options bad_r;
-  bad_r.rmerge = {16, 3};
+  bad_r.tuning.rmerge = {16, 3};
   expect_bad_input(bad_r, "R = 3");
   const auto b = testing::random_csr<double>(11, 10, 3, 92);
   const auto sb = g.store(b);

@@ -5,9 +5,10 @@ add_executable(spgemm_gpu_tests
   ${CMAKE_CURRENT_LIST_DIR}/gpu_rmerge_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/gpu_methods_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/gpu_block_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/gpu_concurrent_jobs_test.cpp
 )
 target_link_libraries(spgemm_gpu_tests PRIVATE spgemm::engine GTest::gtest_main)
-# gpu_block_test.cpp includes the engine's host-only block rule (engine/block/block_rule.hpp).
+# gpu_block_test.cpp includes the engine's host-only block rule (engine/planner/block_structure.hpp).
 target_include_directories(spgemm_gpu_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR} ${PROJECT_SOURCE_DIR}/engine)
 target_compile_definitions(spgemm_gpu_tests PRIVATE SPGEMM_DEFAULT_MATRICES="${SPGEMM_DEFAULT_MATRICES}")
 spgemm_warnings(spgemm_gpu_tests)

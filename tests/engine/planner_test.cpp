@@ -1,7 +1,8 @@
-// The planner's host-only rules (engine/planner/planner.hpp), on the CPU.
+// The planner's host-only rules (engine/planner/job_rules.hpp, row_bins.hpp), on the CPU.
 #include <gtest/gtest.h>
 
-#include "planner/planner.hpp"
+#include "planner/job_rules.hpp"
+#include "planner/row_bins.hpp"
 
 namespace spgemm::planner {
 namespace {
@@ -25,6 +26,9 @@ TEST(Planner, SymbolicBins) {
   EXPECT_EQ(table_of_bin(numeric_bin(500, 100, lim)), 1024);
   // Columns of B cap the distinct columns.
   EXPECT_EQ(table_of_bin(symbolic_bin(3, 1000000, 300, lim)), 512);
+  // Table bins, dense, then the segment bins, with no bin between them.
+  EXPECT_EQ(dense_bin(32768) + 1, first_segment_bin);
+  EXPECT_EQ(first_segment_bin + segment_bin_count, max_bins);
 }
 
 TEST(Planner, SegmentRowsAreDenseInTheColumnsOfB) {
@@ -99,6 +103,7 @@ TEST(Planner, TableConfigsFitSharedMemory) {
 }
 
 TEST(Planner, FusedLaunchesForSmallProducts) {
+  const std::int64_t fuse_max_products = tuning{}.fuse_max_products;
   EXPECT_TRUE(fuse_table_bins(fuse_max_products, fuse_max_products));
   EXPECT_FALSE(fuse_table_bins(fuse_max_products + 1, fuse_max_products));
   EXPECT_FALSE(fuse_table_bins(1, 0));  // 0 turns fusion off
@@ -160,17 +165,12 @@ TEST(Planner, ChoosesRmergeForShortRowsAndHashForTheRest) {
   EXPECT_EQ(choose_method(stats(8361, 31502, 50, 274000, 713)).algo, algorithm::hash);
   // cage11: regular rows (longest 33, mean 14.3).
   EXPECT_EQ(choose_method(stats(39082, 559722, 33, 8800000, 1089)).algo, algorithm::rmerge);
-  // Hash jobs of long rows run the hybrid plan (merge bins for short rows); stencils and empty products do not.
-  EXPECT_TRUE(choose_method(stats(325729, 1497134, 3445, 64500000, 500000)).hybrid);
-  EXPECT_FALSE(choose_method(stats(262144, 6859000, 27, 179000000, 729)).hybrid);
-  EXPECT_FALSE(choose_method(job_stats{}).hybrid);
 }
 
 TEST(Planner, ChoosesTheBlockMethodForOperandsOfDenseBlocks) {
   // elasticity3d:40: 3x3 blocks, rows of 81 entries.
   row_shape elasticity{192000, 14787288, 81, false, 3};
   EXPECT_EQ(planner::choose_method(elasticity).algo, algorithm::block);
-  EXPECT_FALSE(planner::choose_method(elasticity).hybrid);
   // 2x2 blocks win as well (measured on the H100, docs/planner.md).
   EXPECT_EQ(planner::choose_method(row_shape{65536, 3322336, 54, false, 2}).algo, algorithm::block);
   // Long block rows too: the block product picks its own method.
@@ -186,33 +186,6 @@ TEST(Planner, ColumnRangesWhereRowsOfBAreLong) {
   EXPECT_TRUE(use_column_ranges(stats(36692, 367662, 1383, 51500000, 600000)));     // email-Enron: 140 per entry
   EXPECT_FALSE(use_column_ranges(stats(325729, 1497134, 3445, 64500000, 500000)));  // web-NotreDame: 43
   EXPECT_FALSE(use_column_ranges(job_stats{}));
-}
-
-TEST(Planner, MergeBinsOfTheHybridPlan) {
-  limits lim;
-  // Off by default (algorithm::hash): short rows go to tables.
-  EXPECT_EQ(symbolic_bin(5, 40, 100000, lim), first_table_bin + 1);
-  lim.merge_max_bound = tested_merge_max_bound;
-  EXPECT_EQ(symbolic_bin(1, 7, 100, lim), bin_copy);  // copies stay copies
-  EXPECT_EQ(symbolic_bin(2, 0, 100, lim), bin_none);
-  // Length classes and their (W, R): W * R covers the row, as rmerge::make_plan picks.
-  const std::int64_t lengths[] = {2, 3, 4, 5, 8, 9, 16, 17, 32, 33, 64, 65, 128};
-  for (std::int64_t len : lengths) {
-    const int bin = symbolic_bin(len, 100, 100000, lim);
-    ASSERT_TRUE(is_merge_bin(bin)) << len;
-    const int w = merge_subwarp(bin);
-    const int r = merge_rows_per_thread(bin);
-    EXPECT_GE(static_cast<std::int64_t>(w) * r, len) << len;
-    EXPECT_TRUE(w == 2 || static_cast<std::int64_t>(w / 2) * r < len) << len;  // the smallest sub-warp
-    EXPECT_EQ(r, len > 4 ? 4 : (len > 2 ? 2 : 1)) << len;
-  }
-  // Long rows and large output bounds go to the tables.
-  EXPECT_FALSE(is_merge_bin(symbolic_bin(129, 500, 100000, lim)));
-  EXPECT_FALSE(is_merge_bin(symbolic_bin(10, tested_merge_max_bound + 1, 100000, lim)));
-  EXPECT_TRUE(is_merge_bin(symbolic_bin(10, 50000, tested_merge_max_bound, lim)));  // bound capped by cols of B
-  // Merge bins never collide with table or dense bins.
-  EXPECT_LT(dense_bin(32768), first_merge_bin);
-  EXPECT_LE(first_merge_bin + merge_bin_count, max_bins);
 }
 
 }  // namespace

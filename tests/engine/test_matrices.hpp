@@ -30,7 +30,7 @@ csr_matrix<T> random_csr_rows(std::int64_t rows, std::int64_t cols, std::uint64_
     std::vector<index_t> picked;
     if (n * 4 > cols) {  // dense-ish row: shuffle a prefix
       std::shuffle(all.begin(), all.end(), rng);
-      picked.assign(all.begin(), all.begin() + n);
+      picked = std::vector<index_t>(all.begin(), all.begin() + n);
     } else {
       std::uniform_int_distribution<index_t> column(0, static_cast<index_t>(cols - 1));
       while (static_cast<std::int64_t>(picked.size()) < n) {  // draw what is missing, drop repeats
@@ -91,7 +91,7 @@ csr_matrix<T> with_random_values(csr_matrix<T> m, std::uint64_t seed) {
 // Every entry of `pattern` as a dense b x b block of random values (as
 // random_csr_rows draws them): rows b I .. b I + b - 1 of the result hold
 // the blocks of row I of the pattern, node-major (row = b * I + r, column
-// b * J + c), the structure block_rule.hpp calls b-blocked.
+// b * J + c), the structure planner/block_structure.hpp calls b-blocked.
 template <typename T, typename U>
 csr_matrix<T> with_dense_blocks(const csr_matrix<U>& pattern, int b, std::uint64_t seed) {
   std::mt19937_64 rng(seed);

@@ -3,6 +3,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -11,8 +12,10 @@
 #include <sstream>
 #include <utility>
 
+#include "call_context.hpp"
 #include "local_transfers.hpp"
 #include "spgemm/v1/spgemm.grpc.pb.h"
+#include "wire/address.hpp"
 #include "wire/chunk_codec.hpp"
 #include "wire/chunk_frame.hpp"
 
@@ -94,7 +97,7 @@ struct channel {
       local_decided = true;
       if (options.transfer != transfer_mode::wire) {
         local_state = local_transfers::open(
-            grpc_channel, [this](bool deadline) { return context(deadline); }, &no_local);
+            grpc_channel, [this](bool deadline) { return context(deadline); }, options.cancel, &no_local);
       }
     }
     if (!local_state && options.transfer == transfer_mode::shared_memory) {
@@ -109,7 +112,33 @@ struct channel {
   std::string no_local;
 };
 
+call_context::call_context(const channel& c) : call_context(c.context(), c.options.cancel) {}
+
 }  // namespace detail
+
+// ---------------------------------------------------------------- cancellation
+
+void cancellation::cancel() {
+  std::lock_guard<std::mutex> lock(mu_);
+  cancelled_ = true;
+  for (grpc::ClientContext* call : calls_) call->TryCancel();
+}
+
+bool cancellation::cancelled() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return cancelled_;
+}
+
+void cancellation::add(grpc::ClientContext* call) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (cancelled_) throw Error(grpc::StatusCode::CANCELLED, "cancelled");
+  calls_.push_back(call);
+}
+
+void cancellation::remove(grpc::ClientContext* call) {
+  std::lock_guard<std::mutex> lock(mu_);
+  calls_.erase(std::remove(calls_.begin(), calls_.end(), call), calls_.end());
+}
 
 namespace {
 
@@ -369,6 +398,13 @@ Client::Client(connection_options options) : channel_(std::make_shared<detail::c
   if (options.tls) {
     grpc::SslCredentialsOptions ssl;
     if (!options.root_cert_file.empty()) ssl.pem_root_certs = read_file(options.root_cert_file);
+    if (options.client_cert_file.empty() != options.client_key_file.empty()) {
+      throw Error(grpc::StatusCode::INVALID_ARGUMENT, "a client certificate and its key go together: give both");
+    }
+    if (!options.client_cert_file.empty()) {
+      ssl.pem_cert_chain = read_file(options.client_cert_file);
+      ssl.pem_private_key = read_file(options.client_key_file);
+    }
     creds = grpc::SslCredentials(ssl);
   } else {
     creds = grpc::InsecureChannelCredentials();
@@ -383,6 +419,7 @@ Client::Client(connection_options options) : channel_(std::make_shared<detail::c
   }
   if (!options.load_balancing_policy.empty()) args.SetLoadBalancingPolicyName(options.load_balancing_policy);
   if (options.tls && !options.tls_target_name.empty()) args.SetSslTargetNameOverride(options.tls_target_name);
+  options.address = spgemm::wire::with_default_port(options.address);
   channel_->grpc_channel = grpc::CreateCustomChannel(options.address, creds, args);
   channel_->stub = v1::Spgemm::NewStub(channel_->grpc_channel);
   channel_->raw = std::make_unique<detail::raw_methods>(channel_->grpc_channel);
@@ -415,7 +452,7 @@ RemoteMatrix Client::upload(const matrix_ref& m, const upload_options& options) 
   // Declared first, so destroyed last: waits until gRPC let go of the
   // caller's arrays, after the call is gone.
   borrowed_arrays arrays;
-  auto ctx = channel_->context();
+  detail::call_context ctx(*channel_);
   v1::MatrixInfo info;
   std::unique_ptr<grpc::ClientWriter<grpc::ByteBuffer>> writer(
       grpc::internal::ClientWriterFactory<grpc::ByteBuffer>::Create(channel_->grpc_channel.get(),
@@ -472,7 +509,7 @@ template <typename Request>
 stream_outcome call_stream(const detail::channel& channel, const grpc::internal::RpcMethod& method,
                            const Request& req, const progress_callback& on_progress,
                            const detail::local_transfers* local = nullptr) {
-  auto ctx = channel.context();
+  detail::call_context ctx(channel);
   std::unique_ptr<grpc::ClientReader<grpc::ByteBuffer>> reader(grpc::internal::ClientReaderFactory<grpc::ByteBuffer>::Create(
       channel.grpc_channel.get(), method, ctx.get(), req));
   return consume(*ctx, *reader, on_progress, local);
@@ -584,14 +621,14 @@ local_result Client::download(const std::string& handle, const progress_callback
 }
 
 std::vector<v1::MatrixInfo> Client::list() {
-  auto ctx = channel_->context();
+  detail::call_context ctx(*channel_);
   v1::ListResponse resp;
   check(channel_->stub->List(ctx.get(), v1::ListRequest(), &resp));
   return {resp.matrices().begin(), resp.matrices().end()};
 }
 
 v1::MatrixInfo Client::describe(const std::string& handle) {
-  auto ctx = channel_->context();
+  detail::call_context ctx(*channel_);
   v1::DescribeRequest req;
   req.set_handle(handle);
   v1::MatrixInfo info;
@@ -600,14 +637,14 @@ v1::MatrixInfo Client::describe(const std::string& handle) {
 }
 
 v1::ServerStatus Client::status() {
-  auto ctx = channel_->context();
+  detail::call_context ctx(*channel_);
   v1::ServerStatus st;
   check(channel_->stub->Status(ctx.get(), v1::StatusRequest(), &st));
   return st;
 }
 
 std::int64_t Client::remove(const std::string& handle) {
-  auto ctx = channel_->context();
+  detail::call_context ctx(*channel_);
   v1::DeleteRequest req;
   req.set_handle(handle);
   v1::DeleteResponse resp;

@@ -15,6 +15,8 @@
 #include <set>
 #include <thread>
 
+#include "wire/address.hpp"
+
 namespace spgemm::client {
 
 namespace v1 = spgemm::v1;
@@ -89,7 +91,7 @@ std::vector<std::string> resolve_dns(const std::string& target, std::string* hos
     const auto slash = rest.find('/', 2);
     rest = slash == std::string::npos ? std::string() : rest.substr(slash + 1);
   }
-  std::string host, port = "443";
+  std::string host, port = std::to_string(spgemm::wire::default_port);
   if (!rest.empty() && rest[0] == '[') {
     const auto close = rest.find(']');
     if (close == std::string::npos) return {};
@@ -149,6 +151,13 @@ struct Cluster::state {
 
   bool up(const server& s, steady::time_point now) const { return now >= s.down_until; }
 
+  // Whether the job should run again elsewhere: a failover error, and not
+  // the caller's own cancellation (options.connection.cancel).
+  bool fails_over(const Error& e) const {
+    const auto& cancel = options.connection.cancel;
+    return is_failover_error(e.code()) && !(cancel && cancel->cancelled());
+  }
+
   // The live server with the fewest outstanding jobs, not in `exclude`, not
   // rejected by `accept`; its count goes up. npos when there is none.
   std::size_t acquire(const std::set<std::size_t>& exclude) {
@@ -199,7 +208,7 @@ struct Cluster::state {
         return i;
       } catch (const Error& e) {
         release(i);
-        if (!is_failover_error(e.code())) throw;
+        if (!fails_over(e)) throw;
         mark_down(i);
         if (on_failover) on_failover(i);
         tried.insert(i);
@@ -229,7 +238,7 @@ Cluster::Cluster(const std::vector<std::string>& addresses, cluster_options opti
     if (!tls_name.empty() && o.tls_target_name.empty()) o.tls_target_name = tls_name;
     if (!lb.empty()) o.load_balancing_policy = lb;
     state::server s;
-    s.address = address;
+    s.address = spgemm::wire::with_default_port(address);
     s.client = std::make_unique<Client>(std::move(o));
     s_->servers.push_back(std::move(s));
   };
@@ -273,21 +282,6 @@ void Cluster::run_erased(const std::function<void(Client&)>& job, std::size_t* s
 
 namespace {
 
-local_result multiply_on(Client& c, const csr_matrix& a, const csr_matrix& b, const product_options& options) {
-  RemoteMatrix ra, rb;
-  try {
-    ra = c.upload(a);
-    if (&a != &b) rb = c.upload(b);
-    return c.multiply(ra.handle(), &a == &b ? ra.handle() : rb.handle(), options);
-  } catch (const Error& e) {
-    if (is_failover_error(e.code())) {
-      abandon(ra);
-      abandon(rb);
-    }
-    throw;
-  }
-}
-
 // Runs body(i) for i in [0, n) on up to `threads` threads; the first
 // exception stops the others taking new items and is rethrown.
 void parallel_for(std::size_t n, int threads, const std::function<void(std::size_t)>& body) {
@@ -322,7 +316,22 @@ void parallel_for(std::size_t n, int threads, const std::function<void(std::size
 
 local_result Cluster::multiply(const csr_matrix& a, const csr_matrix& b, const product_options& options,
                                std::size_t* server_out) {
-  return run([&](Client& c) { return multiply_on(c, a, b, options); }, server_out);
+  return run(
+      [&](Client& c) {
+        RemoteMatrix ra, rb;
+        try {
+          ra = c.upload(a);
+          if (&a != &b) rb = c.upload(b);
+          return c.multiply(ra.handle(), &a == &b ? ra.handle() : rb.handle(), options);
+        } catch (const Error& e) {
+          if (s_->fails_over(e)) {
+            abandon(ra);
+            abandon(rb);
+          }
+          throw;
+        }
+      },
+      server_out);
 }
 
 std::vector<local_result> Cluster::multiply_all(

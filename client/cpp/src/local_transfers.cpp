@@ -12,6 +12,8 @@
 #include <thread>
 #include <vector>
 
+#include "call_context.hpp"
+
 namespace spgemm::client::detail {
 
 namespace v1 = spgemm::v1;
@@ -83,12 +85,14 @@ std::int64_t local_transfers::region_bytes(std::int64_t rows, std::int64_t nnz, 
   return align64(align64(8 * (rows + 1)) + 4 * nnz) + value_size * nnz;
 }
 
-local_transfers::local_transfers(std::shared_ptr<grpc::Channel> channel, context_factory context)
-    : stub_(v1::Local::NewStub(channel)), context_(std::move(context)) {}
+local_transfers::local_transfers(std::shared_ptr<grpc::Channel> channel, context_factory context,
+                                 std::shared_ptr<cancellation> cancel)
+    : stub_(v1::Local::NewStub(channel)), context_(std::move(context)), cancel_(std::move(cancel)) {}
 
 std::unique_ptr<local_transfers> local_transfers::open(const std::shared_ptr<grpc::Channel>& channel,
-                                                       const context_factory& context, std::string* why_not) {
-  std::unique_ptr<local_transfers> t(new local_transfers(channel, context));
+                                                       const context_factory& context,
+                                                       std::shared_ptr<cancellation> cancel, std::string* why_not) {
+  std::unique_ptr<local_transfers> t(new local_transfers(channel, context, std::move(cancel)));
   try {
     // The proof: a token in a fresh object, read back by the server.
     const std::string token = random_hex(16);
@@ -156,7 +160,7 @@ void local_transfers::ensure(arena& a, std::int64_t bytes) {
   req.set_key(object->key());
   req.set_byte_size(size);
   v1::RegionInfo info;
-  auto ctx = context_(true);
+  call_context ctx(context_(true), cancel_);
   check(stub_->RegisterRegion(ctx.get(), req, &info));
   // The server holds it open now: its name goes, so that a process that ends
   // without destroying the client leaves nothing in /dev/shm.
@@ -206,7 +210,7 @@ v1::MatrixInfo local_transfers::upload(const matrix_ref& m, const upload_options
   *req.mutable_col_indices() = ref(uploads_, cols_at, 4 * m.nnz);
   *req.mutable_values() = ref(uploads_, values_at, value_size * m.nnz);
   v1::MatrixInfo info;
-  auto ctx = context_(true);
+  call_context ctx(context_(true), cancel_);
   check(stub_->UploadFromRegion(ctx.get(), req, &info));
   return info;
 }

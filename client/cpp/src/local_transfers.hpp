@@ -48,8 +48,11 @@ class local_transfers {
 
   // Where the server proves it shares this host's shared memory (and takes
   // regions): a session with it. Else nullptr and the reason in `why_not`.
+  // `cancel` (where set) ends the calls of uploads and of a result region's
+  // registration as it ends the Client's other calls.
   static std::unique_ptr<local_transfers> open(const std::shared_ptr<grpc::Channel>& channel,
-                                               const context_factory& context, std::string* why_not);
+                                               const context_factory& context, std::shared_ptr<cancellation> cancel,
+                                               std::string* why_not);
   ~local_transfers();  // unregisters the regions and ends the session
 
   // Copies `m` into the upload region and stores it (UploadFromRegion).
@@ -80,12 +83,14 @@ class local_transfers {
   };
   static constexpr std::int64_t first_result_bytes = 16 << 20;
 
-  local_transfers(std::shared_ptr<grpc::Channel> channel, context_factory context);
+  local_transfers(std::shared_ptr<grpc::Channel> channel, context_factory context,
+                  std::shared_ptr<cancellation> cancel);
   void ensure(arena& a, std::int64_t bytes);
   static spgemm::v1::RegionRef ref(const arena& a, std::int64_t offset, std::int64_t length);
 
   std::unique_ptr<spgemm::v1::Local::Stub> stub_;
   context_factory context_;
+  std::shared_ptr<cancellation> cancel_;
   std::unique_ptr<grpc::ClientContext> session_context_;  // without a deadline: lives as long as this
   std::unique_ptr<grpc::ClientReader<spgemm::v1::SessionEvent>> session_;
   std::string session_id_;

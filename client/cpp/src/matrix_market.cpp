@@ -1,6 +1,9 @@
 // Matrix Market reader and writer of the client (see matrix_market.hpp).
 #include "spgemm/client/matrix_market.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -13,6 +16,7 @@
 #include <memory>
 #include <numeric>
 #include <sstream>
+#include <utility>
 
 #include "spgemm/client/error.hpp"
 
@@ -226,22 +230,71 @@ csr_matrix read_matrix_market(const std::string& path) {
   return m;
 }
 
-void write_matrix_market(const std::string& path, const csr_matrix& m) {
-  const bool gz = ends_with(path, ".gz");
-  gz_ptr file(gzopen(path.c_str(), gz ? "wb1" : "wbT"));
-  if (!file) {
-    throw Error(grpc::StatusCode::INTERNAL,
-                "cannot write '" + path + "': " + std::strerror(errno ? errno : EIO));
+namespace {
+
+// The file a write goes to: a hidden temporary beside `path`, renamed to it by
+// commit(); removed when the write fails or is interrupted. A path that exists
+// and is not a regular file (a device, a pipe) is written in place.
+class output_file {
+ public:
+  explicit output_file(const std::string& path) : path_(path) {
+    struct stat st {};
+    const bool special = ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
+    if (!special) {
+      const auto slash = path.find_last_of('/');
+      const std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
+      const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+      temp_ = dir + "." + base + "." + std::to_string(::getpid()) + ".part";
+    }
+    const std::string& target = temp_.empty() ? path_ : temp_;
+    fd_ = ::open(target.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd_ < 0) fail(std::strerror(errno));
   }
+  output_file(const output_file&) = delete;
+  output_file& operator=(const output_file&) = delete;
+  ~output_file() {
+    if (fd_ >= 0) ::close(fd_);
+    if (!committed_ && !temp_.empty()) ::unlink(temp_.c_str());
+  }
+
+  // The descriptor, handed over to its new owner (gzdopen).
+  int release() { return std::exchange(fd_, -1); }
+
+  void commit() {
+    if (!temp_.empty() && std::rename(temp_.c_str(), path_.c_str()) != 0) fail(std::strerror(errno));
+    committed_ = true;
+  }
+
+  [[noreturn]] void fail(const std::string& why) const {
+    throw Error(grpc::StatusCode::INTERNAL, "cannot write '" + path_ + "': " + why);
+  }
+
+ private:
+  std::string path_;
+  std::string temp_;  // empty: written in place
+  int fd_ = -1;
+  bool committed_ = false;
+};
+
+}  // namespace
+
+void write_matrix_market(const std::string& path, const csr_matrix& m, const progress_callback& on_progress) {
+  output_file out(path);
+  const bool gz = ends_with(path, ".gz");
+  gz_ptr file(gzdopen(out.release(), gz ? "wb1" : "wbT"));
+  if (!file) out.fail("cannot start the zlib stream");
   gzbuffer(file.get(), 1 << 18);
+  progress p;
+  p.total_rows = m.rows;
   std::string buf;
   buf.reserve(1 << 20);
   auto flush = [&] {
     if (!buf.empty() &&
         gzwrite(file.get(), buf.data(), static_cast<unsigned>(buf.size())) != static_cast<int>(buf.size())) {
       int err = 0;
-      throw Error(grpc::StatusCode::INTERNAL, "cannot write '" + path + "': " + gzerror(file.get(), &err));
+      out.fail(gzerror(file.get(), &err));
     }
+    p.bytes += static_cast<std::int64_t>(buf.size());
     buf.clear();
   };
   char line[96];
@@ -254,11 +307,18 @@ void write_matrix_market(const std::string& path, const csr_matrix& m) {
                             m.col_indices[static_cast<std::size_t>(k)] + 1, m.values[static_cast<std::size_t>(k)]);
       buf.append(line, static_cast<std::size_t>(n));
     }
-    if (buf.size() > (1u << 20) - 4096) flush();
+    if (buf.size() > (1u << 20) - 4096) {
+      flush();
+      p.rows = r + 1;
+      if (on_progress) on_progress(p);
+    }
   }
   flush();
-  int rc = gzclose(file.release());
-  if (rc != Z_OK) throw Error(grpc::StatusCode::INTERNAL, "cannot write '" + path + "': close failed");
+  if (gzclose(file.release()) != Z_OK) out.fail("close failed");
+  out.commit();
+  p.rows = m.rows;
+  p.done = true;
+  if (on_progress) on_progress(p);
 }
 
 }  // namespace spgemm::client

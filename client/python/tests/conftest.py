@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import signal
 import subprocess
 import time
 import zlib
@@ -108,23 +109,68 @@ def assert_product_close(c: sp.sparray, a: sp.sparray, b: sp.sparray, rtol: floa
     assert worst <= float(np.finfo(c.dtype).tiny), "entries differ from scipy beyond %g x |A||B| (worst excess %g)" % (rtol, worst)
 
 
+def spgemmd_binary() -> str:
+    """SPGEMMD, or the build's spgemmd (missing: skip, or fail in CI)."""
+    binary = os.environ.get("SPGEMMD") or str(REPO / "build" / "server" / "spgemmd")
+    if not (os.path.isfile(binary) and os.access(binary, os.X_OK)):
+        missing("spgemmd not found at %s (build it, or set SPGEMMD to the binary)" % binary)
+    return binary
+
+
+class Server:
+    """A spgemmd of a test's own: CPU backend, one thread (several may share the machine), no grace on SIGTERM."""
+
+    def __init__(self, binary: str, tmp: Path, index: int) -> None:
+        self.port_file = tmp / ("port%d" % index)
+        self.log_path = tmp / ("spgemmd%d.log" % index)
+        self.log = open(self.log_path, "wb")
+        self.proc = subprocess.Popen(
+            [binary, "--listen=127.0.0.1:0", "--port_file=%s" % self.port_file, "--metrics_listen=",
+             "--backend=cpu", "--cpu_threads=1", "--grace_seconds=0", "--warmup=false"],
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+        )
+        self.address = ""
+
+    def wait_ready(self) -> None:
+        deadline = time.monotonic() + 30
+        while True:
+            if self.proc.poll() is not None:
+                pytest.fail("spgemmd exited with %s:\n%s" % (self.proc.returncode, self.log_path.read_text(errors="replace")[-4000:]))
+            try:
+                self.address = "127.0.0.1:%d" % int(self.port_file.read_text().strip())
+                return
+            except (OSError, ValueError):
+                if time.monotonic() > deadline:
+                    pytest.fail("spgemmd wrote no port within 30 s")
+                time.sleep(0.02)
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+
+
 @contextlib.contextmanager
-def spgemmd(tmp: Path, *args: str) -> Iterator[Tuple[str, str]]:
-    """Runs spgemmd on a free loopback port and a Unix socket in `tmp`, with extra `args`.
+def spgemmd(tmp: Path, *flags: str) -> Iterator[Tuple[str, str]]:
+    """Runs spgemmd on a free loopback port and a Unix socket in `tmp`, with ``flags``.
 
     Yields (host:port, unix:///path). The backend is the CPU unless
     SPGEMM_TEST_BACKEND says otherwise ("auto" on a GPU host).
     """
-    binary = os.environ.get("SPGEMMD") or str(REPO / "build" / "server" / "spgemmd")
-    if not (os.path.isfile(binary) and os.access(binary, os.X_OK)):
-        missing("spgemmd not found at %s (build it, or set SPGEMMD to the binary)" % binary)
+    binary = spgemmd_binary()
     port_file = tmp / "port"
     socket = tmp / "spgemmd.sock"
     log_path = tmp / "spgemmd.log"
     log = open(log_path, "wb")
     proc = subprocess.Popen(
         [binary, "--listen=127.0.0.1:0", "--port_file=%s" % port_file, "--unix_socket=%s" % socket,
-         "--metrics_listen=", "--backend=%s" % os.environ.get("SPGEMM_TEST_BACKEND", "cpu"), *args],
+         "--metrics_listen=", "--backend=%s" % os.environ.get("SPGEMM_TEST_BACKEND", "cpu"), *flags],
         stdout=log,
         stderr=subprocess.STDOUT,
     )

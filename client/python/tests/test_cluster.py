@@ -7,9 +7,7 @@ panels fail over to the others.
 
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
 import threading
 import time
 from pathlib import Path
@@ -22,54 +20,13 @@ import scipy.sparse as sp
 import spgemm
 from spgemm.cluster import is_failover_error, panel_bounds, split_addresses
 
-from conftest import REPO, missing
-
-
-class Server:
-    """One spgemmd of the cluster: one CPU thread (three share the machine), no grace on SIGTERM."""
-
-    def __init__(self, binary: str, tmp: Path, index: int) -> None:
-        self.port_file = tmp / ("port%d" % index)
-        self.log_path = tmp / ("spgemmd%d.log" % index)
-        self.log = open(self.log_path, "wb")
-        self.proc = subprocess.Popen(
-            [binary, "--listen=127.0.0.1:0", "--port_file=%s" % self.port_file, "--metrics_listen=",
-             "--backend=cpu", "--cpu_threads=1", "--grace_seconds=0", "--warmup=false"],
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-        )
-        self.address = ""
-
-    def wait_ready(self) -> None:
-        deadline = time.monotonic() + 30
-        while True:
-            if self.proc.poll() is not None:
-                pytest.fail("spgemmd exited with %s:\n%s" % (self.proc.returncode, self.log_path.read_text(errors="replace")[-4000:]))
-            try:
-                self.address = "127.0.0.1:%d" % int(self.port_file.read_text().strip())
-                return
-            except (OSError, ValueError):
-                if time.monotonic() > deadline:
-                    pytest.fail("spgemmd wrote no port within 30 s")
-                time.sleep(0.02)
-
-    def stop(self, sig: int = signal.SIGTERM) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.log.close()
+from conftest import Server, spgemmd_binary
 
 
 @pytest.fixture
 def servers(tmp_path: Path) -> Iterator[List[Server]]:
     """Three fresh spgemmd processes on free loopback ports."""
-    binary = os.environ.get("SPGEMMD") or str(REPO / "build" / "server" / "spgemmd")
-    if not (os.path.isfile(binary) and os.access(binary, os.X_OK)):
-        missing("spgemmd not found at %s (build it, or set SPGEMMD to the binary)" % binary)
+    binary = spgemmd_binary()
     started = [Server(binary, tmp_path, i) for i in range(3)]
     try:
         for s in started:

@@ -109,19 +109,31 @@ class backend {
   // Bytes the product will allocate (output and workspace), before running it.
   virtual memory_estimate estimate_multiply(const stored_matrix& a, const stored_matrix& b,
                                             const multiply_options& options) = 0;
-  // C = A * B, stored on this backend. Polls `cancel` between phases.
+  // C = A * B, stored on this backend, holding at most `memory_limit` bytes
+  // at once: the product's estimate_multiply(...).total(), as the caller
+  // admitted it. An allocation beyond it throws error(does_not_fit) naming
+  // the method and both numbers: the estimate is a promise the engine keeps.
+  // Polls `cancel` between phases. `peak_bytes`, where given, receives the
+  // most the product held at once.
   virtual std::shared_ptr<stored_matrix> multiply(const stored_matrix& a, const stored_matrix& b,
-                                                  const multiply_options& options,
-                                                  const cancel_token& cancel = {}) = 0;
-  // The transpose, stored on this backend.
-  virtual std::shared_ptr<stored_matrix> transpose(const stored_matrix& a,
-                                                   const cancel_token& cancel = {}) = 0;
+                                                  const multiply_options& options, std::size_t memory_limit,
+                                                  const cancel_token& cancel = {},
+                                                  std::size_t* peak_bytes = nullptr) = 0;
+  // The same within the product's own estimate (estimated first).
+  std::shared_ptr<stored_matrix> multiply(const stored_matrix& a, const stored_matrix& b,
+                                          const multiply_options& options, const cancel_token& cancel = {}) {
+    return multiply(a, b, options, estimate_multiply(a, b, options).total(), cancel);
+  }
+  // The transpose, stored on this backend, within its (exact) estimate as
+  // multiply keeps its limit; `peak_bytes` as there.
+  virtual std::shared_ptr<stored_matrix> transpose(const stored_matrix& a, const cancel_token& cancel = {},
+                                                   std::size_t* peak_bytes = nullptr) = 0;
   virtual memory_estimate estimate_transpose(const stored_matrix& a) = 0;
 
   // Stores a matrix of `info` from another process's device memory, device to
   // device, checked on the device (valid CSR, else error(bad_input)); each
   // array exactly the matrix's. GPU backends only: the others throw
-  // error(bad_input) (ipc_transfer.cpp on CUDA; backends.cpp elsewhere).
+  // error(bad_input) (gpu/ipc_transfer.cpp on CUDA; src/backends.cpp elsewhere).
   virtual std::shared_ptr<stored_matrix> store_from_ipc(const matrix_info& info, const ipc_csr_arrays& arrays);
   // Copies a stored matrix into another process's device memory, device to
   // device; each array at least the matrix's. GPU backends only, as above.
@@ -131,6 +143,10 @@ class backend {
 // Number of usable CUDA devices: 0 where the engine was built without CUDA,
 // no driver is loaded, or no GPU is visible.
 int cuda_device_count();
+
+// The algorithms a CUDA backend runs: "auto", then its table of methods
+// (rmerge, hash, esc, block); empty where the engine was built without CUDA.
+std::vector<algorithm> cuda_algorithms();
 
 // The CPU backend; `threads` 0 means one per hardware thread.
 std::shared_ptr<backend> make_cpu_backend(int threads = 0);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "spgemm/csr.hpp"
+#include "spgemm/tuning.hpp"
 
 namespace spgemm {
 
@@ -29,20 +30,12 @@ std::string_view to_string(algorithm algo);
 algorithm parse_algorithm(std::string_view name);
 std::vector<std::string_view> algorithm_names();
 
-// RMerge's tuning: sub-warp size W (threads merging one row) and rows of B
-// per thread R; a row of the left factor holding up to W * R entries (the
-// merge factor) is merged in one pass. 0 lets the planner choose from A.
-struct rmerge_config {
-  int subwarp = 0;          // 0, 2, 4, 8, 16, 32
-  int rows_per_thread = 0;  // 0, 1, 2, 4
-};
-
 struct multiply_options {
   algorithm algo = algorithm::automatic;
   // Value type of C. Unset: the wider of the operands' types. Operands are
   // converted to it before the product.
   std::optional<value_type> output_type;
-  rmerge_config rmerge;
+  spgemm::tuning tuning;
 };
 
 // What a product will take, computed before it runs. `output_bytes` bounds C;
@@ -52,6 +45,7 @@ struct multiply_options {
 struct memory_estimate {
   std::size_t output_bytes = 0;
   std::size_t workspace_bytes = 0;
+  std::int64_t nnz_bound = 0;  // entries of C at most (their number, where exact)
   bool exact = false;  // true where nnz(C) is known, not only bounded
   std::int64_t products = 0;  // scalar multiplications (flops / 2); 0 for a transpose
   std::string method;         // e.g. "gustavson", "rmerge w8r4", "block b3, blocks by rmerge w8r4", "transpose"
@@ -63,7 +57,10 @@ struct memory_estimate {
 struct product_stats {
   std::int64_t products = 0;         // scalar multiplications: sum over a_ij of nnz(B row j)
   std::int64_t max_row_products = 0;
-  std::int64_t nnz_c_bound = 0;      // sum over rows of min(products of the row, cols of B)
+  // Sum over rows of min(products of the row, cols of B, the span of the
+  // columns its rows of B reach); the span keeps the bound of a banded
+  // product near nnz(C), where the products overcount it by half the band.
+  std::int64_t nnz_c_bound = 0;
   std::int64_t max_row_length_a = 0;
 
   double flops() const { return 2.0 * static_cast<double>(products); }

@@ -38,7 +38,7 @@ job_step multiply_step(estimate_memo& memo, operand left, operand right, const s
   };
   step.run = [=, &memo](job& j, spgemm::backend& b) {
     const steady::time_point started = steady::now();
-    auto c = b.multiply(stored(j, left), stored(j, right), options, j.cancel);
+    auto c = b.multiply(stored(j, left), stored(j, right), options, j.step_estimate, j.cancel);
     note_engine(j, started);
     if (memoized) memo.note_result(key(j), c->info());
     std::size_t held = 0;

@@ -179,8 +179,12 @@ class LocalTransfers:
 
     # -- matrices -----------------------------------------------------------
 
-    def upload(self, header: pb.MatrixHeader, indptr: np.ndarray, indices: np.ndarray, data: np.ndarray) -> Any:
-        """Copies a CSR matrix into the upload region and stores it (UploadFromRegion); returns its MatrixInfo."""
+    def upload(
+        self, header: pb.MatrixHeader, indptr: np.ndarray, indices: np.ndarray, data: np.ndarray,
+        stored: Callable[[Any], Any],
+    ) -> Any:
+        """Copies a CSR matrix into the upload region and stores it (UploadFromRegion): returns
+        ``stored(call)`` of the call's future, which waits for it while the region is held."""
         rows, nnz = int(header.rows), int(header.nnz)
         at = layout(rows, nnz, data.itemsize)
         with self.uploads.lock:
@@ -196,7 +200,7 @@ class LocalTransfers:
                 col_indices=self.uploads.ref(at["col_indices"], 4 * nnz),
                 values=self.uploads.ref(at["values"], data.itemsize * nnz),
             )
-            return self._rpc.UploadFromRegion(request, **self._kw())
+            return stored(self._rpc.UploadFromRegion.future(request, **self._kw()))
 
     @contextlib.contextmanager
     def result_range(self, needed: int = 0) -> Iterator[pb.RegionRef]:

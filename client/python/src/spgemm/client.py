@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import threading
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union, overload
 
@@ -16,7 +17,7 @@ import grpc
 import numpy as np
 import scipy.sparse as sp
 
-from . import _cuda, _local, _progress, _shm, _wire
+from . import _address, _cuda, _local, _progress, _shm, _wire
 from .errors import FailedPrecondition, NotFound, ProtocolError, SpgemmError, from_rpc_error
 from .info import JobStats, MatrixInfo, ServerStatus
 from .v1 import local_pb2 as lpb
@@ -68,6 +69,14 @@ def _message_class(descriptor: Any) -> Any:
     """The generated class of a message of spgemm.proto or local.proto."""
     module = lpb if descriptor.file.name.endswith("local.proto") else pb
     return getattr(module, descriptor.name)
+
+
+def _pem(value: Union[None, bytes, str, "os.PathLike[str]"]) -> Optional[bytes]:
+    """PEM bytes: as given, or read from a path."""
+    if value is None or isinstance(value, bytes):
+        return value
+    with open(value, "rb") as f:
+        return f.read()
 
 
 def _output_type(dtype: Any) -> int:
@@ -167,11 +176,19 @@ class Client:
     """A connection to an spgemmd server.
 
     Args:
-        address: ``host:port`` of the server, or ``unix:///path`` for its Unix socket.
-        token: a bearer token sent as ``authorization: Bearer <token>`` metadata.
-        tls: ``None``/``False`` for a plaintext channel, ``True`` for TLS with the
-            system's roots, a path to a PEM file of root certificates, or
-            ``grpc.ChannelCredentials``.
+        address: ``host:port`` of the server (port 50051 where none is given),
+            or ``unix:///path`` for its Unix socket (``spgemmd --unix_socket``);
+            default: ``SPGEMM_SERVER``, else ``localhost:50051``.
+        token: a bearer token sent as ``authorization: Bearer <token>`` metadata
+            (for a server started with ``--tokens_file``).
+        tls: ``None``/``False`` for a plaintext channel (unless a certificate
+            argument below is given), ``True`` for TLS with the system's roots,
+            a path to a PEM file of root certificates, or ``grpc.ChannelCredentials``.
+        root_certificates: PEM root certificates the server's certificate must
+            chain to (bytes, or a path); ``None``: the system's. Implies TLS.
+        certificate_chain, private_key: a client certificate and its key (bytes,
+            or paths), for a server that asks for one (``--tls_client_ca``).
+            Implies TLS.
         timeout: default deadline in seconds of every call (``None``: none).
         chunk_bytes: size of the chunks uploads send and downloads ask for
             (default 2 MiB; keep it well under gRPC's 4 MiB message limit).
@@ -188,14 +205,20 @@ class Client:
 
     The client is a context manager; leaving it closes the channel (and ends
     its shared-memory session).
+
+    A KeyboardInterrupt (Ctrl-C) during a call cancels it on the server (its
+    job stops) and deletes the operands uploaded for it before it propagates.
     """
 
     def __init__(
         self,
-        address: str,
+        address: Optional[str] = None,
         *,
         token: Optional[str] = None,
         tls: Union[None, bool, str, grpc.ChannelCredentials] = None,
+        root_certificates: Union[None, bytes, str, "os.PathLike[str]"] = None,
+        certificate_chain: Union[None, bytes, str, "os.PathLike[str]"] = None,
+        private_key: Union[None, bytes, str, "os.PathLike[str]"] = None,
         timeout: Optional[float] = None,
         chunk_bytes: int = _wire.DEFAULT_CHUNK_BYTES,
         progress: Optional[bool] = None,
@@ -213,6 +236,9 @@ class Client:
         self._no_local = "the client was told to use the wire"
         self._local_decided = transfer == "wire"
         self._local_lock = threading.Lock()
+        address = _address.with_default_port(address or _address.default_address())
+        if "," in address:
+            raise ValueError("spgemm: %r names several servers: a Client talks to one (see spgemm.Cluster)" % address)
         self.address: str = address
         self.timeout: Optional[float] = timeout
         self.chunk_bytes: int = int(chunk_bytes)
@@ -230,16 +256,20 @@ class Client:
         opts = [("grpc.max_receive_message_length", _MAX_RECEIVE), ("grpc.max_send_message_length", -1),
                 ("grpc.http2.max_frame_size", 4 << 20)]
         opts += list(options)
-        if tls is None or tls is False:
+        if (certificate_chain is None) != (private_key is None):
+            raise ValueError("spgemm: certificate_chain and private_key go together: give both")
+        given = root_certificates is not None or certificate_chain is not None
+        if (tls is None or tls is False) and not given:
             self._channel = grpc.insecure_channel(address, options=opts, compression=channel_compression)
         else:
-            if tls is True:
-                creds = grpc.ssl_channel_credentials()
-            elif isinstance(tls, str):
-                with open(tls, "rb") as f:
-                    creds = grpc.ssl_channel_credentials(root_certificates=f.read())
-            else:
+            if isinstance(tls, grpc.ChannelCredentials):
                 creds = tls
+            else:
+                creds = grpc.ssl_channel_credentials(
+                    root_certificates=_pem(tls if isinstance(tls, str) else root_certificates),
+                    private_key=_pem(private_key),
+                    certificate_chain=_pem(certificate_chain),
+                )
             self._channel = grpc.secure_channel(address, creds, options=opts, compression=channel_compression)
         self._rpc = _Rpcs(self._channel)
         self._local_rpc = _Rpcs(self._channel, _LOCAL_SERVICE)
@@ -303,7 +333,11 @@ class Client:
         self, call: Any, progress: Optional[bool], desc: str, local: Optional[_local.LocalTransfers] = None
     ) -> Tuple[Optional[sp.csr_array], Optional[MatrixInfo], Optional[JobStats]]:
         """Consumes a ResultPart stream: (matrix, kept, stats). A result written
-        into the shared-memory result region (`local`'s, held) is copied out of it."""
+        into the shared-memory result region (`local`'s, held) is copied out of it.
+
+        Left early (an error, KeyboardInterrupt), the call is cancelled, and a
+        kept result already announced is deleted.
+        """
         asm: Optional[_wire.Assembler] = None
         matrix: Optional[sp.csr_array] = None
         kept: Optional[MatrixInfo] = None
@@ -342,6 +376,9 @@ class Client:
                 bar.close()
             if not done:
                 call.cancel()
+                if kept is not None:
+                    with contextlib.suppress(SpgemmError):
+                        self.delete(kept.handle)
         if stats is not None:
             self.last_stats = stats
         if asm is not None:
@@ -466,18 +503,27 @@ class Client:
         )
         local = self._shared_memory()
         if local is not None:
-            try:
-                info = local.upload(header, csr.indptr, csr.indices, csr.data)
-            except grpc.RpcError as e:
-                raise from_rpc_error(e) from None
-            return RemoteMatrix(self, MatrixInfo.from_proto(info))
+            return local.upload(header, csr.indptr, csr.indices, csr.data, self._stored)
         total = csr.indptr.nbytes + csr.indices.nbytes + csr.data.nbytes
         with _progress.Bar(self._progress(progress), total, "upload") as bar:
             parts = _wire.upload_parts(header, csr, self.chunk_bytes, bar.update)
-            try:
-                info = self._rpc.Upload(parts, **self._kw())
-            except grpc.RpcError as e:
-                raise from_rpc_error(e) from None
+            return self._stored(self._rpc.Upload.future(parts, **self._kw()))
+
+    def _stored(self, call: Any) -> RemoteMatrix:
+        """The matrix an upload call (a future of its MatrixInfo) stored.
+
+        Interrupted (KeyboardInterrupt), the upload ends; one that completed
+        meanwhile is deleted, as no caller will own it.
+        """
+        try:
+            info = call.result()
+        except grpc.RpcError as e:
+            raise from_rpc_error(e) from None
+        except BaseException:
+            if not call.cancel() and call.exception() is None:
+                with contextlib.suppress(SpgemmError):
+                    self.delete(call.result().handle)
+            raise
         return RemoteMatrix(self, MatrixInfo.from_proto(info))
 
     def _upload_device(self, d: _cuda.DeviceMatrix, name: str, ttl: Optional[float]) -> RemoteMatrix:
@@ -488,11 +534,7 @@ class Client:
             index_type=pb.INT32, name=name, ttl_seconds=int(ttl) if ttl else 0,
         )
         request = lpb.DeviceUploadRequest(header=header, arrays=_cuda.csr_refs(d))
-        try:
-            info = self._local_rpc.UploadFromDevice(request, **self._kw())
-        except grpc.RpcError as e:
-            raise from_rpc_error(e) from None
-        return RemoteMatrix(self, MatrixInfo.from_proto(info))
+        return self._stored(self._local_rpc.UploadFromDevice.future(request, **self._kw()))
 
     def _download_device(self, info: MatrixInfo, kind: str, like: Any = None) -> Any:
         """A stored matrix as a CuPy or PyTorch matrix: copied device to device into arrays of

@@ -29,7 +29,7 @@ import grpc
 import numpy as np
 import scipy.sparse as sp
 
-from . import _wire
+from . import _address, _wire
 from .client import Client, RemoteMatrix, _output_type
 from .errors import InvalidArgument, ProtocolError, SpgemmError, Unavailable
 from .info import JobStats, ServerStatus
@@ -94,7 +94,7 @@ def _resolve(target: str) -> Tuple[str, List[str]]:
     if rest.startswith("//"):
         slash = rest.find("/", 2)
         rest = "" if slash < 0 else rest[slash + 1 :]
-    port = "443"
+    port = str(_address.DEFAULT_PORT)
     if rest.startswith("["):
         close = rest.find("]")
         host = rest[1:close]
@@ -143,14 +143,15 @@ class Cluster:
     """Several spgemmd servers: jobs spread over them, products split across them.
 
     Args:
-        addresses: a list of ``host:port`` (or one comma-separated string).
+        addresses: a list of ``host:port`` (or one comma-separated string);
+            port 50051 where none is given.
             A ``dns:///name:port`` entry is resolved and every address it gives
             becomes a server of its own (stored matrices live on one server,
             so each needs its own channel); a name giving one address (or none
             yet) gets one channel with gRPC's ``round_robin`` policy.
         retry_down_after: seconds a failed server is left out before it is tried again.
         max_parallel: jobs or panels in flight at once (default: 2 per server).
-        **client_options: passed to every :class:`Client` (token, tls, timeout, ...).
+        **client_options: passed to every :class:`Client` (token, tls, root_certificates, timeout, ...).
     """
 
     def __init__(
@@ -174,13 +175,14 @@ class Cluster:
                 if len(resolved) > 1:
                     for r in resolved:
                         opts = list(base_opts)
-                        if client_options.get("tls"):
+                        if any(client_options.get(k) for k in ("tls", "root_certificates", "certificate_chain")):
                             opts.append(("grpc.ssl_target_name_override", host))
                         self._add(r, Client(r, options=opts, **client_options))
                     continue
                 opts = base_opts + [("grpc.lb_policy_name", "round_robin")]
                 self._add(address, Client(address, options=opts, **client_options))
             else:
+                address = _address.with_default_port(address)
                 self._add(address, Client(address, options=base_opts, **client_options))
         if not self._servers:
             raise ValueError("spgemm: a cluster needs at least one server address")

@@ -16,14 +16,19 @@
 
 #include <chrono>
 #include <cstdint>
-#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "spgemm/client/error.hpp"
 #include "spgemm/client/matrix_market.hpp"
+#include "spgemm/client/progress.hpp"
 #include "spgemm/v1/spgemm.pb.h"
+
+namespace grpc {
+class ClientContext;
+}
 
 namespace spgemm::client {
 
@@ -34,10 +39,37 @@ enum class transfer_mode {
   shared_memory,  // shared memory; calls fail with FAILED_PRECONDITION where the server cannot
 };
 
+// Ends calls from another thread: a signal handler's thread, a user
+// interface. Every call of a Client whose connection_options carry it ends
+// with CANCELLED once cancel() has run: the calls in flight at once (the
+// server cancels their jobs), later ones before they start. Deletes of
+// RemoteMatrix objects are never cancelled, so the operands a call uploaded
+// are still deleted as the caller's stack unwinds. Thread-safe.
+class cancellation {
+ public:
+  void cancel();
+  bool cancelled() const;
+
+  // For the client's calls: add() registers a call about to start (throws
+  // Error(CANCELLED) once cancel() has run), remove() before it is destroyed.
+  void add(grpc::ClientContext* call);
+  void remove(grpc::ClientContext* call);
+
+ private:
+  mutable std::mutex mu_;
+  bool cancelled_ = false;
+  std::vector<grpc::ClientContext*> calls_;
+};
+
 struct connection_options {
-  std::string address = "localhost:50051";  // host:port, or unix:///path for a server's Unix socket
+  // host:port (without a port, spgemmd's 50051), or unix:///path for a
+  // server's Unix socket (spgemmd --unix_socket).
+  std::string address = "localhost:50051";
   bool tls = false;
   std::string root_cert_file;  // PEM roots for TLS; empty: the system's
+  // PEM client certificate chain and its key, for a server that asks for one
+  // (spgemmd --tls_client_ca); both or neither.
+  std::string client_cert_file, client_key_file;
   std::string token;           // sent as "authorization: Bearer <token>" when set
   std::chrono::milliseconds deadline{0};  // per call; 0: none
   // gRPC load-balancing policy of the channel, e.g. "round_robin" for a
@@ -53,17 +85,9 @@ struct connection_options {
   // "gzip" or "deflate": messages compressed both ways, for slow links only
   // (it costs more CPU than it saves on a fast one); empty: none.
   std::string compression;
+  // Ends this connection's calls from another thread; none when empty.
+  std::shared_ptr<cancellation> cancel;
 };
-
-// Bytes and rows moved so far by one transfer (upload, download or a
-// streamed result); total_rows is known from the header (0 before it).
-struct progress {
-  std::int64_t bytes = 0;
-  std::int64_t rows = 0;
-  std::int64_t total_rows = 0;
-  bool done = false;
-};
-using progress_callback = std::function<void(const progress&)>;
 
 // A non-owning CSR of float or double values, for uploads from arrays.
 struct matrix_ref {
@@ -105,6 +129,7 @@ class local_transfers;
 
 // A matrix stored on the server. Deletes it there when destroyed, unless
 // release()d. Movable, not copyable. Errors in that delete are swallowed.
+// The delete is never cancelled (see cancellation).
 class RemoteMatrix {
  public:
   RemoteMatrix() = default;

@@ -5,13 +5,15 @@
 //   auto results = cluster.multiply_all({{&A1, &B1}, {&A2, &B2}});  // spread
 //   auto c = cluster.multiply_panels(A, B);                        // one big product
 //
-// Addresses are host:port (one server each), or "dns:///name:port": the name
-// is resolved and every address it gives becomes one server (a headless
-// Kubernetes Service, say). Matrices live on the server that stored them, so
-// a Cluster keeps one channel per server; see docs/scaling.md.
+// Addresses are host:port (one server each; port 50051 where none is given),
+// or "dns:///name:port": the name is resolved and every address it gives
+// becomes one server (a headless Kubernetes Service, say). Matrices live on
+// the server that stored them, so a Cluster keeps one channel per server; see
+// docs/scaling.md.
 //
-// Failover: a call that fails with UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED,
-// ABORTED, INTERNAL, UNKNOWN, or NOT_FOUND on a handle the cluster itself
+// Failover: a call that fails with UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED
+// (other than by the connection template's own cancellation), ABORTED,
+// INTERNAL, UNKNOWN, or NOT_FOUND on a handle the cluster itself
 // stored (the server lost it, e.g. it restarted) marks that server down for
 // `retry_down_after` and runs the job (or panel) again on another live server.
 // Other errors (INVALID_ARGUMENT, RESOURCE_EXHAUSTED, ...) are the input's

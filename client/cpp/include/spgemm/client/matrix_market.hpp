@@ -7,12 +7,16 @@
 // come in any order; columns come out sorted within each row. A duplicated
 // entry is an error naming both lines. Writes `real general` with `%.17g`
 // values, gzip-compressed (level 1: fast, ~25% larger than level 6) when the
-// path ends in `.gz`.
+// path ends in `.gz`, into a hidden file beside the path that is renamed to it
+// once complete: a reader never sees half a file, and a failed or interrupted
+// write leaves none.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "spgemm/client/progress.hpp"
 
 namespace spgemm::client {
 
@@ -34,6 +38,10 @@ struct csr_matrix {
 csr_matrix read_matrix_market(const std::string& path);
 
 // Throws spgemm::client::Error (INTERNAL) when the file cannot be written.
-void write_matrix_market(const std::string& path, const csr_matrix& m);
+// `on_progress` sees the rows and (uncompressed) bytes written so far, about
+// every MiB; an exception it throws stops the write and removes the partial
+// file. A path that exists and is not a regular file (/dev/stdout, a pipe) is
+// written in place.
+void write_matrix_market(const std::string& path, const csr_matrix& m, const progress_callback& on_progress = {});
 
 }  // namespace spgemm::client

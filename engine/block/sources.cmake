@@ -1,0 +1,2 @@
+# The block method.
+target_sources(spgemm_engine PRIVATE ${CMAKE_CURRENT_LIST_DIR}/block.cu)

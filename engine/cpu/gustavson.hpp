@@ -1,0 +1,26 @@
+// Gustavson's row-wise SpGEMM (gustavson.cpp): the CPU backend's method and,
+// through spgemm::cpu_multiply, the test oracle.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "cpu/host_memory.hpp"
+#include "spgemm/csr.hpp"
+
+namespace spgemm::cpu {
+
+// The slices of rows a product runs in: one per thread, at most one per row of A.
+int gustavson_parts(std::int64_t a_rows, int threads);
+
+// Bytes gustavson() holds besides C: the work per row of A, the slice
+// bounds, and per slice a marker and an accumulator per column of B.
+std::size_t gustavson_workspace_bytes(std::int64_t a_rows, std::int64_t b_cols, std::size_t value_bytes, int threads);
+
+// C = A * B (reference.hpp, cpu_multiply), every array taken from `memory`
+// before it is allocated and given back before the call returns (C's too:
+// the caller counts C where it keeps it).
+template <typename T>
+csr_matrix<T> gustavson(const csr_matrix<T>& a, const csr_matrix<T>& b, int threads, job_memory& memory);
+
+}  // namespace spgemm::cpu

@@ -1,0 +1,246 @@
+#include "gpu/cuda_backend.hpp"
+
+#include <cstdio>
+#include <string>
+#include <type_traits>
+
+#include "cuda/convert_values.hpp"
+#include "cuda/cuda_check.hpp"
+#include "cuda/limiting_resource.hpp"
+#include "cuda/statistics_resource.hpp"
+#include "gpu/method_table.hpp"
+#include "method/method.hpp"
+#include "planner/job_rules.hpp"
+#include "spgemm/errors.hpp"
+#include "transpose/transpose.hpp"
+
+namespace spgemm {
+namespace gpu {
+namespace {
+
+using cuda::any_device_csr;
+using cuda::csr_view;
+using cuda::device_guard;
+
+// A view of `m` with values of type T: the stored values when they already
+// are T, else a converted copy held in `converted`.
+template <typename T>
+struct operand {
+  cuda::device_buffer<T> converted;
+  csr_view<T> view;
+};
+
+template <typename T>
+operand<T> operand_of(const any_device_csr& m, cuda::memory_resource& memory, cudaStream_t stream) {
+  operand<T> out;
+  std::visit(
+      [&](const auto& stored) {
+        using S = typename std::decay_t<decltype(stored)>::value;
+        const csr_view<S> v = stored.view();
+        out.view = {v.rows, v.cols, v.nnz, v.row_offsets, v.col_indices, nullptr};
+        if constexpr (std::is_same_v<S, T>) {
+          out.view.values = v.values;
+        } else {
+          out.converted = cuda::convert_values<T, S>(v.values, static_cast<std::size_t>(v.nnz), memory, stream);
+          out.view.values = out.converted.data();
+        }
+      },
+      m);
+  return out;
+}
+
+std::string gib(std::size_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
+  return buf;
+}
+
+// What the methods read of a job's operands: kept with the stored matrices.
+class stored_facts final : public method::operand_facts {
+ public:
+  stored_facts(const cuda_stored_matrix& a, const cuda_stored_matrix& b, cudaStream_t stream)
+      : a_(a), b_(b), stream_(stream) {}
+  const planner::row_stats& a_rows() const override { return a_.row_stats(stream_); }
+  const planner::row_stats& b_rows() const override { return b_.row_stats(stream_); }
+  int block_size() const override {
+    return planner::common_size(a_.block_sizes(stream_), b_.block_sizes(stream_));
+  }
+
+ private:
+  const cuda_stored_matrix& a_;
+  const cuda_stored_matrix& b_;
+  cudaStream_t stream_;
+};
+
+// The method a job runs: the one asked for, or the planner's choice for
+// automatic (planner/job_rules.hpp), and why.
+struct resolved {
+  const method::method* method = nullptr;
+  std::string reason;  // "" unless the planner chose
+
+  std::string name() const { return (reason.empty() ? "" : "auto: ") + std::string(to_string(method->algo)); }
+};
+
+resolved resolve(algorithm asked, const stored_facts& facts, const cuda::structure_view& b) {
+  if (asked != algorithm::automatic) return {&methods().find(asked), ""};
+  const planner::row_stats& a = facts.a_rows();
+  const bool empty = a.nnz == 0 || b.nnz == 0;
+  const planner::choice c = planner::choose_method({a.rows, a.nnz, a.max_row_length, empty, facts.block_size()});
+  return {&methods().find(c.algo), c.reason};
+}
+
+}  // namespace
+
+cuda_backend::cuda_backend(int ordinal) {
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess || ordinal < 0 || ordinal >= count) {
+    (void)cudaGetLastError();
+    throw error(error_kind::device_failure,
+                "no CUDA device " + std::to_string(ordinal) + " (" + std::to_string(status == cudaSuccess ? count : 0) +
+                    " visible" + (status == cudaSuccess ? "" : std::string(": ") + cudaGetErrorString(status)) + ")");
+  }
+  context_ = std::make_shared<cuda::device_context>(ordinal);
+}
+
+std::string cuda_backend::name() const { return "cuda:" + std::to_string(context_->device); }
+
+std::string cuda_backend::description() const { return context_->gpu_name + ", " + gib(context_->total_bytes); }
+
+backend_memory cuda_backend::memory() const {
+  device_guard guard(context_->device);
+  backend_memory m;
+  std::size_t free_bytes = 0;
+  std::size_t total_bytes = 0;
+  SPGEMM_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  m.total_bytes = total_bytes;
+  m.free_bytes = free_bytes;
+  m.in_use_bytes = context_->memory.in_use_bytes();
+  m.peak_bytes = context_->memory.peak_bytes();
+  return m;
+}
+
+void cuda_backend::reset_peak() { context_->memory.reset_peak(); }
+
+const cuda_stored_matrix& cuda_backend::own(const stored_matrix& m, const char* what) const {
+  const auto* d = dynamic_cast<const cuda_stored_matrix*>(&m);
+  if (d == nullptr || &d->context() != context_.get()) {
+    throw_bad_input(std::string(what) + " is not stored on " + name());
+  }
+  return *d;
+}
+
+std::shared_ptr<stored_matrix> cuda_backend::keep(any_device_csr m, cudaStream_t stream) {
+  SPGEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return std::make_shared<cuda_stored_matrix>(context_, std::move(m));
+}
+
+std::shared_ptr<stored_matrix> cuda_backend::store(const any_csr& m) {
+  device_guard guard(context_->device);
+  auto stream = context_->streams.acquire();
+  any_device_csr d = std::visit(
+      [&](const auto& host) -> any_device_csr { return cuda::upload(host, context_->memory, stream.get()); }, m);
+  return keep(std::move(d), stream.get());
+}
+
+any_csr cuda_backend::fetch(const stored_matrix& m, std::int64_t row_begin, std::int64_t row_end) {
+  const cuda_stored_matrix& s = own(m, "matrix to fetch");
+  device_guard guard(context_->device);
+  auto stream = context_->streams.acquire();
+  return std::visit(
+      [&](const auto& d) -> any_csr { return cuda::download_rows(d, row_begin, row_end, stream.get()); },
+      s.matrix());
+}
+
+cuda_backend::product cuda_backend::checked(const stored_matrix& a, const stored_matrix& b,
+                                            const multiply_options& options) const {
+  const cuda_stored_matrix& sa = own(a, "left operand");
+  const cuda_stored_matrix& sb = own(b, "right operand");
+  require_conformable(sa.info(), sb.info());
+  require_valid(options.tuning);
+  return {sa, sb, output_type_of(sa.info(), sb.info(), options)};
+}
+
+memory_estimate cuda_backend::estimate_multiply(const stored_matrix& a, const stored_matrix& b,
+                                                const multiply_options& options) {
+  const product p = checked(a, b, options);
+  device_guard guard(context_->device);
+  auto stream = context_->streams.acquire();
+  const stored_facts facts(p.a, p.b, stream.get());
+  const resolved r = resolve(options.algo, facts, p.b.structure());
+  const cancel_token never;
+  const method::job job{p.a.structure(), p.b.structure(), size_of(p.out), options.tuning, facts, methods(),
+                        context_->memory, stream.get(), never};
+  memory_estimate e = r.method->estimate(job);
+  if (!r.reason.empty()) e.method = "auto: " + e.method + " (" + r.reason + ")";
+  // Operands of another value type are converted first and held for the whole job.
+  for (const matrix_info& m : {p.a.info(), p.b.info()}) {
+    if (m.type != p.out) e.workspace_bytes += static_cast<std::size_t>(m.nnz) * size_of(p.out);
+  }
+  return e;
+}
+
+std::shared_ptr<stored_matrix> cuda_backend::multiply(const stored_matrix& a, const stored_matrix& b,
+                                                      const multiply_options& options, std::size_t memory_limit,
+                                                      const cancel_token& cancel, std::size_t* peak_bytes) {
+  const product p = checked(a, b, options);
+  cancel.throw_if_cancelled();
+
+  device_guard guard(context_->device);
+  auto stream = context_->streams.acquire();
+  const stored_facts facts(p.a, p.b, stream.get());
+  const resolved r = resolve(options.algo, facts, p.b.structure());
+  // Everything the job allocates, converted operands included, is counted
+  // against its estimate.
+  cuda::limiting_resource limit(context_->memory, memory_limit, r.name());
+  cuda::statistics_resource held(limit);
+  const method::job job{p.a.structure(), p.b.structure(), size_of(p.out), options.tuning, facts, methods(),
+                        held, stream.get(), cancel};
+  auto run = [&](auto tag) -> any_device_csr {
+    using T = decltype(tag);
+    operand<T> oa = operand_of<T>(p.a.matrix(), held, stream.get());
+    operand<T> ob = operand_of<T>(p.b.matrix(), held, stream.get());
+    cancel.throw_if_cancelled();
+    return r.method->template run<T>(job, oa.view, ob.view);
+  };
+  any_device_csr c = p.out == value_type::f32 ? run(float{}) : run(double{});
+  // C outlives the job's resources: it goes back through the device's.
+  std::visit([&](auto& m) { m.bind_resource(context_->memory); }, c);
+  if (peak_bytes != nullptr) *peak_bytes = held.peak_bytes();
+  return keep(std::move(c), stream.get());
+}
+
+memory_estimate cuda_backend::estimate_transpose(const stored_matrix& a) {
+  return transpose::estimate(own(a, "matrix to transpose").info());
+}
+
+std::shared_ptr<stored_matrix> cuda_backend::transpose(const stored_matrix& a, const cancel_token& cancel,
+                                                       std::size_t* peak_bytes) {
+  const cuda_stored_matrix& s = own(a, "matrix to transpose");
+  cancel.throw_if_cancelled();
+  device_guard guard(context_->device);
+  auto stream = context_->streams.acquire();
+  cuda::limiting_resource limit(context_->memory, transpose::estimate(s.info()).total(), "transpose");
+  cuda::statistics_resource held(limit);
+  any_device_csr t = std::visit(
+      [&](const auto& d) -> any_device_csr { return transpose::run(d.view(), held, stream.get(), cancel); },
+      s.matrix());
+  std::visit([&](auto& m) { m.bind_resource(context_->memory); }, t);
+  if (peak_bytes != nullptr) *peak_bytes = held.peak_bytes();
+  return keep(std::move(t), stream.get());
+}
+
+}  // namespace gpu
+
+int cuda_device_count() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return count;
+}
+
+std::shared_ptr<backend> make_cuda_backend(int ordinal) { return std::make_shared<gpu::cuda_backend>(ordinal); }
+
+}  // namespace spgemm

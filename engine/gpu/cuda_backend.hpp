@@ -1,0 +1,62 @@
+// The backend of one CUDA device (spgemm::backend): matrices stored in device
+// memory from the device's stream-ordered pool; each call runs on a stream of
+// its own from a small pool and synchronizes before it returns. A product
+// runs the method of the table (method_table.hpp) that its options or the
+// planner name, on the job's own memory resource, capped at its estimate.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <memory>
+
+#include "cuda/device_context.hpp"
+#include "cuda/device_csr.hpp"
+#include "gpu/cuda_stored_matrix.hpp"
+#include "spgemm/backend.hpp"
+
+namespace spgemm::gpu {
+
+class cuda_backend final : public backend {
+ public:
+  explicit cuda_backend(int ordinal);
+
+  std::string name() const override;
+  std::string description() const override;
+  bool is_gpu() const override { return true; }
+  backend_memory memory() const override;
+  void reset_peak() override;
+
+  std::shared_ptr<stored_matrix> store(const any_csr& m) override;
+  std::unique_ptr<matrix_writer> open_writer(const matrix_info& info,
+                                             const host_csr_arrays& arrays) override;  // cuda_writer.cpp
+  any_csr fetch(const stored_matrix& m, std::int64_t row_begin, std::int64_t row_end) override;
+  using backend::fetch;
+
+  memory_estimate estimate_multiply(const stored_matrix& a, const stored_matrix& b,
+                                    const multiply_options& options) override;
+  std::shared_ptr<stored_matrix> multiply(const stored_matrix& a, const stored_matrix& b,
+                                          const multiply_options& options, std::size_t memory_limit,
+                                          const cancel_token& cancel = {}, std::size_t* peak_bytes = nullptr) override;
+  using backend::multiply;
+  std::shared_ptr<stored_matrix> transpose(const stored_matrix& a, const cancel_token& cancel = {},
+                                           std::size_t* peak_bytes = nullptr) override;
+  memory_estimate estimate_transpose(const stored_matrix& a) override;
+
+  std::shared_ptr<stored_matrix> store_from_ipc(const matrix_info& info, const ipc_csr_arrays& arrays) override;  // ipc_transfer.cpp
+  void fetch_into_ipc(const stored_matrix& m, const ipc_csr_arrays& arrays) override;  // ipc_transfer.cpp
+
+ private:
+  // A product's operands, checked (stored here, conformable, valid tuning), and C's value type.
+  struct product {
+    const cuda_stored_matrix& a;
+    const cuda_stored_matrix& b;
+    value_type out;
+  };
+  product checked(const stored_matrix& a, const stored_matrix& b, const multiply_options& options) const;
+  const cuda_stored_matrix& own(const stored_matrix& m, const char* what) const;
+  std::shared_ptr<stored_matrix> keep(cuda::any_device_csr m, cudaStream_t stream);
+
+  std::shared_ptr<cuda::device_context> context_;
+};
+
+}  // namespace spgemm::gpu

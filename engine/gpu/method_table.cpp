@@ -1,0 +1,39 @@
+#include "gpu/method_table.hpp"
+
+#include <iterator>
+#include <vector>
+
+#include "block/block.hpp"
+#include "esc/esc.hpp"
+#include "hash/hash.hpp"
+#include "rmerge/rmerge.hpp"
+#include "spgemm/backend.hpp"
+
+namespace spgemm {
+namespace gpu {
+namespace {
+
+// A new method adds its row here (docs/architecture.md, "Adding a method").
+const method::method rows[] = {
+    {algorithm::rmerge, &rmerge::estimate, &rmerge::run<float>, &rmerge::run<double>},
+    {algorithm::hash, &hash::estimate, &hash::run<float>, &hash::run<double>},
+    {algorithm::esc, &esc::estimate, &esc::run<float>, &esc::run<double>},
+    {algorithm::block, &block::estimate, &block::run<float>, &block::run<double>},
+};
+
+}  // namespace
+
+const method::table& methods() {
+  static const method::table table{std::begin(rows), std::end(rows)};
+  return table;
+}
+
+}  // namespace gpu
+
+std::vector<algorithm> cuda_algorithms() {
+  std::vector<algorithm> algos = {algorithm::automatic};
+  for (const method::method& m : gpu::rows) algos.push_back(m.algo);
+  return algos;
+}
+
+}  // namespace spgemm

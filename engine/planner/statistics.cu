@@ -1,0 +1,101 @@
+// Host dispatch of the planner's passes (statistics.hpp; the kernels are in
+// statistics_kernels.cuh).
+#include "planner/statistics.hpp"
+
+#include <algorithm>
+#include <array>
+
+#include "cuda/cuda_check.hpp"
+#include "cuda/device_facts.hpp"
+#include "cuda/read_back.hpp"
+#include "planner/statistics_kernels.cuh"
+
+namespace spgemm::planner {
+namespace {
+
+using kernels::helper_threads;
+using kernels::ull;
+
+unsigned helper_blocks(std::int64_t n) {
+  const std::int64_t b = (n + helper_threads - 1) / helper_threads;
+  return static_cast<unsigned>(std::min<std::int64_t>(std::max<std::int64_t>(b, 1), 1 << 16));
+}
+
+unsigned warp_blocks(std::int64_t warps) {
+  const std::int64_t per_block = helper_threads / 32;
+  return static_cast<unsigned>(std::clamp<std::int64_t>((warps + per_block - 1) / per_block, 1, 1 << 20));
+}
+
+}  // namespace
+
+row_stats compute_row_stats(const cuda::structure_view& m, cuda::memory_resource& memory, cudaStream_t stream) {
+  row_stats s;
+  s.rows = m.rows;
+  s.nnz = m.nnz;
+  if (m.rows == 0 || m.nnz == 0) return s;
+  cuda::device_buffer<ull> out(memory, 1, stream);
+  SPGEMM_CUDA_CHECK(cudaMemsetAsync(out.data(), 0, sizeof(ull), stream));
+  kernels::max_row_length_kernel<<<helper_blocks(m.rows), helper_threads, 0, stream>>>(m.rows, m.row_offsets,
+                                                                                       out.data());
+  SPGEMM_CUDA_CHECK_LAUNCH();
+  s.max_row_length = static_cast<std::int64_t>(cuda::read_back(out.data(), stream));
+  return s;
+}
+
+size_mask detect_block_sizes(const cuda::structure_view& m, cuda::memory_resource& memory, cudaStream_t stream) {
+  const size_mask candidates = shape_candidates(m.rows, m.cols, m.nnz);
+  if (candidates == 0 || m.nnz == 0) return candidates;
+  cuda::device_buffer<unsigned> broken(memory, 1, stream);
+  SPGEMM_CUDA_CHECK(cudaMemsetAsync(broken.data(), 0, broken.bytes(), stream));
+  kernels::detect_kernel<<<warp_blocks(m.rows), helper_threads, 0, stream>>>(m.rows, m.row_offsets, m.col_indices,
+                                                                             candidates, broken.data());
+  SPGEMM_CUDA_CHECK_LAUNCH();
+  return candidates & ~cuda::read_back(broken.data(), stream);
+}
+
+limits job_limits(const cuda::structure_view& a, const cuda::structure_view& b, std::size_t value_bytes,
+                  const tuning& t) {
+  const std::size_t max_shared = cuda::current_device_facts().max_shared;
+  limits lim = limits_for(max_shared, value_bytes);
+  lim.segment_rows = lim.segment_rows && segment_table_fits(b.rows, b.cols, a.nnz, b.nnz) &&
+                     segment_symbolic_shared_bytes(b.cols) <= max_shared;
+  lim.segment_min_bound = t.segment_min_bound;
+  return lim;
+}
+
+void launch_stats(const cuda::structure_view& a, const cuda::structure_view& b, const limits& lim,
+                  unsigned char* bins, offset_t* row_nnz, unsigned long long* counters, cudaStream_t stream) {
+  if (a.rows == 0) return;
+  const int lanes = kernels::stats_lanes(a.rows, a.nnz);
+  kernels::stats_kernel<<<helper_blocks(a.rows * lanes), helper_threads, 0, stream>>>(
+      a.rows, lanes, a.row_offsets, a.col_indices, b.row_offsets, b.cols, lim, bins, row_nnz, counters);
+  SPGEMM_CUDA_CHECK_LAUNCH();
+}
+
+job_stats stats_of(const unsigned long long* counters, const cuda::structure_view& a, const cuda::structure_view& b) {
+  job_stats s;
+  s.rows = a.rows;
+  s.nnz_a = a.nnz;
+  s.b_rows = b.rows;
+  s.b_cols = b.cols;
+  s.products = static_cast<std::int64_t>(counters[stats_counter::products]);
+  s.nnz_c_bound = static_cast<std::int64_t>(counters[stats_counter::bound]);
+  s.max_row_products = static_cast<std::int64_t>(counters[stats_counter::max_products]);
+  s.max_row_length = static_cast<std::int64_t>(counters[stats_counter::max_length]);
+  s.numeric_dense_candidates = static_cast<std::int64_t>(counters[stats_counter::dense]);
+  for (int i = 0; i < max_bins; ++i) s.symbolic_bins[i] = static_cast<std::int64_t>(counters[stats_counter::symbolic_hist + i]);
+  return s;
+}
+
+job_stats compute_stats(const cuda::structure_view& a, const cuda::structure_view& b, std::size_t value_bytes,
+                        const tuning& t, cuda::memory_resource& memory, cudaStream_t stream) {
+  const limits lim = job_limits(a, b, value_bytes, t);
+  cuda::device_buffer<ull> counters(memory, stats_counter::count, stream);
+  SPGEMM_CUDA_CHECK(cudaMemsetAsync(counters.data(), 0, counters.bytes(), stream));
+  launch_stats(a, b, lim, nullptr, nullptr, counters.data(), stream);
+  std::array<ull, stats_counter::count> host{};
+  cuda::read_back(counters.data(), host.size(), host.data(), stream);
+  return stats_of(host.data(), a, b);
+}
+
+}  // namespace spgemm::planner

@@ -1,0 +1,61 @@
+// What the planner reads of matrices and products, measured on the device:
+// the shape of a matrix's rows, the dense block sizes it is made of, and the
+// statistics pass over a product (its products, the bound of nnz(C), every
+// row's symbolic bin for the hash method). One small kernel and one
+// read-back each; the GPU backend keeps a stored matrix's row shape and
+// block sizes, the hash method runs the statistics pass inside its product.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+
+#include "cuda/device_csr.hpp"
+#include "cuda/memory_resource.hpp"
+#include "planner/block_structure.hpp"
+#include "planner/job_rules.hpp"
+#include "planner/row_bins.hpp"
+#include "spgemm/tuning.hpp"
+
+namespace spgemm::planner {
+
+// Rows, nnz and the longest row of `m`.
+row_stats compute_row_stats(const cuda::structure_view& m, cuda::memory_resource& memory, cudaStream_t stream);
+
+// The sizes (bit b for b in 2, 3, 4, 6) for which `m` has dense b x b block
+// structure: one kernel over the entries for all candidate sizes; none where
+// its shape allows none.
+size_mask detect_block_sizes(const cuda::structure_view& m, cuda::memory_resource& memory, cudaStream_t stream);
+
+// The hash method's limits for C = A * B with values of `value_bytes`: the
+// device's largest tables, segment rows where their table of segment starts
+// and their symbolic bitmap fit, the least bound of a segment row (tuning).
+limits job_limits(const cuda::structure_view& a, const cuda::structure_view& b, std::size_t value_bytes,
+                  const tuning& t);
+
+// The counters of the statistics pass (unsigned long long, zeroed before).
+namespace stats_counter {
+inline constexpr int products = 0;
+inline constexpr int bound = 1;         // sum over rows of min(products, cols of B)
+inline constexpr int max_products = 2;  // of a row
+inline constexpr int max_length = 3;    // of a row of A
+inline constexpr int dense = 4;         // rows whose bound exceeds the largest numeric table
+inline constexpr int symbolic_hist = 5;  // rows per symbolic bin, max_bins of them
+inline constexpr int count = symbolic_hist + max_bins;
+}  // namespace stats_counter
+
+// The statistics pass: per row of A its products and symbolic bin (into
+// `bins`, where given) and the nnz of the rows that need no symbolic kernel
+// (into `row_nnz`, where given); the totals into `counters`.
+void launch_stats(const cuda::structure_view& a, const cuda::structure_view& b, const limits& lim,
+                  unsigned char* bins, offset_t* row_nnz, unsigned long long* counters, cudaStream_t stream);
+
+// The product's statistics from the pass's counters, read back.
+job_stats stats_of(const unsigned long long* counters, const cuda::structure_view& a, const cuda::structure_view& b);
+
+// The pass on its own, with the limits of job_limits: what the estimates of
+// the hash method and ESC read.
+job_stats compute_stats(const cuda::structure_view& a, const cuda::structure_view& b, std::size_t value_bytes,
+                        const tuning& t, cuda::memory_resource& memory, cudaStream_t stream);
+
+}  // namespace spgemm::planner
