@@ -1,6 +1,7 @@
 #include "core/upload.hpp"
 
 #include "core/matrices.hpp"
+#include "spgemm/errors.hpp"
 
 namespace spgemmd::core {
 
@@ -12,20 +13,34 @@ outcome upload::check(const matrix_cache& cache, const spgemm::matrix_info& info
                                     std::to_string(budget) + " bytes, so it can never be used here"};
 }
 
-upload::upload(matrix_cache& cache, scheduler& sched, const spgemm::matrix_info& info,
+upload::upload(matrix_cache& cache, scheduler& sched, const spgemm::matrix_info& info, std::string name,
                const spgemm::host_csr_arrays& arrays)
-    : cache_(cache), sched_(sched), pipeline_(upload_pipeline::open(cache, info, arrays)) {}
+    : cache_(cache), sched_(sched), name_(std::move(name)) {
+  const std::size_t bytes = entry_bytes(info, name_);
+  pipeline_ = upload_pipeline::open(cache, info, bytes, arrays);
+  if (pipeline_) return;
+  host_room_ = reservation(&cache, matrix_cache::host);
+  if (!host_room_.try_grow(bytes)) {
+    throw spgemm::error(spgemm::error_kind::does_not_fit,
+                        "no room for a matrix of " + std::to_string(bytes) +
+                            " bytes: every device budget and the host budget are in use; delete matrices or retry "
+                            "later");
+  }
+}
 
 void upload::arrived(int64_t rows, int64_t nnz) {
   if (pipeline_) pipeline_->arrived(rows, nnz);
 }
 
-entry_info upload::store(const std::string& tenant, spgemm::any_csr& m, const std::string& name,
-                         int64_t ttl_seconds) {
-  if (!pipeline_) return cache_.insert_host(tenant, m, name, ttl_seconds);
+entry_info upload::store(const std::string& tenant, spgemm::any_csr& m, int64_t ttl_seconds) {
+  if (!pipeline_) {
+    entry_info e = cache_.insert_host(tenant, m, name_, ttl_seconds, &host_room_);
+    host_room_.release();  // what the entry did not take (all of it, where it went to a device)
+    return e;
+  }
   // Most of it is on the device already.
   const int64_t rows = spgemm::info_of(m).rows;
-  entry_info e = cache_.insert_stored(tenant, pipeline_->room(), pipeline_->finish(rows), name, ttl_seconds);
+  entry_info e = cache_.insert_stored(tenant, pipeline_->room(), pipeline_->finish(rows), name_, ttl_seconds);
   pipeline_.reset();
   sched_.poke();  // its room, held while it arrived, is now a cached matrix that a queued job may spill
   return e;

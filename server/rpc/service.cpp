@@ -33,6 +33,10 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* run_product(service_state& s, grpc::
     r->fail(s.shutting_down ? unavailable() : parsed);
     return r;
   }
+  if (const core::outcome named = core::check_name("output.name", output.name()); !named.ok()) {
+    r->fail(to_grpc_status(named));
+    return r;
+  }
   std::shared_ptr<core::job> j;
   if (grpc::Status st = build(tenant_of(ctx), &j); !st.ok()) {
     r->fail(st);
