@@ -67,7 +67,9 @@ const cpu_matrix& as_cpu(const stored_matrix& m) {
   return *cpu;
 }
 
-// Copies the rows of an upload into a host matrix as they arrive.
+// Copies the rows of an upload into a host matrix as they arrive: appended
+// into arrays reserved at the start, so memory is committed as rows arrive,
+// not for what the upload's header claims.
 template <typename T>
 class cpu_matrix_writer final : public matrix_writer {
  public:
@@ -75,9 +77,9 @@ class cpu_matrix_writer final : public matrix_writer {
       : matrix_writer(info, arrays), counter_(std::move(counter)) {
     m_.rows = info.rows;
     m_.cols = info.cols;
-    m_.row_offsets.resize(static_cast<std::size_t>(info.rows) + 1);
-    m_.col_indices.resize(static_cast<std::size_t>(info.nnz));
-    m_.values.resize(static_cast<std::size_t>(info.nnz));
+    m_.row_offsets.reserve(static_cast<std::size_t>(info.rows) + 1);
+    m_.col_indices.reserve(static_cast<std::size_t>(info.nnz));
+    m_.values.reserve(static_cast<std::size_t>(info.nnz));
   }
 
   std::shared_ptr<stored_matrix> finish() override {
@@ -87,11 +89,13 @@ class cpu_matrix_writer final : public matrix_writer {
 
  private:
   void copy(std::int64_t row_begin, std::int64_t row_end) override {
-    std::copy(arrays_.row_offsets + row_begin, arrays_.row_offsets + row_end + 1, m_.row_offsets.begin() + row_begin);
-    const offset_t first = arrays_.row_offsets[row_begin], last = arrays_.row_offsets[row_end];
-    std::copy(arrays_.col_indices + first, arrays_.col_indices + last, m_.col_indices.begin() + first);
+    // Offsets up to row_begin's are here already (none before the first copy).
+    const offset_t* offsets = arrays_.row_offsets;
+    m_.row_offsets.insert(m_.row_offsets.end(), offsets + m_.row_offsets.size(), offsets + row_end + 1);
+    const offset_t first = offsets[row_begin], last = offsets[row_end];
+    m_.col_indices.insert(m_.col_indices.end(), arrays_.col_indices + first, arrays_.col_indices + last);
     const T* values = static_cast<const T*>(arrays_.values);
-    std::copy(values + first, values + last, m_.values.begin() + first);
+    m_.values.insert(m_.values.end(), values + first, values + last);
   }
 
   std::shared_ptr<byte_counter> counter_;
@@ -162,7 +166,8 @@ class cpu_backend final : public backend {
     cancel.throw_if_cancelled();
     const counted_bytes workspace(counter_, static_cast<std::size_t>(threads_) * static_cast<std::size_t>(ib.cols) *
                                                 (8 + size_of(out)));
-    any_csr c = out == value_type::f32 ? any_csr(product<float>(ma, mb)) : any_csr(product<double>(ma, mb));
+    any_csr c = out == value_type::f32 ? any_csr(product<float>(ma, mb, cancel))
+                                       : any_csr(product<double>(ma, mb, cancel));
     cancel.throw_if_cancelled();
     return std::make_shared<cpu_matrix>(std::move(c), counter_);
   }
@@ -192,7 +197,7 @@ class cpu_backend final : public backend {
   }
 
   template <typename T>
-  csr_matrix<T> product(const any_csr& a, const any_csr& b) const {
+  csr_matrix<T> product(const any_csr& a, const any_csr& b, const cancel_token& cancel) const {
     // Operands already of type T are used in place; others are converted copies.
     auto as_t = [](const any_csr& m) -> std::shared_ptr<const csr_matrix<T>> {
       if (const auto* same = std::get_if<csr_matrix<T>>(&m)) {
@@ -201,7 +206,7 @@ class cpu_backend final : public backend {
       return std::make_shared<csr_matrix<T>>(
           std::visit([](const auto& x) { return convert_values<T>(x); }, m));
     };
-    return cpu_multiply(*as_t(a), *as_t(b), threads_);
+    return cpu_multiply(*as_t(a), *as_t(b), threads_, cancel);
   }
 
   int threads_;

@@ -43,6 +43,13 @@ std::vector<std::int64_t> balanced_slices(const csr_matrix<T>& a, const csr_matr
 
 template <typename T>
 csr_matrix<T> cpu_multiply(const csr_matrix<T>& a, const csr_matrix<T>& b, int threads) {
+  return cpu_multiply(a, b, threads, cancel_token());
+}
+
+template <typename T>
+csr_matrix<T> cpu_multiply(const csr_matrix<T>& a, const csr_matrix<T>& b, int threads, const cancel_token& cancel) {
+  // Rows between two looks at the cancel token: a few microseconds to milliseconds of work.
+  constexpr std::int64_t poll_rows = 256;
   require_conformable(info_of(a), info_of(b));
   csr_matrix<T> c;
   c.rows = a.rows;
@@ -55,6 +62,7 @@ csr_matrix<T> cpu_multiply(const csr_matrix<T>& a, const csr_matrix<T>& b, int t
   detail::parallel_slices(parts, parts, [&](int, std::int64_t p, std::int64_t) {
     std::vector<std::int64_t> marker(static_cast<std::size_t>(b.cols), -1);
     for (std::int64_t r = bounds[p]; r < bounds[p + 1]; ++r) {
+      if (r % poll_rows == 0) cancel.throw_if_cancelled();
       std::int64_t count = 0;
       for (offset_t k = a.row_offsets[r]; k < a.row_offsets[r + 1]; ++k) {
         const index_t j = a.col_indices[k];
@@ -76,6 +84,7 @@ csr_matrix<T> cpu_multiply(const csr_matrix<T>& a, const csr_matrix<T>& b, int t
     std::vector<T> accumulator(static_cast<std::size_t>(b.cols));
     std::vector<std::int64_t> marker(static_cast<std::size_t>(b.cols), -1);
     for (std::int64_t r = bounds[p]; r < bounds[p + 1]; ++r) {
+      if (r % poll_rows == 0) cancel.throw_if_cancelled();
       index_t* cols = c.col_indices.data() + c.row_offsets[r];
       std::int64_t count = 0;
       for (offset_t k = a.row_offsets[r]; k < a.row_offsets[r + 1]; ++k) {
@@ -126,6 +135,9 @@ double scaled_max_error(const csr_matrix<T>& c, const csr_matrix<T>& ref, const 
 
 template csr_matrix<float> cpu_multiply(const csr_matrix<float>&, const csr_matrix<float>&, int);
 template csr_matrix<double> cpu_multiply(const csr_matrix<double>&, const csr_matrix<double>&, int);
+template csr_matrix<float> cpu_multiply(const csr_matrix<float>&, const csr_matrix<float>&, int, const cancel_token&);
+template csr_matrix<double> cpu_multiply(const csr_matrix<double>&, const csr_matrix<double>&, int,
+                                         const cancel_token&);
 template double scaled_max_error(const csr_matrix<float>&, const csr_matrix<float>&, const csr_matrix<float>&,
                                  const csr_matrix<float>&);
 template double scaled_max_error(const csr_matrix<double>&, const csr_matrix<double>&, const csr_matrix<double>&,

@@ -1,0 +1,41 @@
+// Host memory back to the OS once the server goes quiet. glibc keeps freed
+// memory in its arenas for reuse (spgemmd asks it to: M_TRIM_THRESHOLD, so
+// that streams reuse their buffers while they run), so after a load the
+// process would keep its peak: here, once calls have ended and none runs for
+// a period, the owner's spare memory is dropped (`release`) and malloc_trim
+// returns the arenas' free pages.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+namespace spgemmd {
+
+class idle_release {
+ public:
+  // Looks every `period`: where `ended()` changed since the last release and
+  // `running()` is 0 now and was at the look before, calls `release()` and
+  // trims.
+  idle_release(std::chrono::milliseconds period, std::function<uint64_t()> ended, std::function<int()> running,
+               std::function<void()> release);
+  ~idle_release();
+  idle_release(const idle_release&) = delete;
+  idle_release& operator=(const idle_release&) = delete;
+
+ private:
+  void run(std::chrono::milliseconds period);
+
+  std::function<uint64_t()> ended_;
+  std::function<int()> running_;
+  std::function<void()> release_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+}  // namespace spgemmd
