@@ -1,10 +1,30 @@
 #include "ops/idle_release.hpp"
 
 #include <malloc.h>
+#include <unistd.h>
 
+#include <cstdint>
+#include <fstream>
 #include <utility>
 
+#include "ops/log.hpp"
+
 namespace spgemmd {
+
+namespace {
+
+// The process's resident bytes (/proc/self/statm), or -1.
+int64_t resident_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  int64_t pages = 0, resident = 0;
+  if (!(statm >> pages >> resident)) return -1;
+  return resident * static_cast<int64_t>(sysconf(_SC_PAGESIZE));
+}
+
+// Free bytes in the allocator's arenas worth a trim.
+constexpr std::size_t trim_from = 8 << 20;
+
+}  // namespace
 
 idle_release::idle_release(std::chrono::milliseconds period, std::function<uint64_t()> ended,
                            std::function<int()> running, std::function<void()> release)
@@ -27,11 +47,22 @@ void idle_release::run(std::chrono::milliseconds period) {
   std::unique_lock<std::mutex> lock(mutex_);
   while (!wake_.wait_for(lock, period, [&] { return stop_; })) {
     const bool quiet = running_() == 0;
-    const uint64_t ended = ended_();
-    if (quiet && quiet_before && ended != released_at) {
-      release_();
-      malloc_trim(0);
-      released_at = ended;
+    if (quiet && quiet_before) {
+      const uint64_t ended = ended_();
+      if (ended != released_at) {
+        release_();
+        released_at = ended;
+      }
+      // Free memory the allocator holds (freed by the calls, and by the
+      // connections that closed after them).
+      if (mallinfo2().fordblks >= trim_from) {
+        const int64_t before = resident_bytes();
+        malloc_trim(0);
+        const int64_t after = resident_bytes();
+        if (before - after >= static_cast<int64_t>(trim_from)) {
+          log_event("info", "memory_released", {{"rss_before_bytes", before}, {"rss_after_bytes", after}});
+        }
+      }
     }
     quiet_before = quiet;
   }

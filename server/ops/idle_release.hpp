@@ -1,9 +1,11 @@
 // Host memory back to the OS once the server goes quiet. glibc keeps freed
-// memory in its arenas for reuse (spgemmd asks it to: M_TRIM_THRESHOLD, so
+// memory in its arena for reuse (spgemmd asks it to: M_TRIM_THRESHOLD, so
 // that streams reuse their buffers while they run), so after a load the
 // process would keep its peak: here, once calls have ended and none runs for
-// a period, the owner's spare memory is dropped (`release`) and malloc_trim
-// returns the arenas' free pages.
+// a period, the owner's spare memory is dropped (`release`), and where the
+// allocator holds 8 MiB or more free, malloc_trim returns its pages. (It
+// reaches the free chunks of every arena but the top of the main one only:
+// spgemmd runs with one arena, M_ARENA_MAX, so that nothing stays out of reach.)
 #pragma once
 
 #include <chrono>
@@ -17,9 +19,9 @@ namespace spgemmd {
 
 class idle_release {
  public:
-  // Looks every `period`: where `ended()` changed since the last release and
-  // `running()` is 0 now and was at the look before, calls `release()` and
-  // trims.
+  // Looks every `period`: where `running()` is 0 now and was at the look
+  // before, calls `release()` (where `ended()` changed since it last did)
+  // and trims.
   idle_release(std::chrono::milliseconds period, std::function<uint64_t()> ended, std::function<int()> running,
                std::function<void()> release);
   ~idle_release();
