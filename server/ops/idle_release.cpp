@@ -21,8 +21,8 @@ int64_t resident_bytes() {
   return resident * static_cast<int64_t>(sysconf(_SC_PAGESIZE));
 }
 
-// Free bytes in the allocator's arenas worth a trim.
-constexpr std::size_t trim_from = 8 << 20;
+// Free bytes in the allocator's arena worth a trim.
+constexpr std::size_t trim_from = 1 << 20;
 
 }  // namespace
 
@@ -43,7 +43,8 @@ idle_release::~idle_release() {
 
 void idle_release::run(std::chrono::milliseconds period) {
   uint64_t released_at = ended_();
-  bool quiet_before = false;  // nothing ran at the look before
+  std::size_t free_after_trim = 0;  // what the last trim could not give back
+  bool quiet_before = false;        // nothing ran at the look before
   std::unique_lock<std::mutex> lock(mutex_);
   while (!wake_.wait_for(lock, period, [&] { return stop_; })) {
     const bool quiet = running_() == 0;
@@ -54,10 +55,12 @@ void idle_release::run(std::chrono::milliseconds period) {
         released_at = ended;
       }
       // Free memory the allocator holds (freed by the calls, and by the
-      // connections that closed after them).
-      if (mallinfo2().fordblks >= trim_from) {
+      // connections that closed after them), where there is new.
+      const std::size_t free = mallinfo2().fordblks;
+      if (free >= trim_from && free != free_after_trim) {
         const int64_t before = resident_bytes();
         malloc_trim(0);
+        free_after_trim = mallinfo2().fordblks;
         const int64_t after = resident_bytes();
         if (before - after >= static_cast<int64_t>(trim_from)) {
           log_event("info", "memory_released", {{"rss_before_bytes", before}, {"rss_after_bytes", after}});

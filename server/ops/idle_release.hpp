@@ -3,7 +3,8 @@
 // that streams reuse their buffers while they run), so after a load the
 // process would keep its peak: here, once calls have ended and none runs for
 // a period, the owner's spare memory is dropped (`release`), and where the
-// allocator holds 8 MiB or more free, malloc_trim returns its pages. (It
+// allocator holds 1 MiB or more free that it did not hold after the last
+// trim, malloc_trim returns its pages. (It
 // reaches the free chunks of every arena but the top of the main one only:
 // spgemmd runs with one arena, M_ARENA_MAX, so that nothing stays out of reach.)
 #pragma once
