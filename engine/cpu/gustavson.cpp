@@ -48,8 +48,9 @@ csr_matrix<T> cpu_multiply(const csr_matrix<T>& a, const csr_matrix<T>& b, int t
 
 template <typename T>
 csr_matrix<T> cpu_multiply(const csr_matrix<T>& a, const csr_matrix<T>& b, int threads, const cancel_token& cancel) {
-  // Rows between two looks at the cancel token: a few microseconds to milliseconds of work.
-  constexpr std::int64_t poll_rows = 256;
+  // Work (scalar products, and a unit per row) between two looks at the
+  // cancel token: about a millisecond, however the rows are sized.
+  constexpr std::int64_t poll_work = 1 << 20;
   require_conformable(info_of(a), info_of(b));
   csr_matrix<T> c;
   c.rows = a.rows;
@@ -61,11 +62,17 @@ csr_matrix<T> cpu_multiply(const csr_matrix<T>& a, const csr_matrix<T>& b, int t
 
   detail::parallel_slices(parts, parts, [&](int, std::int64_t p, std::int64_t) {
     std::vector<std::int64_t> marker(static_cast<std::size_t>(b.cols), -1);
+    std::int64_t work = 0;
     for (std::int64_t r = bounds[p]; r < bounds[p + 1]; ++r) {
-      if (r % poll_rows == 0) cancel.throw_if_cancelled();
+      if (work >= poll_work) {
+        cancel.throw_if_cancelled();
+        work = 0;
+      }
       std::int64_t count = 0;
+      ++work;
       for (offset_t k = a.row_offsets[r]; k < a.row_offsets[r + 1]; ++k) {
         const index_t j = a.col_indices[k];
+        work += b.row_offsets[j + 1] - b.row_offsets[j];
         for (offset_t l = b.row_offsets[j]; l < b.row_offsets[j + 1]; ++l) {
           if (marker[b.col_indices[l]] != r) {
             marker[b.col_indices[l]] = r;
@@ -83,13 +90,19 @@ csr_matrix<T> cpu_multiply(const csr_matrix<T>& a, const csr_matrix<T>& b, int t
   detail::parallel_slices(parts, parts, [&](int, std::int64_t p, std::int64_t) {
     std::vector<T> accumulator(static_cast<std::size_t>(b.cols));
     std::vector<std::int64_t> marker(static_cast<std::size_t>(b.cols), -1);
+    std::int64_t work = 0;
     for (std::int64_t r = bounds[p]; r < bounds[p + 1]; ++r) {
-      if (r % poll_rows == 0) cancel.throw_if_cancelled();
+      if (work >= poll_work) {
+        cancel.throw_if_cancelled();
+        work = 0;
+      }
       index_t* cols = c.col_indices.data() + c.row_offsets[r];
       std::int64_t count = 0;
+      ++work;
       for (offset_t k = a.row_offsets[r]; k < a.row_offsets[r + 1]; ++k) {
         const index_t j = a.col_indices[k];
         const T a_value = a.values[k];
+        work += b.row_offsets[j + 1] - b.row_offsets[j];
         for (offset_t l = b.row_offsets[j]; l < b.row_offsets[j + 1]; ++l) {
           const index_t col = b.col_indices[l];
           if (marker[col] != r) {
