@@ -97,7 +97,20 @@ service_metrics::service_metrics(core::matrix_cache& cache, core::scheduler& sch
       flops_(pm::BuildCounter()
                  .Name("spgemmd_flops_total")
                  .Help("Floating-point operations (2 x scalar products) of finished products, by kind and device.")
-                 .Register(*registry_)) {}
+                 .Register(*registry_)) {
+  // Series that exist from the start, at zero: dashboards and rate() see
+  // them before the first call (prometheus-cpp leaves a family without
+  // series out of the page).
+  for (const char* kind : {"upload", "download"}) {
+    jobs_.Add({{"kind", kind}, {"outcome", "ok"}});
+    phases_.Add({{"kind", kind}, {"phase", "stream"}}, histogram_buckets());
+  }
+  for (const char* kind : {"multiply", "galerkin", "transpose"}) {
+    jobs_.Add({{"kind", kind}, {"outcome", "ok"}});
+    for (const auto& b : cache.backends()) flops_.Add({{"kind", kind}, {"device", b->name()}});
+  }
+  phases_.Add({{"kind", "multiply"}, {"phase", "compute"}}, histogram_buckets());
+}
 
 std::vector<std::weak_ptr<pm::Collectable>> service_metrics::collectables() const { return {registry_, gauges_}; }
 

@@ -95,22 +95,30 @@ TEST(abuse, headers_hold_budget_not_memory_and_memory_comes_with_the_chunks) {
   const int64_t baseline = settled_rss(server);
   constexpr int64_t rows = 10000000, per_row = 8;  // 1.04 GB claimed
   std::vector<std::unique_ptr<open_upload>> uploads;
-  for (int i = 0; i < 4; ++i) {
+  auto open = [&] {
     auto u = std::make_unique<open_upload>();
+    u->ctx.set_deadline(std::chrono::system_clock::now() + 60s);
     u->writer = server.stub().Upload(&u->ctx, &u->info);
     u->writer->Write(banded_header(rows, per_row));
     uploads.push_back(std::move(u));
+  };
+  // The first holds its room...
+  open();
+  v1::ServerStatus held;
+  for (int i = 0; i < 200 && held.devices_size() == 0; ++i) {
+    held = server_status(server.stub());
+    if (held.devices(0).reserved_bytes() == 0) held.Clear();
+    std::this_thread::sleep_for(50ms);
   }
-  std::this_thread::sleep_for(300ms);
-  // The first holds its room; the others were refused: there was none left.
+  ASSERT_EQ(held.devices_size(), 1) << "the first header never held room";
+  EXPECT_GE(held.devices(0).reserved_bytes(), rows * 8 + rows * per_row * 12);
+  // ...and the others are refused at their headers: there is none left.
   for (int i = 1; i < 4; ++i) {
-    uploads[static_cast<std::size_t>(i)]->writer->WritesDone();
-    const grpc::Status s = uploads[static_cast<std::size_t>(i)]->writer->Finish();
+    open();
+    const grpc::Status s = uploads.back()->writer->Finish();  // the server ends it: no WritesDone
     EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << s.error_message();
     EXPECT_NE(s.error_message().find("no room"), std::string::npos) << s.error_message();
   }
-  const v1::ServerStatus held = server_status(server.stub());
-  EXPECT_GE(held.devices(0).reserved_bytes(), rows * 8 + rows * per_row * 12);
   EXPECT_LT(server.rss_bytes() - baseline, 8 * MiB) << "a header's claim committed memory";
 
   // 48 MiB of rows arrive: the memory committed follows them (the upload's
