@@ -13,10 +13,14 @@ apt_packages=(
   build-essential cmake ninja-build pkg-config git ca-certificates
   zlib1g-dev libssl-dev openssl
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
+  prometheus-cpp-dev libcivetweb-dev
   libgtest-dev libgmock-dev libcli11-dev
   python3 python3-pip python3-venv python3-yaml
 )
 pip_packages=(grpcio grpcio-tools numpy scipy pytest tqdm pyyaml kubernetes-validate)
+# The fuzzers and the sanitizer build (tests/fuzz, tests/sanitize): clang
+# with libFuzzer and the sanitizer runtimes, llvm-symbolizer for their reports.
+test_tool_packages=(clang libclang-rt-dev llvm)
 
 if [ "${1:-}" = "--check" ]; then
   missing=()
@@ -41,9 +45,11 @@ export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends "${apt_packages[@]}" >/dev/null
 
-# SPGEMM_SKIP_PIP=1 skips the Python packages (the Dockerfile's build stage
-# does: the image builds no Python; tests/deploy reads YAML with python3-yaml).
+# SPGEMM_SKIP_PIP=1 skips what only the test suites need: the Python packages
+# and the fuzzers' clang (the Dockerfile's build stage does: the image builds
+# no Python and runs no fuzzer; tests/deploy reads YAML with python3-yaml).
 if [ "${SPGEMM_SKIP_PIP:-0}" != "1" ]; then
+  $sudo apt-get install -y -qq --no-install-recommends "${test_tool_packages[@]}" >/dev/null
   # A Debian-managed system Python refuses plain `pip install` (PEP 668).
   pip_flags=(-q --disable-pip-version-check --root-user-action=ignore)
   if python3 -c 'import os, sysconfig, sys; sys.exit(not os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")))'; then

@@ -5,11 +5,7 @@
 // Writes a TSV and a markdown table. See bench/README.md.
 #include <CLI/CLI.hpp>
 
-#include <fcntl.h>
 #include <malloc.h>
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -31,6 +27,7 @@
 #include <vector>
 
 #include "report_text.hpp"
+#include "spawned_server.hpp"
 #include "spgemm/backend.hpp"
 #include "spgemm/client/client.hpp"
 #include "spgemm/csr.hpp"
@@ -183,109 +180,6 @@ class report {
   std::ofstream md_;
   std::string gpu_ = "cpu";
   int passed_ = 0, missed_ = 0, failed_ = 0;
-};
-
-// ---- a spawned server ------------------------------------------------------
-
-class spawned_server {
- public:
-  spawned_server(const options& o) {
-    char dir_template[] = "/tmp/spgemm-service-bench.XXXXXX";
-    if (!mkdtemp(dir_template)) throw std::runtime_error("mkdtemp failed");
-    dir_ = dir_template;
-    port_file_ = dir_ + "/port";
-    log_ = o.server_log.empty() ? dir_ + "/spgemmd.log" : o.server_log;
-
-    std::vector<std::string> args = {o.spawn,
-                                     "--listen=127.0.0.1:0",
-                                     "--port_file=" + port_file_,
-                                     "--metrics_listen=",
-                                     "--backend=" + o.backend,
-                                     "--grace_seconds=2"};
-    args.insert(args.end(), o.server_args.begin(), o.server_args.end());
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-
-    const pid_t parent = getpid();
-    pid_ = fork();
-    if (pid_ < 0) throw std::runtime_error("fork failed");
-    if (pid_ == 0) {
-      // The server goes when the bench goes, however it ends.
-      prctl(PR_SET_PDEATHSIG, SIGTERM);
-      if (getppid() != parent) _exit(127);
-      const int fd = open(log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      if (fd >= 0) {
-        dup2(fd, STDOUT_FILENO);
-        dup2(fd, STDERR_FILENO);
-        close(fd);
-      }
-      execv(argv[0], argv.data());
-      std::fprintf(stderr, "cannot run %s\n", argv[0]);
-      _exit(127);
-    }
-
-    // Wait for the port file; the server writes it once it serves.
-    const auto deadline = clock_type::now() + std::chrono::seconds(120);
-    while (true) {
-      std::ifstream in(port_file_);
-      int port = 0;
-      if (in >> port && port > 0) {
-        address_ = "127.0.0.1:" + std::to_string(port);
-        break;
-      }
-      int st = 0;
-      if (waitpid(pid_, &st, WNOHANG) == pid_) {
-        pid_ = -1;
-        throw std::runtime_error("spgemmd exited before serving; its log:\n" + tail_of_log());
-      }
-      if (clock_type::now() > deadline) {
-        stop();
-        throw std::runtime_error("spgemmd did not serve within 120 s; its log:\n" + tail_of_log());
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-  }
-  spawned_server(const spawned_server&) = delete;
-  spawned_server& operator=(const spawned_server&) = delete;
-  ~spawned_server() {
-    stop();
-    std::remove(port_file_.c_str());
-    if (log_.rfind(dir_, 0) == 0) std::remove(log_.c_str());
-    rmdir(dir_.c_str());
-  }
-
-  const std::string& address() const { return address_; }
-
-  // SIGTERM, then SIGKILL after 30 s.
-  void stop() {
-    if (pid_ <= 0) return;
-    kill(pid_, SIGTERM);
-    const auto deadline = clock_type::now() + std::chrono::seconds(30);
-    int st = 0;
-    while (waitpid(pid_, &st, WNOHANG) == 0) {
-      if (clock_type::now() > deadline) {
-        kill(pid_, SIGKILL);
-        waitpid(pid_, &st, 0);
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    pid_ = -1;
-  }
-
- private:
-  std::string tail_of_log() const {
-    std::ifstream in(log_);
-    std::vector<std::string> lines;
-    for (std::string line; std::getline(in, line);) lines.push_back(line);
-    std::string out;
-    for (std::size_t i = lines.size() > 20 ? lines.size() - 20 : 0; i < lines.size(); ++i) out += lines[i] + "\n";
-    return out;
-  }
-
-  std::string dir_, port_file_, log_, address_;
-  pid_t pid_ = -1;
 };
 
 // ---- (a, b) engine time and round trips per matrix -------------------------
@@ -612,9 +506,9 @@ int main(int argc, char** argv) {
 
   try {
     // Spawn first, while this process has one thread.
-    std::unique_ptr<spawned_server> spawned;
+    std::unique_ptr<spgemm::bench::spawned_server> spawned;
     if (!o.spawn.empty()) {
-      spawned = std::make_unique<spawned_server>(o);
+      spawned = std::make_unique<spgemm::bench::spawned_server>(o.spawn, o.backend, o.server_args, o.server_log);
       o.server = spawned->address();
     }
     report out(o);

@@ -54,7 +54,9 @@ const cpu_matrix& as_cpu(const stored_matrix& m) {
   return *cpu;
 }
 
-// Copies the rows of an upload into a host matrix as they arrive.
+// Copies the rows of an upload into a host matrix as they arrive: appended
+// into arrays reserved at the start, so memory is committed as rows arrive,
+// not for what the upload's header claims.
 template <typename T>
 class cpu_matrix_writer final : public matrix_writer {
  public:
@@ -62,9 +64,9 @@ class cpu_matrix_writer final : public matrix_writer {
       : matrix_writer(info, arrays), counter_(std::move(counter)) {
     m_.rows = info.rows;
     m_.cols = info.cols;
-    m_.row_offsets.resize(static_cast<std::size_t>(info.rows) + 1);
-    m_.col_indices.resize(static_cast<std::size_t>(info.nnz));
-    m_.values.resize(static_cast<std::size_t>(info.nnz));
+    m_.row_offsets.reserve(static_cast<std::size_t>(info.rows) + 1);
+    m_.col_indices.reserve(static_cast<std::size_t>(info.nnz));
+    m_.values.reserve(static_cast<std::size_t>(info.nnz));
   }
 
   std::shared_ptr<stored_matrix> finish() override {
@@ -74,11 +76,13 @@ class cpu_matrix_writer final : public matrix_writer {
 
  private:
   void copy(std::int64_t row_begin, std::int64_t row_end) override {
-    std::copy(arrays_.row_offsets + row_begin, arrays_.row_offsets + row_end + 1, m_.row_offsets.begin() + row_begin);
-    const offset_t first = arrays_.row_offsets[row_begin], last = arrays_.row_offsets[row_end];
-    std::copy(arrays_.col_indices + first, arrays_.col_indices + last, m_.col_indices.begin() + first);
+    // Offsets up to row_begin's are here already (none before the first copy).
+    const offset_t* offsets = arrays_.row_offsets;
+    m_.row_offsets.insert(m_.row_offsets.end(), offsets + m_.row_offsets.size(), offsets + row_end + 1);
+    const offset_t first = offsets[row_begin], last = offsets[row_end];
+    m_.col_indices.insert(m_.col_indices.end(), arrays_.col_indices + first, arrays_.col_indices + last);
     const T* values = static_cast<const T*>(arrays_.values);
-    std::copy(values + first, values + last, m_.values.begin() + first);
+    m_.values.insert(m_.values.end(), values + first, values + last);
   }
 
   std::shared_ptr<byte_counter> counter_;
@@ -150,8 +154,8 @@ class cpu_backend final : public backend {
     const value_type out = output_type_of(ia, ib, options);
     cancel.throw_if_cancelled();
     job_memory memory(memory_limit, "gustavson", counter_.get());
-    any_csr c = out == value_type::f32 ? any_csr(product<float>(ma, mb, memory))
-                                       : any_csr(product<double>(ma, mb, memory));
+    any_csr c = out == value_type::f32 ? any_csr(product<float>(ma, mb, memory, cancel))
+                                       : any_csr(product<double>(ma, mb, memory, cancel));
     cancel.throw_if_cancelled();
     if (peak_bytes != nullptr) *peak_bytes = memory.peak_bytes();
     return std::make_shared<cpu_matrix>(std::move(c), counter_);
@@ -196,7 +200,7 @@ class cpu_backend final : public backend {
   }
 
   template <typename T>
-  csr_matrix<T> product(const any_csr& a, const any_csr& b, job_memory& memory) const {
+  csr_matrix<T> product(const any_csr& a, const any_csr& b, job_memory& memory, const cancel_token& cancel) const {
     // Operands already of type T are used in place; others are converted copies.
     auto as_t = [](const any_csr& m) -> std::shared_ptr<const csr_matrix<T>> {
       if (const auto* same = std::get_if<csr_matrix<T>>(&m)) {
@@ -207,7 +211,7 @@ class cpu_backend final : public backend {
     };
     const value_type out = value_type_of<T>();
     const job_memory::hold converted(memory, converted_bytes(info_of(a), out) + converted_bytes(info_of(b), out));
-    return cpu::gustavson(*as_t(a), *as_t(b), threads_, memory);
+    return cpu::gustavson(*as_t(a), *as_t(b), threads_, memory, cancel);
   }
 
   int threads_;

@@ -58,7 +58,11 @@ std::size_t gustavson_workspace_bytes(std::int64_t a_rows, std::int64_t b_cols, 
 }
 
 template <typename T>
-csr_matrix<T> gustavson(const csr_matrix<T>& a, const csr_matrix<T>& b, int threads, job_memory& memory) {
+csr_matrix<T> gustavson(const csr_matrix<T>& a, const csr_matrix<T>& b, int threads, job_memory& memory,
+                        const cancel_token& cancel) {
+  // Work (scalar products, and a unit per row) between two looks at the
+  // cancel token: about a millisecond, however the rows are sized.
+  constexpr std::int64_t poll_work = 1 << 20;
   require_conformable(info_of(a), info_of(b));
   const int parts = gustavson_parts(a.rows, threads);
   const auto offsets = static_cast<std::size_t>(a.rows) + 1;
@@ -75,10 +79,17 @@ csr_matrix<T> gustavson(const csr_matrix<T>& a, const csr_matrix<T>& b, int thre
     const job_memory::hold markers(memory, per_part * sizeof(std::int64_t));
     detail::parallel_slices(parts, parts, [&](int, std::int64_t p, std::int64_t) {
       std::vector<std::int64_t> marker(static_cast<std::size_t>(b.cols), -1);
+      std::int64_t work = 0;
       for (std::int64_t r = bounds[p]; r < bounds[p + 1]; ++r) {
+        if (work >= poll_work) {
+          cancel.throw_if_cancelled();
+          work = 0;
+        }
         std::int64_t count = 0;
+        ++work;
         for (offset_t k = a.row_offsets[r]; k < a.row_offsets[r + 1]; ++k) {
           const index_t j = a.col_indices[k];
+          work += b.row_offsets[j + 1] - b.row_offsets[j];
           for (offset_t l = b.row_offsets[j]; l < b.row_offsets[j + 1]; ++l) {
             if (marker[b.col_indices[l]] != r) {
               marker[b.col_indices[l]] = r;
@@ -100,12 +111,19 @@ csr_matrix<T> gustavson(const csr_matrix<T>& a, const csr_matrix<T>& b, int thre
   detail::parallel_slices(parts, parts, [&](int, std::int64_t p, std::int64_t) {
     std::vector<T> accumulator(static_cast<std::size_t>(b.cols));
     std::vector<std::int64_t> marker(static_cast<std::size_t>(b.cols), -1);
+    std::int64_t work = 0;
     for (std::int64_t r = bounds[p]; r < bounds[p + 1]; ++r) {
+      if (work >= poll_work) {
+        cancel.throw_if_cancelled();
+        work = 0;
+      }
       index_t* cols = c.col_indices.data() + c.row_offsets[r];
       std::int64_t count = 0;
+      ++work;
       for (offset_t k = a.row_offsets[r]; k < a.row_offsets[r + 1]; ++k) {
         const index_t j = a.col_indices[k];
         const T a_value = a.values[k];
+        work += b.row_offsets[j + 1] - b.row_offsets[j];
         for (offset_t l = b.row_offsets[j]; l < b.row_offsets[j + 1]; ++l) {
           const index_t col = b.col_indices[l];
           if (marker[col] != r) {
@@ -125,15 +143,22 @@ csr_matrix<T> gustavson(const csr_matrix<T>& a, const csr_matrix<T>& b, int thre
   return c;
 }
 
-template csr_matrix<float> gustavson(const csr_matrix<float>&, const csr_matrix<float>&, int, job_memory&);
-template csr_matrix<double> gustavson(const csr_matrix<double>&, const csr_matrix<double>&, int, job_memory&);
+template csr_matrix<float> gustavson(const csr_matrix<float>&, const csr_matrix<float>&, int, job_memory&,
+                                     const cancel_token&);
+template csr_matrix<double> gustavson(const csr_matrix<double>&, const csr_matrix<double>&, int, job_memory&,
+                                      const cancel_token&);
 
 }  // namespace cpu
 
 template <typename T>
-csr_matrix<T> cpu_multiply(const csr_matrix<T>& a, const csr_matrix<T>& b, int threads) {
+csr_matrix<T> cpu_multiply(const csr_matrix<T>& a, const csr_matrix<T>& b, int threads, const cancel_token& cancel) {
   cpu::job_memory unbounded(std::numeric_limits<std::size_t>::max(), "gustavson");
-  return cpu::gustavson(a, b, threads, unbounded);
+  return cpu::gustavson(a, b, threads, unbounded, cancel);
+}
+
+template <typename T>
+csr_matrix<T> cpu_multiply(const csr_matrix<T>& a, const csr_matrix<T>& b, int threads) {
+  return cpu_multiply(a, b, threads, cancel_token());
 }
 
 template <typename T>
@@ -162,6 +187,9 @@ double scaled_max_error(const csr_matrix<T>& c, const csr_matrix<T>& ref, const 
 
 template csr_matrix<float> cpu_multiply(const csr_matrix<float>&, const csr_matrix<float>&, int);
 template csr_matrix<double> cpu_multiply(const csr_matrix<double>&, const csr_matrix<double>&, int);
+template csr_matrix<float> cpu_multiply(const csr_matrix<float>&, const csr_matrix<float>&, int, const cancel_token&);
+template csr_matrix<double> cpu_multiply(const csr_matrix<double>&, const csr_matrix<double>&, int,
+                                         const cancel_token&);
 template double scaled_max_error(const csr_matrix<float>&, const csr_matrix<float>&, const csr_matrix<float>&,
                                  const csr_matrix<float>&);
 template double scaled_max_error(const csr_matrix<double>&, const csr_matrix<double>&, const csr_matrix<double>&,

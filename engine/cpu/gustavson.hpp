@@ -7,6 +7,7 @@
 
 #include "cpu/host_memory.hpp"
 #include "spgemm/csr.hpp"
+#include "spgemm/multiply.hpp"
 
 namespace spgemm::cpu {
 
@@ -19,8 +20,10 @@ std::size_t gustavson_workspace_bytes(std::int64_t a_rows, std::int64_t b_cols, 
 
 // C = A * B (reference.hpp, cpu_multiply), every array taken from `memory`
 // before it is allocated and given back before the call returns (C's too:
-// the caller counts C where it keeps it).
+// the caller counts C where it keeps it). Polls `cancel` about every 10^6
+// scalar products: throws error(cancelled) about a millisecond after it fires.
 template <typename T>
-csr_matrix<T> gustavson(const csr_matrix<T>& a, const csr_matrix<T>& b, int threads, job_memory& memory);
+csr_matrix<T> gustavson(const csr_matrix<T>& a, const csr_matrix<T>& b, int threads, job_memory& memory,
+                        const cancel_token& cancel);
 
 }  // namespace spgemm::cpu

@@ -141,7 +141,10 @@ csr_matrix<double> read_matrix_market(const std::string& path) {
   }
 
   std::vector<coo_entry> entries;
-  entries.reserve(static_cast<std::size_t>(symmetric ? 2 * stored : stored));
+  // An entry takes four bytes of the file at least ("1 1\n"): a size line
+  // that claims more entries than that reserves no more than the file holds.
+  const std::int64_t fit = std::min<std::int64_t>(stored, static_cast<std::int64_t>(text.size() / 4));
+  entries.reserve(static_cast<std::size_t>(symmetric ? 2 * fit : fit));
   std::int64_t seen = 0;
   while (lines.next(line)) {
     if (line.empty() || line[0] == '%') continue;

@@ -21,8 +21,11 @@ std::string find_csr_problem(const csr_matrix<T>& m, const validate_options& opt
         << std::numeric_limits<index_t>::max();
     return why.str();
   }
-  if (static_cast<std::int64_t>(m.row_offsets.size()) != m.rows + 1) {
-    why << "row_offsets has " << m.row_offsets.size() << " entries, expected rows + 1 = " << m.rows + 1;
+  // Not rows + 1, which overflows for the largest rows.
+  if (m.row_offsets.empty() || static_cast<std::int64_t>(m.row_offsets.size() - 1) != m.rows) {
+    why << "row_offsets has " << m.row_offsets.size() << " entries, expected rows + 1 = "
+        << (m.rows < std::numeric_limits<std::int64_t>::max() ? std::to_string(m.rows + 1)
+                                                              : std::to_string(m.rows) + " + 1");
     return why.str();
   }
   if (m.col_indices.size() != m.values.size()) {

@@ -234,7 +234,18 @@ chunk_assembler::chunk_assembler(const v1::MatrixHeader& h, bool check_columns, 
   }
   arrays_.row_offsets.push_back(0);
   constexpr std::size_t populate_from = 32 << 20;  // below, a thread costs about what it saves
-  if (fresh_bytes >= populate_from) populate_ = std::make_unique<background_populate>(std::move(fresh));
+  constexpr double window_bytes = 32 << 20;        // mapped ahead of the chunks: several chunks' worth
+  if (fresh_bytes >= populate_from) {
+    populate_ = std::make_unique<background_populate>(std::move(fresh));
+    populate_window_ = window_bytes / static_cast<double>(fresh_bytes);
+  }
+}
+
+void chunk_assembler::populate_ahead() {
+  if (!populate_) return;
+  auto part = [](int64_t have, int64_t of) { return of > 0 ? static_cast<double>(have) / static_cast<double>(of) : 1.0; };
+  const double arrived = std::max(part(rows_received_, header_.rows()), part(nnz_received_, header_.nnz()));
+  populate_->allow(arrived + populate_window_);
 }
 
 namespace {
@@ -366,6 +377,7 @@ grpc::Status chunk_assembler::add(const chunk_pieces& c) {
   }
   rows_received_ += c.row_count;
   nnz_received_ += last;
+  populate_ahead();
   return grpc::Status::OK;
 }
 

@@ -85,9 +85,12 @@ class chunk_assembler {
   // a shape the 32-bit column indices cannot address.
   static grpc::Status check_header(const spgemm::v1::MatrixHeader& h);
 
-  // Preallocates the arrays, in `reuse` where its arrays are large enough;
-  // fresh arrays of 32 MiB and more are mapped ahead of the chunks on a
-  // thread of their own (background_populate). Call check_header first.
+  // Reserves the arrays for the header's nnz, in `reuse` where its arrays
+  // are large enough: address space only, the memory is committed as chunks
+  // fill it (a header's claim commits nothing). Fresh arrays of 32 MiB and
+  // more are mapped a little ahead of the chunks on a thread of their own
+  // (background_populate). Call check_header first; throws std::bad_alloc
+  // where the address space is not there.
   explicit chunk_assembler(const spgemm::v1::MatrixHeader& h, bool check_columns = false, csr_arrays reuse = {});
   ~chunk_assembler();  // stops the mapping ahead before the arrays go
 
@@ -112,6 +115,8 @@ class chunk_assembler {
   // The columns of the chunk just appended: OK, or the first bad one.
   // `offsets` are the matrix's, rows + 1 of them from row row_begin.
   grpc::Status check_chunk_columns(int64_t row_begin, const int64_t* offsets, int64_t rows) const;
+  // Lets the mapping ahead run a little past what arrived.
+  void populate_ahead();
 
   spgemm::v1::MatrixHeader header_;
   std::size_t value_size_ = 0;
@@ -120,6 +125,7 @@ class chunk_assembler {
   int64_t nnz_received_ = 0;
   csr_arrays arrays_;
   std::unique_ptr<background_populate> populate_;  // of arrays_; goes first
+  double populate_window_ = 0;  // how far ahead of the chunks it maps, as a fraction of the arrays
   std::string offsets_scratch_;  // row offsets that arrived in several pieces
 };
 

@@ -2,6 +2,8 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 namespace spgemm::wire {
@@ -14,17 +16,33 @@ background_populate::background_populate(std::vector<std::pair<void*, std::size_
 }
 
 background_populate::~background_populate() {
-  stop_ = true;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  changed_.notify_one();
   if (thread_.joinable()) thread_.join();
+}
+
+void background_populate::allow(double fraction) {
+  const auto n = static_cast<std::size_t>(std::ceil(std::clamp(fraction, 0.0, 1.0) * pieces));
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (n <= allowed_) return;
+    allowed_ = n;
+  }
+  changed_.notify_one();
 }
 
 void background_populate::run() {
 #ifdef MADV_POPULATE_WRITE
-  // Pieces of about 1/64 of each range: a stop waits for one piece at most,
-  // and the ranges advance together.
-  constexpr std::size_t pieces = 64;
   constexpr std::uintptr_t page = 4096;
-  for (std::size_t i = 0; i < pieces && !stop_; ++i) {
+  for (std::size_t i = 0; i < pieces; ++i) {
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      changed_.wait(lock, [&] { return stop_ || allowed_ > i; });
+      if (stop_) return;
+    }
     for (const auto& [pointer, bytes] : ranges_) {
       const auto base = reinterpret_cast<std::uintptr_t>(pointer);
       const std::uintptr_t begin = (base + bytes * i / pieces + page - 1) & ~(page - 1);

@@ -32,14 +32,15 @@ outcome store_from_device(matrix_cache& cache, scheduler& sched, const caller& w
   if (outcome fits = upload::check(cache, who, info); !fits.ok()) return fits;
   const int device = roomiest_gpu(cache);
   if (device < 0) return no_gpu();
-  if (!cache.make_quota_room(who, info.bytes())) {
+  const std::size_t bytes = entry_bytes(info, name);
+  if (!cache.make_quota_room(who, bytes)) {
     return {status::over_quota, "a " + shape(info) + " matrix of " + std::to_string(info.bytes()) +
                                     " bytes does not fit tenant '" + who.tenant +
                                     "''s device_bytes quota, even with its other matrices moved to host memory; "
                                     "delete some of its matrices"};
   }
   reservation room(&cache, device);
-  if (!room.try_grow(info.bytes())) {
+  if (!room.try_grow(bytes)) {
     return {status::does_not_fit, "no room on " + cache.backends()[static_cast<std::size_t>(device)]->name() +
                                       " for a " + shape(info) + " matrix of " + std::to_string(info.bytes()) +
                                       " bytes now; retry once jobs or matrices free some"};

@@ -121,6 +121,10 @@ outcome job_run::take_result(job& j, const std::optional<entry_info>& announced,
                                     std::to_string(announced->info.nnz) +
                                     " it had before and its handle announced; retry"};
     }
+    // Its name counts in the budget beside its bytes.
+    if (!j.res.try_grow(keep_name_.size())) {
+      return {status::does_not_fit, "no room left for the kept result's name on its device; retry later"};
+    }
     e->kept = cache_.insert_stored(caller_, j.res, std::move(j.result), keep_name_, 0,
                                    announced ? &*announced : nullptr);
     j.res.release();

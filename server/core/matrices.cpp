@@ -14,6 +14,13 @@ outcome empty_handle() { return {status::invalid_argument, "request field 'handl
 
 std::string shape(const spgemm::matrix_info& m) { return std::to_string(m.rows) + " x " + std::to_string(m.cols); }
 
+outcome check_name(const char* field, const std::string& name) {
+  if (name.size() <= max_name_bytes) return {};
+  return {status::invalid_argument, std::string("request field '") + field + "' holds a name of " +
+                                        std::to_string(name.size()) + " bytes; names are at most " +
+                                        std::to_string(max_name_bytes) + " bytes"};
+}
+
 outcome pin_matrix(matrix_cache& cache, const caller& who, const char* field, const std::string& handle, pin* out) {
   if (handle.empty()) {
     return {status::invalid_argument,

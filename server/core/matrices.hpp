@@ -15,6 +15,12 @@ namespace spgemmd::core {
 // "rows x cols", for messages.
 std::string shape(const spgemm::matrix_info& m);
 
+// The longest name a matrix may have (bytes of UTF-8).
+constexpr std::size_t max_name_bytes = 256;
+
+// invalid_argument where the name in request field `field` is longer than max_name_bytes.
+outcome check_name(const char* field, const std::string& name);
+
 // Pins the matrix `handle` that request field `field` names: invalid_argument
 // where the field is empty, not_found where there is no such matrix.
 outcome pin_matrix(matrix_cache& cache, const caller& who, const char* field, const std::string& handle, pin* out);

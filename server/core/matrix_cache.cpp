@@ -9,6 +9,8 @@
 
 namespace spgemmd::core {
 
+std::size_t entry_bytes(const spgemm::matrix_info& info, const std::string& name) { return info.bytes() + name.size(); }
+
 namespace {
 
 // Why a matrix of `bytes` more does not fit `tenant`'s quota `name`.
@@ -221,10 +223,10 @@ std::shared_ptr<cache_entry> matrix_cache::make_entry(const std::string& tenant,
   e->handle = promised ? promised->handle : new_handle();
   e->name = name;
   e->info = info;
-  e->bytes = e->info.bytes();
+  e->bytes = entry_bytes(info, name);
   e->created = e->last_used = promised ? promised->created : wall::now();
   e->last_used_steady = steady::now();
-  e->ttl_seconds = ttl_seconds > 0 ? ttl_seconds : default_ttl_;
+  e->ttl_seconds = std::min(ttl_seconds > 0 ? ttl_seconds : default_ttl_, max_ttl_seconds);
   return e;
 }
 
@@ -236,7 +238,7 @@ entry_info matrix_cache::promise_stored(const spgemm::matrix_info& info, int dev
 }
 
 entry_info matrix_cache::insert_host(const caller& who, spgemm::any_csr& m, const std::string& name,
-                                     int64_t ttl_seconds) {
+                                     int64_t ttl_seconds, reservation* held) {
   auto e = make_entry(who.tenant, spgemm::info_of(m), name, ttl_seconds);
   std::lock_guard<std::mutex> lock(mutex_);
   tenant_state& t = tenant_of(who);
@@ -258,11 +260,18 @@ entry_info matrix_cache::insert_host(const caller& who, spgemm::any_csr& m, cons
     add(e);
     return snapshot(*e);
   }
+  // Host bytes the caller holds for it count as its own.
+  const bool holds = held != nullptr && held->cache_ == this && held->device_ == host;
+  const std::size_t taken = holds ? std::min(held->bytes_, e->bytes) : 0;
   const bool host_quota = t.limits.host_bytes == 0 || t.held.host + e->bytes <= t.limits.host_bytes;
-  if (host_quota && host_used_ + e->bytes <= host_budget_) {
+  if (host_quota && host_used_ - taken + e->bytes <= host_budget_) {
     e->host = std::make_shared<const spgemm::any_csr>(std::move(m));
     e->device = -1;
     e->last_device = order.empty() ? 0 : order.front();
+    if (holds) {
+      held->bytes_ -= taken;
+      host_used_ -= taken;
+    }
     count_in(*e);
     add(e);
     return snapshot(*e);
@@ -412,17 +421,22 @@ void matrix_cache::locate(cache_entry& e, int* device, std::shared_ptr<spgemm::s
 
 bool matrix_cache::grow(int device, std::size_t* bytes_field, std::size_t bytes) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (!make_room(device, bytes)) return false;
-  devices_[device].reserved += bytes;
+  if (device == host) {
+    if (bytes > host_budget_ - std::min(host_budget_, host_used_)) return false;
+    host_used_ += bytes;
+  } else {
+    if (!make_room(device, bytes)) return false;
+    devices_[device].reserved += bytes;
+    note_used(device);
+  }
   *bytes_field += bytes;
-  note_used(device);
   return true;
 }
 
 void matrix_cache::shrink(int device, std::size_t* bytes_field, std::size_t to) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    devices_[device].reserved -= *bytes_field - to;
+    (device == host ? host_used_ : devices_[device].reserved) -= *bytes_field - to;
     *bytes_field = to;
   }
   notify_freed();
@@ -446,14 +460,35 @@ std::optional<std::size_t> matrix_cache::erase(const caller& who, const std::str
   return bytes;
 }
 
-std::vector<entry_info> matrix_cache::list(const caller& who) {
+list_page matrix_cache::list(const caller& who, const std::optional<list_cursor>& after, std::size_t limit) {
+  limit = std::max<std::size_t>(limit, 1);
+  auto before = [](const wall::time_point& ca, const std::string& ha, const wall::time_point& cb,
+                   const std::string& hb) { return ca < cb || (ca == cb && ha < hb); };
+  auto earlier = [&](const cache_entry* a, const cache_entry* b) {
+    return before(a->created, a->handle, b->created, b->handle);
+  };
+  // The first `limit` + 1 after the cursor, in a max-heap: a page costs
+  // O(entries x log limit), whatever the page.
+  std::vector<const cache_entry*> first;
   std::lock_guard<std::mutex> lock(mutex_);
-  std::vector<entry_info> out;
   for (const auto& [key, e] : entries_) {
-    if (who.sees(key.first)) out.push_back(snapshot(*e));
+    if (!who.sees(key.first)) continue;
+    if (after && !before(after->created, after->handle, e->created, e->handle)) continue;
+    if (first.size() <= limit) {
+      first.push_back(e.get());
+      std::push_heap(first.begin(), first.end(), earlier);
+    } else if (earlier(e.get(), first.front())) {
+      std::pop_heap(first.begin(), first.end(), earlier);
+      first.back() = e.get();
+      std::push_heap(first.begin(), first.end(), earlier);
+    }
   }
-  std::sort(out.begin(), out.end(), [](const entry_info& a, const entry_info& b) { return a.created < b.created; });
-  return out;
+  std::sort_heap(first.begin(), first.end(), earlier);
+  list_page page;
+  page.more = first.size() > limit;
+  if (page.more) first.pop_back();
+  for (const cache_entry* e : first) page.entries.push_back(snapshot(*e));
+  return page;
 }
 
 std::optional<entry_info> matrix_cache::describe(const caller& who, const std::string& handle) {
@@ -488,6 +523,7 @@ int matrix_cache::sweep_expired() {
     const auto now = steady::now();
     for (auto it = entries_.begin(); it != entries_.end();) {
       auto& e = it->second;
+      // ttl_seconds <= max_ttl_seconds: in the clock's nanoseconds it does not overflow.
       if (e->pins == 0 && e->ttl_seconds > 0 && now - e->last_used_steady > std::chrono::seconds(e->ttl_seconds)) {
         e->deleted = true;
         free_entry(*e);

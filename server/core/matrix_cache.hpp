@@ -8,7 +8,8 @@
 // budget) and come back on demand. Entries are pinned (refcounted) while jobs
 // use them: a pinned entry never spills and a deleted pinned entry lives on,
 // unlisted, until its last pin goes. A background sweep deletes entries
-// unused for longer than their time to live.
+// unused for longer than their time to live. An entry's bytes are its
+// matrix's and its name's (names are short, but a client chooses them).
 //
 // Every entry belongs to the tenant whose call made it; a caller finds only
 // what it sees (core/caller.hpp): another tenant's handle is unknown to it.
@@ -92,7 +93,28 @@ class pin {
   std::shared_ptr<cache_entry> entry_;
 };
 
-// Bytes held on a device by a job or a result in flight; released when destroyed.
+// Longest TTL an entry keeps (ten years); longer ones are cut to it.
+constexpr int64_t max_ttl_seconds = int64_t{10} * 365 * 24 * 3600;
+
+// The bytes an entry of a matrix of `info` named `name` counts in a budget.
+std::size_t entry_bytes(const spgemm::matrix_info& info, const std::string& name);
+
+// A position in the entries a caller sees, ordered by creation time and then handle:
+// the last entry of a page of list().
+struct list_cursor {
+  wall::time_point created;
+  std::string handle;
+};
+
+// A page of the entries a caller sees, and whether more follow it.
+struct list_page {
+  std::vector<entry_info> entries;
+  bool more = false;
+};
+
+// Bytes held on a device by a job or a result in flight, or in the host
+// budget (device matrix_cache::host) by an upload arriving there; released
+// when destroyed.
 class reservation {
  public:
   reservation() = default;
@@ -102,7 +124,8 @@ class reservation {
   reservation(const reservation&) = delete;
   reservation& operator=(const reservation&) = delete;
   ~reservation() { release(); }
-  // Grows by `bytes` where the device has room (spilling cold entries); false otherwise.
+  // Grows by `bytes` where the device has room (spilling cold entries), or
+  // the host budget has; false otherwise.
   bool try_grow(std::size_t bytes);
   // Shrinks to `bytes` (never grows).
   void shrink_to(std::size_t bytes);
@@ -140,6 +163,9 @@ struct cache_stats {
 
 class matrix_cache {
  public:
+  // The device of a reservation in the host budget.
+  static constexpr int host = -1;
+
   matrix_cache(std::vector<std::shared_ptr<spgemm::backend>> backends, std::vector<std::size_t> budgets,
                std::size_t host_budget, int64_t default_ttl_seconds);
   ~matrix_cache();
@@ -153,10 +179,12 @@ class matrix_cache {
 
   // Adds an uploaded matrix of `who`'s tenant: a copy onto the device with
   // the most room (spilling cold entries) where its device quota allows,
-  // else `m` itself (moved from) into host memory. Throws quota_exceeded
+  // else `m` itself (moved from) into host memory, taking the bytes `held`
+  // (a host reservation, where given) holds for it. Throws quota_exceeded
   // where its quotas hold it nowhere, spgemm::error(does_not_fit) where the
   // budgets do not.
-  entry_info insert_host(const caller& who, spgemm::any_csr& m, const std::string& name, int64_t ttl_seconds);
+  entry_info insert_host(const caller& who, spgemm::any_csr& m, const std::string& name, int64_t ttl_seconds,
+                         reservation* held = nullptr);
   // Adds a result of `who`'s tenant stored on `res.device()`; its bytes move
   // from the reservation (which shrinks by them) to the cache. With
   // `promised` (from promise_stored), under that handle and creation time.
@@ -199,8 +227,9 @@ class matrix_cache {
   // Deletes an entry `who` sees; returns the bytes freed (now, or when its
   // last pin goes), nullopt when unknown.
   std::optional<std::size_t> erase(const caller& who, const std::string& handle);
-  // The entries `who` sees, oldest first.
-  std::vector<entry_info> list(const caller& who);
+  // The entries `who` sees in creation order, after `after` where given, at
+  // most `limit` (at least 1).
+  list_page list(const caller& who, const std::optional<list_cursor>& after, std::size_t limit);
   std::optional<entry_info> describe(const caller& who, const std::string& handle);
   cache_stats stats();
   tenant_stats stats_of(const std::string& tenant);

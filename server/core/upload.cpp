@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/matrices.hpp"
+#include "spgemm/errors.hpp"
 
 namespace spgemmd::core {
 
@@ -22,20 +23,34 @@ outcome upload::check(const matrix_cache& cache, const caller& who, const spgemm
                                     std::to_string(budget) + " bytes, so it can never be used here"};
 }
 
-upload::upload(matrix_cache& cache, scheduler& sched, caller who, const spgemm::matrix_info& info,
+upload::upload(matrix_cache& cache, scheduler& sched, caller who, const spgemm::matrix_info& info, std::string name,
                const spgemm::host_csr_arrays& arrays)
-    : cache_(cache), sched_(sched), caller_(std::move(who)),
-      pipeline_(cache.make_quota_room(caller_, info.bytes()) ? upload_pipeline::open(cache, info, arrays) : nullptr) {}
+    : cache_(cache), sched_(sched), caller_(std::move(who)), name_(std::move(name)) {
+  const std::size_t bytes = entry_bytes(info, name_);
+  if (cache.make_quota_room(caller_, bytes)) pipeline_ = upload_pipeline::open(cache, info, bytes, arrays);
+  if (pipeline_) return;
+  host_room_ = reservation(&cache, matrix_cache::host);
+  if (!host_room_.try_grow(bytes)) {
+    throw spgemm::error(spgemm::error_kind::does_not_fit,
+                        "no room for a matrix of " + std::to_string(bytes) +
+                            " bytes: every device budget and the host budget are in use; delete matrices or retry "
+                            "later");
+  }
+}
 
 void upload::arrived(int64_t rows, int64_t nnz) {
   if (pipeline_) pipeline_->arrived(rows, nnz);
 }
 
-entry_info upload::store(spgemm::any_csr& m, const std::string& name, int64_t ttl_seconds) {
-  if (!pipeline_) return cache_.insert_host(caller_, m, name, ttl_seconds);
+entry_info upload::store(spgemm::any_csr& m, int64_t ttl_seconds) {
+  if (!pipeline_) {
+    entry_info e = cache_.insert_host(caller_, m, name_, ttl_seconds, &host_room_);
+    host_room_.release();  // what the entry did not take (all of it, where it went to a device)
+    return e;
+  }
   // Most of it is on the device already.
   const int64_t rows = spgemm::info_of(m).rows;
-  entry_info e = cache_.insert_stored(caller_, pipeline_->room(), pipeline_->finish(rows), name, ttl_seconds);
+  entry_info e = cache_.insert_stored(caller_, pipeline_->room(), pipeline_->finish(rows), name_, ttl_seconds);
   pipeline_.reset();
   sched_.poke();  // its room, held while it arrived, is now a cached matrix that a queued job may spill
   return e;

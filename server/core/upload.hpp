@@ -1,8 +1,10 @@
 // An uploaded matrix on its way into the cache. Where a device has room at the
 // header, that room is held and the rows are copied there as they arrive
-// (upload_pipeline); otherwise the matrix is stored whole at the end, on a
-// device with room then, or in host memory. A failed or abandoned upload
-// frees its room when destroyed.
+// (upload_pipeline); otherwise room in the host budget is held, and the
+// matrix is stored whole at the end, on a device with room then, or in host
+// memory. Where neither has room at the header, the upload is refused then:
+// what a header claims is never more than a budget holds. A failed or
+// abandoned upload frees its room when destroyed.
 #pragma once
 
 #include <cstdint>
@@ -25,9 +27,10 @@ class upload {
   // `who`'s byte quotas: it could never be kept.
   static outcome check(const matrix_cache& cache, const caller& who, const spgemm::matrix_info& info);
 
-  // A matrix of `info` arriving into `arrays` (reserved for all of it), for
-  // `who`'s tenant. Throws what the backend throws.
-  upload(matrix_cache& cache, scheduler& sched, caller who, const spgemm::matrix_info& info,
+  // A matrix of `info` named `name` arriving into `arrays` (reserved for all
+  // of it), for `who`'s tenant. Throws spgemm::error(does_not_fit) where no
+  // device and not the host budget has room for it, and what the backend throws.
+  upload(matrix_cache& cache, scheduler& sched, caller who, const spgemm::matrix_info& info, std::string name,
          const spgemm::host_csr_arrays& arrays);
 
   // Rows [0, rows) and `nnz` entries have arrived. Rethrows what a copy threw.
@@ -35,14 +38,16 @@ class upload {
   // Every row arrived, in `m` (the arrays given at the start): adds it to the
   // cache (`m` is moved from where it goes to host memory). Throws
   // quota_exceeded where the tenant's quotas hold it nowhere.
-  entry_info store(spgemm::any_csr& m, const std::string& name, int64_t ttl_seconds);
+  entry_info store(spgemm::any_csr& m, int64_t ttl_seconds);
 
  private:
   matrix_cache& cache_;
   scheduler& sched_;
   const caller caller_;
+  const std::string name_;
   // Where a device, and the tenant's device quota, had room at the header.
   std::unique_ptr<upload_pipeline> pipeline_;
+  reservation host_room_;  // otherwise
 };
 
 }  // namespace spgemmd::core

@@ -5,11 +5,11 @@
 namespace spgemmd::core {
 
 std::unique_ptr<upload_pipeline> upload_pipeline::open(matrix_cache& cache, const spgemm::matrix_info& info,
-                                                       const spgemm::host_csr_arrays& arrays) {
+                                                       std::size_t bytes, const spgemm::host_csr_arrays& arrays) {
   const int device = cache.roomiest_device();
   if (device < 0) return nullptr;
   reservation room(&cache, device);
-  if (!room.try_grow(info.bytes())) return nullptr;
+  if (!room.try_grow(bytes)) return nullptr;
   auto writer = cache.backends()[static_cast<std::size_t>(device)]->open_writer(info, arrays);
   return std::make_unique<upload_pipeline>(std::move(room), std::move(writer));
 }

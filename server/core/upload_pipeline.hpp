@@ -15,11 +15,12 @@ namespace spgemmd::core {
 
 class upload_pipeline {
  public:
-  // Room for the matrix on the device with the most room (spilling cold
-  // entries), held while it arrives; nullptr where no device has it now (the
-  // upload then stores the matrix whole at its end, or keeps it on the host).
+  // Room for the matrix (`bytes`, as its entry counts them) on the device
+  // with the most room (spilling cold entries), held while it arrives;
+  // nullptr where no device has it now (the upload then stores the matrix
+  // whole at its end, or keeps it on the host).
   static std::unique_ptr<upload_pipeline> open(matrix_cache& cache, const spgemm::matrix_info& info,
-                                               const spgemm::host_csr_arrays& arrays);
+                                               std::size_t bytes, const spgemm::host_csr_arrays& arrays);
   upload_pipeline(reservation room, std::unique_ptr<spgemm::matrix_writer> writer);
   upload_pipeline(const upload_pipeline&) = delete;  // a copy in flight refers to the writer
   upload_pipeline& operator=(const upload_pipeline&) = delete;

@@ -1,21 +1,32 @@
-// The service's metrics, each declared here once and recorded through these
-// calls; the gauges are read from the server's status at every scrape.
+// The service's metrics, each declared here once (prometheus-cpp families)
+// and recorded through these calls; the gauges are read from the server's
+// status at every scrape.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <vector>
+
+#include <prometheus/collectable.h>
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
 
 #include "core/job_run.hpp"
 #include "core/matrix_cache.hpp"
 #include "core/scheduler.hpp"
-#include "ops/metrics.hpp"
 
 namespace spgemmd {
 
 class service_metrics {
  public:
-  // Declares the metrics in `registry`; its gauges read `cache` and `sched`.
-  service_metrics(metrics_registry& registry, core::matrix_cache& cache, core::scheduler& sched);
+  // The gauges read `cache` and `sched`.
+  service_metrics(core::matrix_cache& cache, core::scheduler& sched);
+
+  // What the metrics endpoint serves.
+  std::vector<std::weak_ptr<prometheus::Collectable>> collectables() const;
 
   // A call of `kind` ("upload", "multiply", ...) ended with `outcome` (a status code's name).
   void call_ended(const std::string& kind, const std::string& outcome);
@@ -27,7 +38,13 @@ class service_metrics {
   void flops(const std::string& kind, const std::string& device, double flops);
 
  private:
-  metrics_registry& registry_;
+  std::shared_ptr<prometheus::Registry> registry_ = std::make_shared<prometheus::Registry>();
+  std::shared_ptr<prometheus::Collectable> gauges_;
+  prometheus::Family<prometheus::Counter>& jobs_;
+  prometheus::Family<prometheus::Histogram>& phases_;
+  prometheus::Counter& bytes_in_;
+  prometheus::Counter& bytes_out_;
+  prometheus::Family<prometheus::Counter>& flops_;
 };
 
 }  // namespace spgemmd

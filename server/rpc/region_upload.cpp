@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/matrices.hpp"
 #include "core/region_ref.hpp"
 #include "core/region_registry.hpp"
 #include "core/upload.hpp"
@@ -48,6 +49,9 @@ grpc::Status upload_from_region(service_state& s, const core::caller& who, const
                                  h.value_type() == v1::FLOAT32 ? spgemm::value_type::f32 : spgemm::value_type::f64};
   core::csr_layout sizes;  // where the sizes below cannot overflow
   if (const core::outcome o = core::layout_csr(h.rows(), h.nnz(), 8, &sizes); !o.ok()) return to_grpc_status(o);
+  if (const core::outcome named = core::check_name("header.name", h.name()); !named.ok()) {
+    return to_grpc_status(named);
+  }
   if (const core::outcome fits = core::upload::check(s.cache, who, info); !fits.ok()) return to_grpc_status(fits);
   const auto value_size = static_cast<int64_t>(wire::value_size(h.value_type()));
   core::region_span offsets, columns, values;
@@ -59,7 +63,7 @@ grpc::Status upload_from_region(service_state& s, const core::caller& who, const
   try {
     wire::chunk_assembler assembler(h, /*check_columns=*/true, s.upload_arrays.take(h.rows(), h.nnz(), h.value_type()));
     std::optional<core::upload> up;  // copies from the assembler's arrays: goes before them
-    up.emplace(s.cache, s.sched, who, info, host_arrays(assembler));
+    up.emplace(s.cache, s.sched, who, info, h.name(), host_arrays(assembler));
     // Rows per block from the average row; a longer row gets a block of its own.
     const int64_t row_bytes = std::max<int64_t>(1, info.bytes() / std::max<int64_t>(1, h.rows()));
     const int64_t rows_per_block = std::max<int64_t>(1, block_bytes / row_bytes);
@@ -97,7 +101,7 @@ grpc::Status upload_from_region(service_state& s, const core::caller& who, const
       r0 = r1;
     }
     if (st = assembler.finish(); !st.ok()) return st;
-    to_proto(store_upload(s, assembler, *up), out);
+    to_proto(store_upload(s.upload_arrays, assembler, *up), out);
   } catch (...) {
     return to_grpc_status(std::current_exception());
   }

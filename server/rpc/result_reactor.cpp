@@ -55,7 +55,7 @@ wire::csr_view view_of(const spgemm::any_csr& m) {
 
 result_reactor::result_reactor(service_state& s, grpc::CallbackServerContext* ctx, std::string kind,
                                int64_t chunk_bytes)
-    : s_(s), kind_(std::move(kind)), chunk_bytes_(clamp_chunk(chunk_bytes, s.cfg.chunk_bytes)) {
+    : s_(s), counted_(s.calls), kind_(std::move(kind)), chunk_bytes_(clamp_chunk(chunk_bytes, s.cfg.chunk_bytes)) {
   compress_replies_as_asked(ctx);
 }
 

@@ -63,6 +63,7 @@ class result_reactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   void finish(grpc::Status status, bool with_last_message = false);
 
   service_state& s_;
+  call_count::in_flight counted_;
   std::string kind_;
   int64_t chunk_bytes_;
   core::steady::time_point created_ = core::steady::now();

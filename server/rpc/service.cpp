@@ -48,6 +48,7 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* run_product(service_state& s, grpc::
   core::caller who;
   std::shared_ptr<core::job> j;
   grpc::Status st = open_call(s, *ctx, parsed, &who);
+  if (st.ok()) st = to_grpc_status(core::check_name("output.name", output.name()));
   if (st.ok() && output.has_region()) {
     st = output.keep() ? grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                                       "output: keep the result or write it into a region, not both")

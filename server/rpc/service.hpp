@@ -9,15 +9,17 @@
 
 namespace spgemmd {
 
-// The streaming methods are raw (byte buffers): their chunks are encoded and
-// decoded by hand (proto/wire/chunk_frame.hpp), their other messages with the
-// generated classes. The unary methods take the generated classes.
+// Every method is raw (byte buffers), so that a request that does not decode
+// gets INVALID_ARGUMENT with a message (gRPC's own decoding answers
+// UNIMPLEMENTED without one). The streaming methods' chunks are encoded and
+// decoded by hand (proto/wire/chunk_frame.hpp), their other messages and the
+// unary calls' with the generated classes.
 using spgemm_service_base = spgemm::v1::Spgemm::WithRawCallbackMethod_Upload<
     spgemm::v1::Spgemm::WithRawCallbackMethod_Multiply<spgemm::v1::Spgemm::WithRawCallbackMethod_Galerkin<
         spgemm::v1::Spgemm::WithRawCallbackMethod_Transpose<spgemm::v1::Spgemm::WithRawCallbackMethod_Download<
-            spgemm::v1::Spgemm::WithCallbackMethod_Delete<spgemm::v1::Spgemm::WithCallbackMethod_List<
-                spgemm::v1::Spgemm::WithCallbackMethod_Describe<
-                    spgemm::v1::Spgemm::WithCallbackMethod_Status<spgemm::v1::Spgemm::Service>>>>>>>>>;
+            spgemm::v1::Spgemm::WithRawCallbackMethod_Delete<spgemm::v1::Spgemm::WithRawCallbackMethod_List<
+                spgemm::v1::Spgemm::WithRawCallbackMethod_Describe<
+                    spgemm::v1::Spgemm::WithRawCallbackMethod_Status<spgemm::v1::Spgemm::Service>>>>>>>>>;
 
 class spgemm_service final : public spgemm_service_base {
  public:
@@ -33,14 +35,14 @@ class spgemm_service final : public spgemm_service_base {
                                                         const grpc::ByteBuffer* request) override;
   grpc::ServerWriteReactor<grpc::ByteBuffer>* Download(grpc::CallbackServerContext* ctx,
                                                        const grpc::ByteBuffer* request) override;
-  grpc::ServerUnaryReactor* Delete(grpc::CallbackServerContext* ctx, const spgemm::v1::DeleteRequest* request,
-                                   spgemm::v1::DeleteResponse* response) override;
-  grpc::ServerUnaryReactor* List(grpc::CallbackServerContext* ctx, const spgemm::v1::ListRequest* request,
-                                 spgemm::v1::ListResponse* response) override;
-  grpc::ServerUnaryReactor* Describe(grpc::CallbackServerContext* ctx, const spgemm::v1::DescribeRequest* request,
-                                     spgemm::v1::MatrixInfo* response) override;
-  grpc::ServerUnaryReactor* Status(grpc::CallbackServerContext* ctx, const spgemm::v1::StatusRequest* request,
-                                   spgemm::v1::ServerStatus* response) override;
+  grpc::ServerUnaryReactor* Delete(grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* request,
+                                   grpc::ByteBuffer* response) override;
+  grpc::ServerUnaryReactor* List(grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* request,
+                                 grpc::ByteBuffer* response) override;
+  grpc::ServerUnaryReactor* Describe(grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* request,
+                                     grpc::ByteBuffer* response) override;
+  grpc::ServerUnaryReactor* Status(grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* request,
+                                   grpc::ByteBuffer* response) override;
 
  private:
   service_state& state_;

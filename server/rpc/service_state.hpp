@@ -15,6 +15,7 @@
 #include "core/scheduler.hpp"
 #include "ops/config.hpp"
 #include "ops/service_metrics.hpp"
+#include "rpc/call_count.hpp"
 #include "rpc/session_reactor.hpp"
 #include "rpc/spare_arrays.hpp"
 
@@ -28,7 +29,8 @@ struct service_state {
   const config& cfg;
   std::string version;
   core::steady::time_point started = core::steady::now();
-  std::atomic<bool> shutting_down{false};
+  std::atomic<bool> shutting_down{false};  // new calls get UNAVAILABLE
+  call_count calls;                         // of the service's calls in flight
   core::estimate_memo estimates{4096};  // of products of stored matrices
   spare_arrays upload_arrays;           // of finished uploads, for the next ones
   core::region_registry regions;        // shared-memory regions of callers on this host

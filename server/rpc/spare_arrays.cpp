@@ -44,4 +44,11 @@ void spare_arrays::give(wire::csr_arrays a) {
   bytes_ += bytes;
 }
 
+void spare_arrays::clear() {
+  std::deque<wire::csr_arrays> dropped;  // freed after the lock
+  std::lock_guard<std::mutex> lock(mutex_);
+  dropped.swap(kept_);
+  bytes_ = 0;
+}
+
 }  // namespace spgemmd

@@ -23,6 +23,8 @@ class spare_arrays {
   spgemm::wire::csr_arrays take(int64_t rows, int64_t nnz, spgemm::v1::ValueType type);
   // Keeps `a` for a later take, dropping the oldest kept beyond the limit.
   void give(spgemm::wire::csr_arrays a);
+  // Drops every array kept (the server went quiet: their memory goes back).
+  void clear();
 
  private:
   std::mutex mutex_;

@@ -5,12 +5,10 @@
 #include "ops/log.hpp"
 #include "rpc/messages.hpp"
 #include "rpc/status_map.hpp"
-#include "rpc/upload_store.hpp"
 
 namespace spgemmd {
 
 namespace v1 = spgemm::v1;
-namespace wire = spgemm::wire;
 
 namespace {
 
@@ -21,11 +19,13 @@ double seconds_since(core::steady::time_point t) {
 }  // namespace
 
 upload_reactor::upload_reactor(service_state& s, grpc::CallbackServerContext* ctx, grpc::ByteBuffer* response)
-    : s_(s), ctx_(ctx), response_(response) {
-  if (grpc::Status st = open_call(s_, *ctx_, grpc::Status::OK, &caller_); !st.ok()) {
+    : s_(s), ctx_(ctx), response_(response), counted_(s.calls) {
+  core::caller who;
+  if (grpc::Status st = open_call(s_, *ctx_, grpc::Status::OK, &who); !st.ok()) {
     finish(std::move(st));
     return;
   }
+  call_.emplace(s_.cache, s_.sched, s_.upload_arrays, std::move(who));
   StartRead(&in_);
 }
 
@@ -35,15 +35,8 @@ void upload_reactor::OnReadDone(bool ok) {
     return;
   }
   bytes_in_ += static_cast<int64_t>(in_.Length());
-  grpc::Status status = on_part();
-  slices_.clear();
-  if (status.ok() && upload_) {
-    try {
-      upload_->arrived(assembler_->rows_received(), assembler_->nnz_received());
-    } catch (...) {
-      status = to_grpc_status(std::current_exception());
-    }
-  }
+  grpc::Status status = call_->receive(in_);
+  in_.Clear();
   if (!status.ok()) {
     finish(std::move(status));
     return;
@@ -58,39 +51,9 @@ void upload_reactor::OnDone() {
   s_.metrics.phase("upload", "stream", seconds_since(created_));
   log_event(code_ == grpc::StatusCode::OK ? "info" : "warn", "upload",
             {{"code", outcome}, {"handle", handle_}, {"bytes_in", bytes_in_},
-             {"total_ms", seconds_since(created_) * 1e3}, {"receive_ms", receive_ms_}, {"store_ms", store_ms_},
-             {"message", message_}});
+             {"total_ms", seconds_since(created_) * 1e3}, {"receive_ms", receive_ms_},
+             {"store_ms", call_ ? call_->store_ms() : 0.0}, {"message", message_}});
   delete this;
-}
-
-grpc::Status upload_reactor::on_part() {
-  const grpc::Status chunk_first = {grpc::StatusCode::INVALID_ARGUMENT,
-                                    "the first UploadPart must be the MatrixHeader; a chunk came before it"};
-  if (wire::decode_chunk(in_, &slices_, &pieces_)) return assembler_ ? assembler_->add(pieces_) : chunk_first;
-  v1::UploadPart part;
-  if (grpc::Status st = parse(in_, &part); !st.ok()) return st;
-  if (part.has_header()) return on_header(part.header());
-  if (part.has_chunk()) return assembler_ ? assembler_->add(part.chunk()) : chunk_first;
-  return {grpc::StatusCode::INVALID_ARGUMENT, "an UploadPart holds neither a header nor a chunk"};
-}
-
-grpc::Status upload_reactor::on_header(const v1::MatrixHeader& h) {
-  if (assembler_) {
-    return {grpc::StatusCode::INVALID_ARGUMENT, "a second MatrixHeader arrived; send the header exactly once, first"};
-  }
-  if (grpc::Status st = wire::chunk_assembler::check_header(h); !st.ok()) return st;
-  const spgemm::matrix_info info{h.rows(), h.cols(), h.nnz(),
-                                 h.value_type() == v1::FLOAT32 ? spgemm::value_type::f32 : spgemm::value_type::f64};
-  if (const core::outcome fits = core::upload::check(s_.cache, caller_, info); !fits.ok()) {
-    return to_grpc_status(fits);
-  }
-  assembler_.emplace(h, /*check_columns=*/true, s_.upload_arrays.take(h.rows(), h.nnz(), h.value_type()));
-  try {
-    upload_.emplace(s_.cache, s_.sched, caller_, info, host_arrays(*assembler_));
-  } catch (...) {
-    return to_grpc_status(std::current_exception());
-  }
-  return grpc::Status::OK;
 }
 
 void upload_reactor::complete() {
@@ -98,39 +61,24 @@ void upload_reactor::complete() {
     finish({grpc::StatusCode::CANCELLED, "the upload was cancelled"});
     return;
   }
-  if (!assembler_) {
-    finish({grpc::StatusCode::INVALID_ARGUMENT, "the upload ended before its MatrixHeader: send the header first"});
-    return;
-  }
-  if (grpc::Status st = assembler_->finish(); !st.ok()) {
-    finish(st);
-    return;
-  }
-  try {
-    // The assembler checked every chunk's columns as it came: the matrix is valid CSR.
-    const core::steady::time_point received = core::steady::now();
-    receive_ms_ = seconds_since(created_) * 1e3;
-    const core::entry_info e = store_upload(s_, *assembler_, *upload_);
-    upload_.reset();
-    assembler_.reset();
-    store_ms_ = seconds_since(received) * 1e3;
+  receive_ms_ = seconds_since(created_) * 1e3;
+  core::entry_info stored;
+  grpc::Status status = call_->complete(&stored);
+  if (status.ok()) {
     v1::MatrixInfo info;
-    to_proto(e, &info);
+    to_proto(stored, &info);
     handle_ = info.handle();
     bool own = false;
     response_->Clear();
-    grpc::SerializationTraits<v1::MatrixInfo>::Serialize(info, response_, &own);
-    finish(grpc::Status::OK);
-  } catch (...) {
-    finish(to_grpc_status(std::current_exception()));
+    status = grpc::SerializationTraits<v1::MatrixInfo>::Serialize(info, response_, &own);
   }
+  finish(std::move(status));
 }
 
 void upload_reactor::finish(grpc::Status status) {
   code_ = status.error_code();
   message_ = status.error_message();
-  upload_.reset();  // a failed upload's room is free again (the cache tells the scheduler)
-  assembler_.reset();
+  if (call_) call_->abandon();
   Finish(std::move(status));
 }
 

@@ -1,20 +1,16 @@
-// The reactor of Upload: chunks are decoded from the received bytes straight
-// into the assembler (proto/wire/chunk_frame.hpp), the header or a chunk in
-// an unusual encoding through the generated class; the matrix goes into the
-// cache as it arrives (core/upload.hpp).
+// The reactor of Upload: reads the parts and hands them to the call's
+// requests (upload_call: decoded, checked, assembled and stored as they
+// arrive), answers with the stored matrix's MatrixInfo or the first problem.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <vector>
 
 #include <grpcpp/grpcpp.h>
 
-#include "core/upload.hpp"
 #include "rpc/service_state.hpp"
-#include "wire/chunk_codec.hpp"
-#include "wire/chunk_frame.hpp"
+#include "rpc/upload_call.hpp"
 
 namespace spgemmd {
 
@@ -27,24 +23,19 @@ class upload_reactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
   void OnDone() override;
 
  private:
-  grpc::Status on_part();
-  grpc::Status on_header(const spgemm::v1::MatrixHeader& h);
   void complete();
   void finish(grpc::Status status);
 
   service_state& s_;
   grpc::CallbackServerContext* ctx_;
   grpc::ByteBuffer* response_;  // a MatrixInfo
-  core::caller caller_;
+  call_count::in_flight counted_;
   grpc::ByteBuffer in_;
-  std::vector<grpc::Slice> slices_;  // of in_, while its chunk is added
-  spgemm::wire::chunk_pieces pieces_;
+  std::optional<upload_call> call_;  // once the caller is known
   std::string handle_;
-  std::optional<spgemm::wire::chunk_assembler> assembler_;
-  std::optional<core::upload> upload_;  // copies from the assembler's arrays: goes before them
   int64_t bytes_in_ = 0;
   core::steady::time_point created_ = core::steady::now();
-  double receive_ms_ = 0, store_ms_ = 0;  // phases of a complete upload (log)
+  double receive_ms_ = 0;  // of a complete upload (log)
   grpc::StatusCode code_ = grpc::StatusCode::OK;
   std::string message_;
 };

@@ -57,7 +57,7 @@ spgemm::host_csr_arrays host_arrays(wire::chunk_assembler& a) {
   return h;
 }
 
-core::entry_info store_upload(service_state& s, wire::chunk_assembler& a, core::upload& up) {
+core::entry_info store_upload(spare_arrays& spares, wire::chunk_assembler& a, core::upload& up) {
   const v1::MatrixHeader h = a.header();
   spgemm::any_csr m;
   if (h.value_type() == v1::FLOAT32) {
@@ -65,8 +65,8 @@ core::entry_info store_upload(service_state& s, wire::chunk_assembler& a, core::
   } else {
     m = assemble<double>(a);
   }
-  const core::entry_info e = up.store(m, h.name(), h.ttl_seconds());
-  s.upload_arrays.give(arrays_of(std::move(m)));  // empty where the host copy took them
+  const core::entry_info e = up.store(m, h.ttl_seconds());
+  spares.give(arrays_of(std::move(m)));  // empty where the host copy took them
   return e;
 }
 

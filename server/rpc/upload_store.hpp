@@ -1,4 +1,4 @@
-// The end of an upload, whichever way its rows arrived (chunks: upload_reactor;
+// The end of an upload, whichever way its rows arrived (chunks: upload_call;
 // shared-memory regions: region_upload): the assembled arrays stored in the
 // cache as a matrix, and handed back to the spare arrays where the cache did
 // not keep them.
@@ -7,7 +7,7 @@
 #include <string>
 
 #include "core/upload.hpp"
-#include "rpc/service_state.hpp"
+#include "rpc/spare_arrays.hpp"
 #include "wire/chunk_codec.hpp"
 
 namespace spgemmd {
@@ -18,7 +18,8 @@ namespace spgemmd {
 spgemm::host_csr_arrays host_arrays(spgemm::wire::chunk_assembler& a);
 
 // Stores the matrix `a` assembled (its finish() was OK) through `up` (as its
-// caller's); the assembler's arrays are taken. Throws what the cache throws.
-core::entry_info store_upload(service_state& s, spgemm::wire::chunk_assembler& a, core::upload& up);
+// caller's); the assembler's arrays are taken, and go back to `spares` where
+// the cache did not keep them. Throws what the cache throws.
+core::entry_info store_upload(spare_arrays& spares, spgemm::wire::chunk_assembler& a, core::upload& up);
 
 }  // namespace spgemmd

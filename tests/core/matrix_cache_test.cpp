@@ -88,8 +88,8 @@ TEST(matrix_cache, tenants_see_only_their_own_matrices) {
   const std::string a = f.upload(small, as_tenant("t1"));
   EXPECT_TRUE(f.pin(a, as_tenant("t1")));
   EXPECT_FALSE(f.pin(a, as_tenant("t2")));
-  EXPECT_EQ(f.cache->list(as_tenant("t1")).size(), 1u);
-  EXPECT_TRUE(f.cache->list(as_tenant("t2")).empty());
+  EXPECT_EQ(f.cache->list(as_tenant("t1"), std::nullopt, 10).entries.size(), 1u);
+  EXPECT_TRUE(f.cache->list(as_tenant("t2"), std::nullopt, 10).entries.empty());
   EXPECT_FALSE(f.cache->erase(as_tenant("t2"), a));
 }
 
@@ -125,9 +125,10 @@ TEST(matrix_cache, memory_freed_is_told) {
 }
 
 TEST(matrix_cache, a_stored_result_moves_its_bytes_from_the_reservation_to_the_cache_under_a_promised_handle) {
-  const std::size_t bytes = small.bytes();
+  const std::size_t bytes = core::entry_bytes(small, "c");  // the matrix's and its name's
   core_fixture f(1, 4 * bytes, 0);
   const core::entry_info promised = f.cache->promise_stored(small, 0, "c", 0);
+  EXPECT_EQ(promised.bytes, bytes);
   EXPECT_FALSE(f.cache->describe(as_tenant(""), promised.handle));  // nothing added yet
   core::reservation r(f.cache.get(), 0);
   ASSERT_TRUE(r.try_grow(bytes + 100));
@@ -161,6 +162,42 @@ TEST(matrix_cache, the_sweeper_expires_in_the_background) {
   }
   EXPECT_FALSE(f.cache->describe(as_tenant(""), a));
   EXPECT_EQ(f.fake().allocated(), 0u);
+}
+
+TEST(matrix_cache, lists_come_in_pages_in_creation_order) {
+  const spgemm::matrix_info tiny = square(2, 2);
+  core_fixture f(1, 100 * tiny.bytes(), 0);
+  std::vector<std::string> handles;
+  for (int i = 0; i < 7; ++i) handles.push_back(f.upload(tiny, as_tenant("t")));
+  f.upload(tiny, as_tenant("other"));
+  std::vector<std::string> seen;
+  std::optional<core::list_cursor> after;
+  int pages = 0;
+  for (bool more = true; more; ++pages) {
+    core::list_page page = f.cache->list(as_tenant("t"), after, 3);
+    EXPECT_LE(page.entries.size(), 3u);
+    for (const auto& e : page.entries) seen.push_back(e.handle);
+    ASSERT_FALSE(page.entries.empty());
+    after = core::list_cursor{page.entries.back().created, page.entries.back().handle};
+    more = page.more;
+  }
+  EXPECT_EQ(pages, 3);
+  EXPECT_EQ(seen, handles);  // each once, oldest first
+  // A deleted entry leaves the next page as it was.
+  after = core::list_cursor{f.cache->describe(as_tenant("t"), handles[2])->created, handles[2]};
+  ASSERT_TRUE(f.cache->erase(as_tenant("t"), handles[2]));
+  EXPECT_EQ(f.cache->list(as_tenant("t"), after, 1).entries.at(0).handle, handles[3]);
+}
+
+TEST(matrix_cache, names_count_in_the_bytes_and_ttls_are_cut_to_ten_years) {
+  core_fixture f(1, 4 * small.bytes(), 0);
+  spgemm::any_csr m = filled_matrix(small);
+  const core::entry_info e = f.cache->insert_host(as_tenant(""), m, std::string(200, 'n'), int64_t{9'300'000'000});
+  EXPECT_EQ(e.bytes, small.bytes() + 200);
+  EXPECT_EQ(f.device().cached, small.bytes() + 200);
+  EXPECT_EQ(e.ttl_seconds, core::max_ttl_seconds);
+  EXPECT_EQ(f.cache->sweep_expired(), 0);  // not "expired now", as an overflowed TTL was
+  EXPECT_TRUE(f.cache->describe(as_tenant(""), e.handle));
 }
 
 TEST(matrix_cache, jobs_go_where_their_inputs_are_else_where_there_is_room) {

@@ -46,13 +46,13 @@ TEST_F(tenant_test, another_tenant_finds_nothing_and_an_admin_everything) {
   EXPECT_FALSE(f.pin(a, as_tenant("bob")));
   EXPECT_FALSE(f.cache->describe(as_tenant("bob"), a));
   EXPECT_FALSE(f.cache->erase(as_tenant("bob"), a));
-  EXPECT_TRUE(f.cache->list(as_tenant("bob")).empty());
+  EXPECT_TRUE(f.cache->list(as_tenant("bob"), std::nullopt, 10).entries.empty());
   core::pin none;
   const core::outcome missing = core::pin_matrix(*f.cache, as_tenant("bob"), "a", a, &none);
   EXPECT_EQ(missing.code, core::status::not_found);
   EXPECT_EQ(missing.message, "no matrix with handle " + a + "; it may have expired or been deleted");
 
-  const auto listed = f.cache->list(admin);
+  const auto listed = f.cache->list(admin, std::nullopt, 10).entries;
   ASSERT_EQ(listed.size(), 1u);
   EXPECT_EQ(listed[0].tenant, "alice");
   EXPECT_TRUE(f.pin(a, admin));

@@ -1,6 +1,7 @@
 // Uploads into the cache (core::upload): the rows copied to a device with
-// room as they arrive, else stored on the host at the end; a matrix larger
-// than every budget refused at its header.
+// room as they arrive, else room held in the host budget and the matrix
+// stored at the end; a matrix larger than every budget, or with room nowhere,
+// refused at its header; names counted beside the bytes.
 #include <gtest/gtest.h>
 
 #include "core/upload.hpp"
@@ -32,15 +33,16 @@ TEST(upload, a_matrix_larger_than_every_budget_is_refused_at_its_header) {
 TEST(upload, rows_go_to_a_device_with_room_as_they_arrive) {
   core_fixture f(1, 2 * small.bytes(), 0);
   spgemm::any_csr m = filled_matrix(small);
-  core::upload u(*f.cache, *f.sched, as_tenant("t"), small, arrays_of(m));
-  EXPECT_EQ(f.device().reserved, small.bytes());  // its room, held while it arrives
+  core::upload u(*f.cache, *f.sched, as_tenant("t"), small, "m", arrays_of(m));
+  EXPECT_EQ(f.device().reserved, small.bytes() + 1);  // its room and its name's, held while it arrives
   u.arrived(50, 500);
   u.arrived(100, 1000);
-  const core::entry_info e = u.store(m, "m", 0);
+  const core::entry_info e = u.store(m, 0);
   EXPECT_TRUE(e.on_device);
   EXPECT_EQ(e.name, "m");
+  EXPECT_EQ(e.bytes, small.bytes() + 1);
   EXPECT_EQ(f.device().reserved, 0u);
-  EXPECT_EQ(f.device().cached, small.bytes());
+  EXPECT_EQ(f.device().cached, small.bytes() + 1);
   EXPECT_EQ(f.fake().allocated(), small.bytes());
   EXPECT_TRUE(f.cache->describe(as_tenant("t"), e.handle));
 }
@@ -50,19 +52,53 @@ TEST(upload, without_room_on_a_device_the_matrix_goes_to_the_host) {
   core::pin busy = f.pin(f.upload(small));
   ASSERT_NE(f.cache->make_resident(*busy, 0), nullptr);  // in use: it does not spill
   spgemm::any_csr m = filled_matrix(small);
-  core::upload u(*f.cache, *f.sched, as_tenant(""), small, arrays_of(m));
+  core::upload u(*f.cache, *f.sched, as_tenant(""), small, "", arrays_of(m));
   EXPECT_EQ(f.device().reserved, 0u);
-  const core::entry_info e = u.store(m, "", 0);
+  EXPECT_EQ(f.cache->stats().host_bytes, small.bytes());  // its room in the host budget, held while it arrives
+  const core::entry_info e = u.store(m, 0);
   EXPECT_FALSE(e.on_device);
   EXPECT_EQ(f.cache->stats().host_bytes, small.bytes());
   f.cache->release_resident(*busy);
+}
+
+TEST(upload, with_room_nowhere_at_its_header_an_upload_is_refused_and_holds_nothing) {
+  core_fixture f(1, small.bytes() * 3 / 2, small.bytes() / 2);
+  core::pin busy = f.pin(f.upload(small));
+  ASSERT_NE(f.cache->make_resident(*busy, 0), nullptr);
+  spgemm::any_csr m = filled_matrix(small);
+  try {
+    core::upload u(*f.cache, *f.sched, as_tenant(""), small, "", arrays_of(m));
+    ADD_FAILURE() << "an upload with room nowhere was accepted";
+  } catch (const spgemm::error& e) {
+    EXPECT_EQ(e.kind(), spgemm::error_kind::does_not_fit);
+    EXPECT_NE(std::string(e.what()).find("no room for a matrix of"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(f.device().reserved, 0u);
+  EXPECT_EQ(f.cache->stats().host_bytes, 0u);
+  f.cache->release_resident(*busy);
+}
+
+TEST(upload, uploads_arriving_together_never_hold_more_than_the_budgets) {
+  // Room for two on the device and one in the host budget: the fourth header is refused.
+  core_fixture f(1, 2 * small.bytes(), small.bytes());
+  spgemm::any_csr m = filled_matrix(small);
+  std::vector<std::unique_ptr<core::upload>> arriving;
+  for (int i = 0; i < 3; ++i) {
+    arriving.push_back(std::make_unique<core::upload>(*f.cache, *f.sched, as_tenant(""), small, "", arrays_of(m)));
+  }
+  EXPECT_THROW(core::upload(*f.cache, *f.sched, as_tenant(""), small, "", arrays_of(m)), spgemm::error);
+  EXPECT_EQ(f.device().reserved, 2 * small.bytes());
+  EXPECT_EQ(f.cache->stats().host_bytes, small.bytes());
+  arriving.clear();
+  EXPECT_EQ(f.device().reserved, 0u);
+  EXPECT_EQ(f.cache->stats().host_bytes, 0u);
 }
 
 TEST(upload, an_abandoned_upload_frees_its_room) {
   core_fixture f(1, 2 * small.bytes(), 0);
   spgemm::any_csr m = filled_matrix(small);
   {
-    core::upload u(*f.cache, *f.sched, as_tenant(""), small, arrays_of(m));
+    core::upload u(*f.cache, *f.sched, as_tenant(""), small, "", arrays_of(m));
     u.arrived(10, 100);
     EXPECT_EQ(f.device().reserved, small.bytes());
   }

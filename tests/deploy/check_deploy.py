@@ -377,7 +377,7 @@ def exported_metrics(source):
     for p in glob.glob(os.path.join(source, "server", "**", "*.cpp"), recursive=True):
         text = open(p).read()
         names |= set(re.findall(r'"(spgemmd_[a-z0-9_]+)"', text))
-        hist |= set(re.findall(r'describe\(\s*"(spgemmd_[a-z0-9_]+)"\s*,\s*"histogram"', text))
+        hist |= set(re.findall(r'BuildHistogram\(\)\s*\.Name\("(spgemmd_[a-z0-9_]+)"\)', text))
     for h in hist:
         names |= {h + "_bucket", h + "_sum", h + "_count"}
     return names

@@ -621,10 +621,16 @@ local_result Client::download(const std::string& handle, const progress_callback
 }
 
 std::vector<v1::MatrixInfo> Client::list() {
-  detail::call_context ctx(*channel_);
-  v1::ListResponse resp;
-  check(channel_->stub->List(ctx.get(), v1::ListRequest(), &resp));
-  return {resp.matrices().begin(), resp.matrices().end()};
+  std::vector<v1::MatrixInfo> all;
+  v1::ListRequest req;
+  do {  // a page at a time, until the server says none follows
+    detail::call_context ctx(*channel_);
+    v1::ListResponse resp;
+    check(channel_->stub->List(ctx.get(), req, &resp));
+    all.insert(all.end(), resp.matrices().begin(), resp.matrices().end());
+    req.set_page_token(resp.next_page_token());
+  } while (!req.page_token().empty());
+  return all;
 }
 
 v1::MatrixInfo Client::describe(const std::string& handle) {

@@ -52,3 +52,17 @@ def test_explicit_delete(client: spgemm.Client, handles) -> None:
     assert r.handle in handles()
     assert client.delete(r.handle) >= 0
     assert r.handle not in handles()
+
+
+def test_list_follows_the_pages(client: spgemm.Client, handles) -> None:
+    # The server answers a page of at most 1000 matrices; list() follows next_page_token.
+    before = handles()
+    one = sp.csr_array(np.eye(1))
+    uploaded = [client.upload(one, name=f"page-{i}") for i in range(1001)]
+    try:
+        listed = [m.handle for m in client.list() if m.handle not in before]
+        assert listed == [r.handle for r in uploaded]  # each once, oldest first
+    finally:
+        for r in uploaded:
+            r.delete()
+    assert handles() == before

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "spgemm/csr.hpp"
+#include "spgemm/multiply.hpp"
 
 namespace spgemm {
 
@@ -12,6 +13,10 @@ namespace spgemm {
 // shapes.
 template <typename T>
 csr_matrix<T> cpu_multiply(const csr_matrix<T>& a, const csr_matrix<T>& b, int threads = 0);
+// The same, polling `cancel` about every 10^6 scalar products: throws
+// error(cancelled) about a millisecond after it fires, however long the product.
+template <typename T>
+csr_matrix<T> cpu_multiply(const csr_matrix<T>& a, const csr_matrix<T>& b, int threads, const cancel_token& cancel);
 
 // The transpose (CSR of A^T), columns sorted.
 template <typename T>

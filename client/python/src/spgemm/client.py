@@ -594,8 +594,15 @@ class Client:
         return MatrixInfo.from_proto(self._unary("Describe", pb.DescribeRequest(handle=handle)))
 
     def list(self) -> List[MatrixInfo]:
-        """Every matrix the server holds for this caller."""
-        return [MatrixInfo.from_proto(m) for m in self._unary("List", pb.ListRequest()).matrices]
+        """Every matrix the server holds for this caller, oldest first (List's pages, followed)."""
+        out: List[MatrixInfo] = []
+        token = ""
+        while True:
+            page = self._unary("List", pb.ListRequest(page_token=token))
+            out.extend(MatrixInfo.from_proto(m) for m in page.matrices)
+            token = page.next_page_token
+            if not token:
+                return out
 
     def status(self) -> ServerStatus:
         """The server's devices, memory budgets and use, cache, queue and version."""

@@ -210,6 +210,7 @@ class Client {
   local_result download(const std::string& handle, const progress_callback& on_progress = {},
                         std::int64_t chunk_bytes = 0);
 
+  // Every matrix the server holds for this caller, oldest first (List's pages, followed).
   std::vector<spgemm::v1::MatrixInfo> list();
   spgemm::v1::MatrixInfo describe(const std::string& handle);
   spgemm::v1::ServerStatus status();

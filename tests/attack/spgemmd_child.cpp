@@ -1,0 +1,353 @@
+#include "spgemmd_child.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <thread>
+
+#include <grpcpp/generic/generic_stub.h>
+
+#include "wire/chunk_codec.hpp"
+
+namespace spgemm::attack {
+
+namespace v1 = spgemm::v1;
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+namespace {
+
+// Execs `args` (args[0] the binary) as a child with stderr to `log` (where
+// given) and RLIMIT_AS `address_space` (where > 0); its pid.
+pid_t spawn(std::vector<std::string> args, const std::string& log, std::size_t address_space) {
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);  // a test killed midway leaves no server behind
+    if (!log.empty() && std::freopen(log.c_str(), "w", stderr) == nullptr) _exit(126);
+    if (address_space > 0) {
+      rlimit limit{address_space, address_space};
+      setrlimit(RLIMIT_AS, &limit);
+    }
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+}  // namespace
+
+spgemmd_child::spgemmd_child(const std::vector<std::string>& flags, std::size_t address_space_bytes) {
+  static std::atomic<int> counter{0};
+  dir_ = fs::temp_directory_path() / ("spgemmd-attack-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
+  fs::create_directories(dir_);
+  const char* binary = std::getenv("SPGEMMD");
+  std::vector<std::string> args = {binary && *binary ? binary : SPGEMMD_BINARY,
+                                   "--listen=127.0.0.1:0",
+                                   "--port_file=" + (dir_ / "port").string(),
+                                   "--metrics_listen=127.0.0.1:0",
+                                   "--metrics_port_file=" + (dir_ / "metrics_port").string(),
+                                   "--backend=cpu",
+                                   "--cpu_threads=2",
+                                   "--grace_seconds=5"};
+  args.insert(args.end(), flags.begin(), flags.end());
+  pid_ = spawn(args, (dir_ / "log").string(), address_space_bytes);
+  for (int i = 0; i < 400 && port_ == 0; ++i) {
+    std::this_thread::sleep_for(50ms);
+    std::ifstream p(dir_ / "port"), m(dir_ / "metrics_port");
+    int port = 0, mport = 0;
+    if ((p >> port) && (m >> mport)) {
+      metrics_port_ = mport;
+      port_ = port;
+    }
+    if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
+      pid_ = -1;
+      break;
+    }
+  }
+  if (port_ == 0) return;
+  channel_ = grpc::CreateChannel(address(), grpc::InsecureChannelCredentials());
+  stub_ = v1::Spgemm::NewStub(channel_);
+}
+
+spgemmd_child::~spgemmd_child() {
+  if (pid_ > 0) {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+  std::error_code ec;
+  fs::remove_all(dir_, ec);
+}
+
+std::string spgemmd_child::log() const {
+  std::ifstream in(dir_ / "log");
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+int64_t spgemmd_child::rss_bytes() const {
+  std::ifstream status("/proc/" + std::to_string(pid_) + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoll(line.substr(6)) * 1024;
+  }
+  return -1;
+}
+
+void spgemmd_child::signal(int sig) const {
+  if (pid_ > 0) kill(pid_, sig);
+}
+
+int spgemmd_child::wait_exit(std::chrono::milliseconds within) {
+  const auto end = std::chrono::steady_clock::now() + within;
+  while (pid_ > 0 && std::chrono::steady_clock::now() < end) {
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+    std::this_thread::sleep_for(10ms);
+  }
+  return -1;
+}
+
+pid_t spawn_self(const std::vector<std::string>& args) {
+  std::vector<std::string> all = {fs::read_symlink("/proc/self/exe").string(), "--child"};
+  all.insert(all.end(), args.begin(), args.end());
+  return spawn(all, "", 0);
+}
+
+grpc::Status raw_call(const std::shared_ptr<grpc::Channel>& channel, const std::string& method, const std::vector<std::string>& messages,
+                      std::vector<std::string>* replies, std::chrono::milliseconds deadline) {
+  grpc::GenericStub stub(channel);
+  grpc::CompletionQueue cq;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + deadline);
+  auto call = stub.PrepareCall(&ctx, method, &cq);
+  void* tag = nullptr;
+  bool ok = false;
+  auto step = [&] { return cq.Next(&tag, &ok) && ok; };
+  call->StartCall(reinterpret_cast<void*>(1));
+  bool open = step();
+  for (const std::string& m : messages) {
+    if (!open) break;
+    grpc::Slice slice(m);
+    grpc::ByteBuffer buffer(&slice, 1);
+    call->Write(buffer, reinterpret_cast<void*>(2));
+    open = step();
+  }
+  if (open) {
+    call->WritesDone(reinterpret_cast<void*>(3));
+    step();
+  }
+  for (;;) {
+    grpc::ByteBuffer reply;
+    call->Read(&reply, reinterpret_cast<void*>(4));
+    if (!step()) break;
+    if (replies != nullptr) {
+      std::vector<grpc::Slice> slices;
+      (void)reply.Dump(&slices);
+      std::string bytes;
+      for (const auto& s : slices) bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
+      replies->push_back(std::move(bytes));
+    }
+  }
+  grpc::Status status;
+  call->Finish(&status, reinterpret_cast<void*>(5));
+  step();
+  cq.Shutdown();
+  while (cq.Next(&tag, &ok)) {
+  }
+  return status;
+}
+
+std::string bytes_of(const google::protobuf::Message& m) { return m.SerializeAsString(); }
+
+int connect_loopback(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+std::string http_get(int port, const std::string& path, std::chrono::milliseconds deadline) {
+  const int fd = connect_loopback(port);
+  if (fd < 0) return "";
+  const auto end = std::chrono::steady_clock::now() + deadline;
+  const std::string req = "GET " + path + " HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
+  std::string out;
+  if (send(fd, req.data(), req.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(req.size())) {
+    char buf[4096];
+    for (;;) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now());
+      pollfd p{fd, POLLIN, 0};
+      if (left.count() <= 0 || poll(&p, 1, static_cast<int>(left.count())) <= 0) {
+        out.clear();
+        break;
+      }
+      const ssize_t n = recv(fd, buf, sizeof buf, 0);
+      if (n <= 0) break;
+      out.append(buf, static_cast<std::size_t>(n));
+    }
+  }
+  close(fd);
+  return out;
+}
+
+double metric(const std::string& text, const std::string& series) {
+  std::size_t pos = 0;
+  while ((pos = text.find(series + " ", pos)) != std::string::npos) {
+    if (pos == 0 || text[pos - 1] == '\n') return std::stod(text.substr(pos + series.size() + 1));
+    pos += series.size();
+  }
+  return -1;
+}
+
+// ---- the wire ----------------------------------------------------------------
+
+namespace {
+
+spgemm::wire::csr_view view_of(const csr& m) {
+  return {m.rows, m.cols, m.nnz(), m.row_offsets.data(), m.col_indices.data(), m.values.data(), v1::FLOAT64};
+}
+
+}  // namespace
+
+v1::MatrixHeader header_of(const csr& m, const std::string& name) { return spgemm::wire::header_of(view_of(m), name); }
+
+std::vector<v1::UploadPart> chunks_of(const csr& m, std::size_t chunk_bytes) {
+  std::vector<v1::UploadPart> parts;
+  for (auto [b, e] : spgemm::wire::plan_row_blocks(view_of(m), chunk_bytes)) {
+    parts.emplace_back();
+    spgemm::wire::fill_chunk(view_of(m), b, e, parts.back().mutable_chunk());
+  }
+  return parts;
+}
+
+namespace {
+
+// Every call of these helpers ends: a server that hangs fails the test instead.
+void bound(grpc::ClientContext& ctx) { ctx.set_deadline(std::chrono::system_clock::now() + 60s); }
+
+}  // namespace
+
+grpc::Status upload_parts(v1::Spgemm::Stub& stub, const std::vector<v1::UploadPart>& parts) {
+  grpc::ClientContext ctx;
+  bound(ctx);
+  v1::MatrixInfo info;
+  auto writer = stub.Upload(&ctx, &info);
+  for (const auto& p : parts) {
+    if (!writer->Write(p)) break;
+  }
+  writer->WritesDone();
+  return writer->Finish();
+}
+
+std::string upload(v1::Spgemm::Stub& stub, const csr& m, grpc::Status* status, const std::string& name) {
+  grpc::ClientContext ctx;
+  bound(ctx);
+  v1::MatrixInfo info;
+  auto writer = stub.Upload(&ctx, &info);
+  v1::UploadPart part;
+  *part.mutable_header() = header_of(m, name);
+  writer->Write(part);
+  for (const auto& chunk : chunks_of(m, 1 << 20)) {
+    if (!writer->Write(chunk)) break;
+  }
+  writer->WritesDone();
+  const grpc::Status s = writer->Finish();
+  if (status != nullptr) *status = s;
+  return s.ok() ? info.handle() : "";
+}
+
+result read_result(grpc::ClientReaderInterface<v1::ResultPart>& reader) {
+  result r;
+  std::optional<spgemm::wire::chunk_assembler> a;
+  v1::ResultPart part;
+  bool well_formed = true;
+  while (reader.Read(&part)) {
+    if (part.has_header()) {
+      well_formed &= !a.has_value();
+      a.emplace(part.header());
+    } else if (part.has_chunk()) {
+      well_formed &= a.has_value() && a->add(part.chunk()).ok();
+    } else if (part.has_kept()) {
+      r.kept = part.kept();
+    }
+  }
+  r.status = reader.Finish();
+  if (r.status.ok() && (!well_formed || (a && !a->finish().ok()))) {
+    r.status = grpc::Status(grpc::StatusCode::DATA_LOSS, "the result stream was not well formed");
+  }
+  if (a && r.status.ok()) {
+    r.matrix.rows = a->header().rows();
+    r.matrix.cols = a->header().cols();
+    r.matrix.row_offsets = std::move(a->row_offsets());
+    r.matrix.col_indices = std::move(a->col_indices());
+    r.matrix.values = std::move(a->values_f64());
+  }
+  return r;
+}
+
+result multiply(v1::Spgemm::Stub& stub, const std::string& a, const std::string& b, bool keep,
+                std::chrono::milliseconds deadline) {
+  grpc::ClientContext ctx;
+  bound(ctx);
+  if (deadline.count() > 0) ctx.set_deadline(std::chrono::system_clock::now() + deadline);
+  v1::MultiplyRequest req;
+  req.set_a(a);
+  req.set_b(b);
+  req.mutable_output()->set_keep(keep);
+  auto reader = stub.Multiply(&ctx, req);
+  return read_result(*reader);
+}
+
+result download(v1::Spgemm::Stub& stub, const std::string& handle) {
+  grpc::ClientContext ctx;
+  bound(ctx);
+  v1::DownloadRequest req;
+  req.set_handle(handle);
+  auto reader = stub.Download(&ctx, req);
+  return read_result(*reader);
+}
+
+v1::ServerStatus server_status(v1::Spgemm::Stub& stub) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + 10s);
+  v1::ServerStatus s;
+  (void)stub.Status(&ctx, v1::StatusRequest(), &s);
+  return s;
+}
+
+bool settles(v1::Spgemm::Stub& stub) {
+  for (int i = 0; i < 200; ++i) {
+    const v1::ServerStatus s = server_status(stub);
+    if (s.devices_size() > 0 && s.devices(0).reserved_bytes() == 0 && s.jobs_running() == 0 &&
+        s.queue_depth() == 0) {
+      return true;
+    }
+    std::this_thread::sleep_for(50ms);
+  }
+  return false;
+}
+
+}  // namespace spgemm::attack

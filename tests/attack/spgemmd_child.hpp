@@ -1,0 +1,123 @@
+// Helpers of the attack tests: a spgemmd child process on loopback (its
+// pid, ports, resident memory and log), raw bytes sent to any method or to
+// the metrics port, and the wire helpers the tests share.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "spgemm/csr.hpp"
+#include "spgemm/v1/spgemm.grpc.pb.h"
+
+namespace spgemm::attack {
+
+using csr = spgemm::csr_matrix<double>;
+
+// Whether this build runs under AddressSanitizer (tests/sanitize): its shadow
+// memory and quarantine make memory limits and RSS figures meaningless.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool address_sanitized = true;
+#else
+constexpr bool address_sanitized = false;
+#endif
+#else
+constexpr bool address_sanitized = false;
+#endif
+
+// spgemmd (the build's, or $SPGEMMD) on 127.0.0.1 with the CPU backend,
+// metrics on a free loopback port, and `flags` after those. Killed when
+// destroyed, unless it exited.
+class spgemmd_child {
+ public:
+  // `address_space_bytes` > 0: the child runs under that RLIMIT_AS, so that
+  // allocations fail before the machine's memory runs out.
+  explicit spgemmd_child(const std::vector<std::string>& flags, std::size_t address_space_bytes = 0);
+  ~spgemmd_child();
+  spgemmd_child(const spgemmd_child&) = delete;
+  spgemmd_child& operator=(const spgemmd_child&) = delete;
+
+  bool ok() const { return port_ != 0; }
+  pid_t pid() const { return pid_; }
+  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+  int metrics_port() const { return metrics_port_; }
+  std::shared_ptr<grpc::Channel> channel() const { return channel_; }
+  spgemm::v1::Spgemm::Stub& stub() { return *stub_; }
+  std::string log() const;
+
+  // Resident memory now (VmRSS), in bytes.
+  int64_t rss_bytes() const;
+  // Sends `sig`; no wait.
+  void signal(int sig) const;
+  // Waits up to `within` for the exit; its status (128 + signal where
+  // killed), or -1 where it did not exit in time.
+  int wait_exit(std::chrono::milliseconds within);
+
+ private:
+  std::filesystem::path dir_;
+  pid_t pid_ = -1;
+  int port_ = 0, metrics_port_ = 0;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<spgemm::v1::Spgemm::Stub> stub_;
+};
+
+// Starts this binary as a child client (`--child MODE ARGS...`); its pid.
+pid_t spawn_self(const std::vector<std::string>& args);
+// The child clients (fault_test.cpp), `args` = MODE ARGS...: "upload-half
+// ADDRESS READY_FILE" sends a header and half of a large matrix's chunks,
+// "download-some ADDRESS HANDLE READY_FILE" reads a download's first
+// message; each then creates READY_FILE and waits to be killed.
+int run_child(const std::vector<std::string>& args);
+
+// Sends `messages` (raw bytes each) to `method` ("/spgemm.v1.Spgemm/List"),
+// then reads every reply; the call's status, the replies in `replies`.
+grpc::Status raw_call(const std::shared_ptr<grpc::Channel>& channel, const std::string& method, const std::vector<std::string>& messages,
+                      std::vector<std::string>* replies = nullptr,
+                      std::chrono::milliseconds deadline = std::chrono::seconds(30));
+// A message's bytes.
+std::string bytes_of(const google::protobuf::Message& m);
+
+// GET `path` on the loopback `port` with a deadline: the whole response, or
+// "" on a failure or timeout.
+std::string http_get(int port, const std::string& path, std::chrono::milliseconds deadline = std::chrono::seconds(5));
+// A connected TCP socket to the loopback `port`, or -1.
+int connect_loopback(int port);
+
+// The value of one series in a Prometheus exposition, or -1.
+double metric(const std::string& text, const std::string& series);
+
+// ---- the wire ----------------------------------------------------------------
+
+spgemm::v1::MatrixHeader header_of(const csr& m, const std::string& name = "");
+// The chunks of `m`, each under `chunk_bytes`.
+std::vector<spgemm::v1::UploadPart> chunks_of(const csr& m, std::size_t chunk_bytes);
+// Uploads `m`; the handle, or "" with the status in `status`.
+std::string upload(spgemm::v1::Spgemm::Stub& stub, const csr& m, grpc::Status* status = nullptr,
+                   const std::string& name = "");
+// Uploads the parts as they are.
+grpc::Status upload_parts(spgemm::v1::Spgemm::Stub& stub, const std::vector<spgemm::v1::UploadPart>& parts);
+
+struct result {
+  grpc::Status status;
+  csr matrix;                      // a streamed result or a download
+  spgemm::v1::MatrixInfo kept;     // a kept result
+};
+// Reads a ResultPart stream to its end.
+result read_result(grpc::ClientReaderInterface<spgemm::v1::ResultPart>& reader);
+result multiply(spgemm::v1::Spgemm::Stub& stub, const std::string& a, const std::string& b, bool keep = false,
+                std::chrono::milliseconds deadline = std::chrono::milliseconds(0));
+result download(spgemm::v1::Spgemm::Stub& stub, const std::string& handle);
+spgemm::v1::ServerStatus server_status(spgemm::v1::Spgemm::Stub& stub);
+
+// Waits (up to 10 s) until the server holds no reservation and runs no job; whether it did.
+bool settles(spgemm::v1::Spgemm::Stub& stub);
+
+}  // namespace spgemm::attack
