@@ -22,6 +22,18 @@ void matrix_writer::require_complete() const {
   }
 }
 
+memory_estimate backend::estimate_masked_multiply(const stored_matrix&, const stored_matrix&, const stored_matrix&,
+                                                  const mask_options&, const multiply_options&) {
+  throw_bad_input("backend " + name() + " runs no masked products");
+}
+
+std::shared_ptr<stored_matrix> backend::masked_multiply(const stored_matrix&, const stored_matrix&,
+                                                        const stored_matrix&, const mask_options&,
+                                                        const multiply_options&, std::size_t, const cancel_token&,
+                                                        std::size_t*) {
+  throw_bad_input("backend " + name() + " runs no masked products");
+}
+
 std::vector<std::shared_ptr<backend>> open_default_backends() {
   std::vector<std::shared_ptr<backend>> backends;
   const int gpus = cuda_device_count();

@@ -109,6 +109,18 @@ class backend {
                                           const multiply_options& options, const cancel_token& cancel = {}) {
     return multiply(a, b, options, estimate_multiply(a, b, options).total(), cancel);
   }
+  // C<M> = A * B, or C<!M> (mask_options), over options.semiring: M is
+  // rows(A) x cols(B) and stored here; only the entries M allows are ever
+  // accumulated. Sized and held to its limit as multiply is. A backend
+  // without masked products throws error(bad_input) saying so.
+  virtual memory_estimate estimate_masked_multiply(const stored_matrix& a, const stored_matrix& b,
+                                                   const stored_matrix& mask, const mask_options& how,
+                                                   const multiply_options& options);
+  virtual std::shared_ptr<stored_matrix> masked_multiply(const stored_matrix& a, const stored_matrix& b,
+                                                         const stored_matrix& mask, const mask_options& how,
+                                                         const multiply_options& options, std::size_t memory_limit,
+                                                         const cancel_token& cancel = {},
+                                                         std::size_t* peak_bytes = nullptr);
   // The transpose, stored on this backend, within its (exact) estimate as
   // multiply keeps its limit; `peak_bytes` as there.
   virtual std::shared_ptr<stored_matrix> transpose(const stored_matrix& a, const cancel_token& cancel = {},
