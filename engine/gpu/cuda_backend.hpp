@@ -38,18 +38,32 @@ class cuda_backend final : public backend {
                                           const multiply_options& options, std::size_t memory_limit,
                                           const cancel_token& cancel = {}, std::size_t* peak_bytes = nullptr) override;
   using backend::multiply;
+  memory_estimate estimate_masked_multiply(const stored_matrix& a, const stored_matrix& b, const stored_matrix& mask,
+                                           const mask_options& how, const multiply_options& options) override;
+  std::shared_ptr<stored_matrix> masked_multiply(const stored_matrix& a, const stored_matrix& b,
+                                                 const stored_matrix& mask, const mask_options& how,
+                                                 const multiply_options& options, std::size_t memory_limit,
+                                                 const cancel_token& cancel = {},
+                                                 std::size_t* peak_bytes = nullptr) override;
   std::shared_ptr<stored_matrix> transpose(const stored_matrix& a, const cancel_token& cancel = {},
                                            std::size_t* peak_bytes = nullptr) override;
   memory_estimate estimate_transpose(const stored_matrix& a) override;
 
  private:
-  // A product's operands, checked (stored here, conformable, valid tuning), and C's value type.
+  // A product's operands, checked (stored here, conformable, valid tuning
+  // and semiring, the mask of C's shape where there is one), and C's value type.
   struct product {
     const cuda_stored_matrix& a;
     const cuda_stored_matrix& b;
+    const cuda_stored_matrix* mask;
     value_type out;
   };
-  product checked(const stored_matrix& a, const stored_matrix& b, const multiply_options& options) const;
+  product checked(const stored_matrix& a, const stored_matrix& b, const stored_matrix* mask,
+                  const multiply_options& options) const;
+  // The product's estimate and run, masked where `how` is given.
+  memory_estimate estimate(const product& p, const mask_options* how, const multiply_options& options);
+  std::shared_ptr<stored_matrix> run(const product& p, const mask_options* how, const multiply_options& options,
+                                     std::size_t memory_limit, const cancel_token& cancel, std::size_t* peak_bytes);
   const cuda_stored_matrix& own(const stored_matrix& m, const char* what) const;
   std::shared_ptr<stored_matrix> keep(cuda::any_device_csr m, cudaStream_t stream);
 

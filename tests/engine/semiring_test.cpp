@@ -107,15 +107,6 @@ void expect_same(const csr_matrix<T>& c, const csr_matrix<T>& ref) {
   }
 }
 
-// Values with many ties and zeros, so that min, max and the logical
-// operators meet equal operands and false ones.
-template <typename T>
-csr_matrix<T> with_small_integers(csr_matrix<T> m, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  for (auto& v : m.values) v = static_cast<T>(static_cast<int>(rng() % 7) - 2);
-  return m;
-}
-
 template <typename T>
 class Semirings : public ::testing::Test {};
 using value_types = ::testing::Types<float, double>;
@@ -137,7 +128,7 @@ TYPED_TEST(Semirings, MatchTheOracleOnRandomAndStructuredShapes) {
     seed += 2;
   }
   const auto grid = convert_values<T>(generate("poisson2d5:9"));
-  cases.push_back({"poisson2d5:9 squared, small integers", with_small_integers(grid, 3), with_small_integers(grid, 4)});
+  cases.push_back({"poisson2d5:9 squared, small integers", testing::with_small_integers(grid, 3), testing::with_small_integers(grid, 4)});
   const auto graph = testing::with_random_values(convert_values<T>(generate("rmat:8:8")), 5);
   cases.push_back({"rmat:8:8 squared", graph, graph});
   for (const auto& c : cases) {
@@ -175,10 +166,10 @@ TYPED_TEST(Semirings, KeepEntriesWhoseSumIsTheIdentity) {
 
 TYPED_TEST(Semirings, MaskedProductsMatchTheOracle) {
   using T = TypeParam;
-  const auto a = with_small_integers(testing::random_csr<T>(150, 80, 7, 11), 12);
-  const auto b = with_small_integers(testing::random_csr<T>(80, 120, 9, 13), 14);
+  const auto a = testing::with_small_integers(testing::random_csr<T>(150, 80, 7, 11), 12);
+  const auto b = testing::with_small_integers(testing::random_csr<T>(80, 120, 9, 13), 14);
   // A mask with empty rows, rows denser than the product's and zeros among its values.
-  auto mask = with_small_integers(
+  auto mask = testing::with_small_integers(
       testing::random_csr_rows<T>(150, 120, 15,
                                   [](std::int64_t r, std::mt19937_64& rng) -> std::int64_t {
                                     return r % 5 == 0 ? 0 : r % 7 == 0 ? 120 : static_cast<std::int64_t>(rng() % 30);

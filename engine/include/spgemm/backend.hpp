@@ -135,6 +135,8 @@ int cuda_device_count();
 // The algorithms a CUDA backend runs: "auto", then its table of methods
 // (rmerge, hash, esc, block); empty where the engine was built without CUDA.
 std::vector<algorithm> cuda_algorithms();
+// The same for masked products (auto, esc, dot).
+std::vector<algorithm> cuda_masked_algorithms();
 
 // The CPU backend; `threads` 0 means one per hardware thread.
 std::shared_ptr<backend> make_cpu_backend(int threads = 0);

@@ -24,6 +24,7 @@ enum class algorithm {
   esc,        // "esc": GPU, expand-sort-compress on row slices within a fixed workspace (Bell et al. 2012)
   block,      // "block": GPU, operands of dense b x b blocks (multi-dof FEM): symbolic on the block patterns,
               // numeric block by block; matrices without block structure run with b = 1 (correct, slow)
+  dot,        // "dot": GPU, masked products C<M> only: one dot product per entry of M (B transposed first)
 };
 
 std::string_view to_string(algorithm algo);

@@ -1,0 +1,120 @@
+// Masked dot product kernels (included by dot.cu only).
+//
+// Method: one thread per entry (i, j) of the mask M: its row i by binary
+// search in M's offsets, then the intersection of A's row i and B^T's row j
+// (B's column j), both sorted: every index of the shorter list is searched
+// in what is left of the longer one (O(short log long)). The matches come in
+// increasing k, so the products are summed in the order of A's entries.
+// Then a scan of the found flags places C's entries: C's row offsets are the
+// scan at M's row starts, and each found entry of M goes to its scanned
+// position (M's entries are in row order, so are C's).
+// Workspace: none (the host's buffers). Complexity: per entry of M,
+// log rows(M) + min(|A_i|, |B_j|) log max(|A_i|, |B_j|).
+#pragma once
+
+#include <cstdint>
+
+#include "method/mask_view.cuh"
+#include "semiring/semiring_ops.hpp"
+#include "spgemm/csr.hpp"
+
+namespace spgemm::dot::kernels {
+
+constexpr int block_threads = 256;
+
+__device__ __forceinline__ std::int64_t global_thread() {
+  return blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+}
+
+// The first position in [lo, hi) whose index is >= k (hi if none).
+__device__ __forceinline__ offset_t lower_bound(const index_t* __restrict__ cols, offset_t lo, offset_t hi, index_t k) {
+  while (lo < hi) {
+    const offset_t mid = lo + ((hi - lo) >> 1);
+    if (cols[mid] < k) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
+// The row of entry e of a matrix with `rows` rows: the last r with offsets[r] <= e.
+__device__ __forceinline__ std::int64_t row_of(const offset_t* __restrict__ offsets, std::int64_t rows, offset_t e) {
+  std::int64_t lo = 0;
+  std::int64_t hi = rows;
+  while (hi - lo > 1) {
+    const std::int64_t mid = lo + ((hi - lo) >> 1);
+    if (offsets[mid] <= e) {
+      lo = mid;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
+// Per entry e of M: vals[e] = A(i,:) (+).(x) B(:,j) and found[e] = 1 where
+// at least one product exists (and M counts the entry), else found[e] = 0;
+// found[nnz(M)] = 0 for the scan.
+template <typename T, typename S>
+__global__ void __launch_bounds__(block_threads)
+    dot_kernel(method::mask_view<T> mask, std::int64_t mask_rows, std::int64_t mask_nnz,
+               const offset_t* __restrict__ a_off, const index_t* __restrict__ a_col, const T* __restrict__ a_val,
+               const offset_t* __restrict__ bt_off, const index_t* __restrict__ bt_col, const T* __restrict__ bt_val,
+               S ring, T* __restrict__ vals, offset_t* __restrict__ found) {
+  const std::int64_t e = global_thread();
+  if (e == mask_nnz) found[e] = 0;
+  if (e >= mask_nnz) return;
+  if (mask.values != nullptr && mask.values[e] == T(0)) {
+    found[e] = 0;
+    return;
+  }
+  const std::int64_t i = row_of(mask.offsets, mask_rows, e);
+  const index_t j = mask.cols[e];
+  offset_t a = a_off[i];
+  const offset_t a_end = a_off[i + 1];
+  offset_t b = bt_off[j];
+  const offset_t b_end = bt_off[j + 1];
+  bool any = false;
+  T acc = T(0);
+  const auto add = [&](T p) {
+    acc = any ? ring.add(acc, p) : p;
+    any = true;
+  };
+  if (a_end - a <= b_end - b) {
+    for (; a < a_end && b < b_end; ++a) {
+      b = lower_bound(bt_col, b, b_end, a_col[a]);
+      if (b < b_end && bt_col[b] == a_col[a]) add(ring.mul(a_val[a], bt_val[b++]));
+    }
+  } else {
+    for (; b < b_end && a < a_end; ++b) {
+      a = lower_bound(a_col, a, a_end, bt_col[b]);
+      if (a < a_end && a_col[a] == bt_col[b]) add(ring.mul(a_val[a++], bt_val[b]));
+    }
+  }
+  vals[e] = acc;
+  found[e] = any ? 1 : 0;
+}
+
+// C's row offsets: the scanned flags at M's row starts.
+__global__ void row_offsets_kernel(const offset_t* __restrict__ mask_off, std::int64_t rows,
+                                   const offset_t* __restrict__ position, offset_t* __restrict__ c_off) {
+  const std::int64_t r = global_thread();
+  if (r <= rows) c_off[r] = position[mask_off[r]];
+}
+
+// Every found entry of M into C at its scanned position.
+template <typename T>
+__global__ void scatter_kernel(std::int64_t mask_nnz, const index_t* __restrict__ mask_col,
+                               const offset_t* __restrict__ position, const T* __restrict__ vals,
+                               index_t* __restrict__ c_col, T* __restrict__ c_val) {
+  const std::int64_t e = global_thread();
+  if (e >= mask_nnz) return;
+  const offset_t at = position[e];
+  if (position[e + 1] == at) return;
+  c_col[at] = mask_col[e];
+  c_val[at] = vals[e];
+}
+
+}  // namespace spgemm::dot::kernels
