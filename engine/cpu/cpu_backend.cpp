@@ -146,6 +146,50 @@ class cpu_backend final : public backend {
     return run(a, b, &mask, how, options, memory_limit, cancel, peak_bytes);
   }
 
+  // C as its bound; besides, the copies of the operands in C's value type,
+  // two transposes of A (ops per column) and a few bytes per entry and
+  // element (flags, orders, a dense vector): held whole while the op runs.
+  memory_estimate estimate_op(const matrix_op& op, const std::vector<const stored_matrix*>& operands) override {
+    std::vector<matrix_info> infos;
+    for (const stored_matrix* m : operands) infos.push_back(as_cpu(*m).info());
+    const matrix_info c = result_bound(op, infos);
+    std::int64_t nnz = c.nnz;
+    if (const auto* rows = std::get_if<extract_rows>(&op)) {
+      const auto& offsets = std::visit([](const auto& m) -> const std::vector<offset_t>& { return m.row_offsets; },
+                                       as_cpu(*operands[0]).matrix());
+      nnz = 0;
+      for (const std::int64_t r : rows->rows) nnz += offsets[r + 1] - offsets[r];
+    }
+    const matrix_info& a = infos[0];
+    memory_estimate e;
+    e.output_bytes = matrix_info{c.rows, c.cols, nnz, c.type}.bytes();
+    for (const matrix_info& m : infos) e.workspace_bytes += matrix_info{m.rows, m.cols, m.nnz, c.type}.bytes();
+    e.workspace_bytes += 2 * matrix_info{a.cols, a.rows, a.nnz, c.type}.bytes() +
+                         static_cast<std::size_t>(a.nnz) * (1 + sizeof(offset_t)) +
+                         static_cast<std::size_t>(std::max(a.rows, a.cols)) * (1 + size_of(c.type));
+    e.exact = false;
+    e.nnz_bound = nnz;
+    e.method = describe(op);
+    return e;
+  }
+
+  std::shared_ptr<stored_matrix> run_op(const matrix_op& op, const std::vector<const stored_matrix*>& operands,
+                                        std::size_t memory_limit, const cancel_token& cancel,
+                                        std::size_t* peak_bytes) override {
+    cancel.throw_if_cancelled();
+    const std::size_t bytes = estimate_op(op, operands).total();
+    job_memory memory(memory_limit, describe(op), counter_.get());
+    any_csr c;
+    {
+      const job_memory::hold held(memory, bytes);
+      std::vector<const any_csr*> matrices;
+      for (const stored_matrix* m : operands) matrices.push_back(&as_cpu(*m).matrix());
+      c = cpu_run_op(op, matrices);
+    }
+    if (peak_bytes != nullptr) *peak_bytes = memory.peak_bytes();
+    return std::make_shared<cpu_matrix>(std::move(c), counter_);
+  }
+
   memory_estimate estimate_transpose(const stored_matrix& a) override {
     const matrix_info ia = a.info();
     memory_estimate e;
@@ -174,17 +218,17 @@ class cpu_backend final : public backend {
  private:
   // A product's operands, checked: the algorithm, the semiring, the shapes
   // of A, B and the mask (where there is one).
-  struct operands {
+  struct product_operands {
     const any_csr& a;
     const any_csr& b;
     const any_csr* mask;
     matrix_info ia, ib;
   };
-  static operands checked(const stored_matrix& a, const stored_matrix& b, const stored_matrix* mask,
+  static product_operands checked(const stored_matrix& a, const stored_matrix& b, const stored_matrix* mask,
                           const multiply_options& options) {
     check_algorithm(options.algo);
     check_semiring(options.semiring);
-    operands o{as_cpu(a).matrix(), as_cpu(b).matrix(), mask ? &as_cpu(*mask).matrix() : nullptr, {}, {}};
+    product_operands o{as_cpu(a).matrix(), as_cpu(b).matrix(), mask ? &as_cpu(*mask).matrix() : nullptr, {}, {}};
     o.ia = info_of(o.a);
     o.ib = info_of(o.b);
     require_conformable(o.ia, o.ib);
@@ -195,7 +239,7 @@ class cpu_backend final : public backend {
   // With a mask that allows (C<M>), C is bounded by M's rows too.
   memory_estimate estimate(const stored_matrix& a, const stored_matrix& b, const stored_matrix* mask,
                            const mask_options& how, const multiply_options& options) {
-    const operands o = checked(a, b, mask, options);
+    const product_operands o = checked(a, b, mask, options);
     const bool bounded = o.mask != nullptr && !how.complement;
     const auto stats = std::visit(
         [&](const auto& x, const auto& y) {
@@ -219,7 +263,7 @@ class cpu_backend final : public backend {
   std::shared_ptr<stored_matrix> run(const stored_matrix& a, const stored_matrix& b, const stored_matrix* mask,
                                      const mask_options& how, const multiply_options& options,
                                      std::size_t memory_limit, const cancel_token& cancel, std::size_t* peak_bytes) {
-    const operands o = checked(a, b, mask, options);
+    const product_operands o = checked(a, b, mask, options);
     cpu::mask_rows rows;
     if (o.mask != nullptr) rows = std::visit([&](const auto& m) { return cpu::mask_rows::of(m, how); }, *o.mask);
     const value_type out = output_type_of(o.ia, o.ib, options);

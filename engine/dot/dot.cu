@@ -3,17 +3,14 @@
 //
 // Phases: (1) B^T by the GPU transpose (B's columns as rows); (2) one dot
 // product per entry of M into a value and a found flag per entry; B^T is
-// freed; (3) exclusive scan of the flags (int64, nnz(M) + 1), C's row
-// offsets from it, nnz(C) read back, C allocated exactly; (4) the found
-// entries scattered into C.
+// freed; (3) the found entries compacted into C, allocated exactly
+// (cuda/compact_entries.hpp: a scan of the flags, nnz(C) read back).
 // Workspace (bytes): max( B^T and its transpose workspace (transpose::estimate),
 // CUB's scan storage ) + nnz(M) (value bytes + 8) + 8; C: at most nnz(M) entries.
-#include <cub/device/device_scan.cuh>
-
 #include <algorithm>
 
+#include "cuda/compact_entries.hpp"
 #include "cuda/cuda_check.hpp"
-#include "cuda/read_back.hpp"
 #include "dot/dot.hpp"
 #include "dot/dot_kernels.cuh"
 #include "spgemm/errors.hpp"
@@ -28,12 +25,6 @@ using cuda::device_csr;
 unsigned blocks_for(std::int64_t threads) {
   const std::int64_t b = (threads + kernels::block_threads - 1) / kernels::block_threads;
   return static_cast<unsigned>(std::max<std::int64_t>(b, 1));
-}
-
-std::size_t scan_bytes(std::int64_t items) {
-  std::size_t bytes = 0;
-  SPGEMM_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, static_cast<offset_t*>(nullptr), items));
-  return bytes;
 }
 
 void require_allowing_mask(const method::job& job) {
@@ -54,7 +45,7 @@ memory_estimate estimate(const method::job& job) {
   e.exact = false;
   e.nnz_bound = m;
   e.output_bytes = cuda::csr_bytes(job.a.rows, m, job.value_bytes);
-  e.workspace_bytes = per_entry + std::max(transpose::estimate(b).total(), scan_bytes(m + 1));
+  e.workspace_bytes = per_entry + std::max(transpose::estimate(b).total(), cuda::compact_scan_bytes(m));
   // Products: at most the shorter of each pair of lists per entry of M; the
   // work is that of M's entries, not of the product without the mask.
   e.products = 0;
@@ -69,7 +60,6 @@ device_csr<T> run(const method::job& job, const cuda::csr_view<T>& a, const cuda
   const cudaStream_t stream = job.stream;
   const method::mask_view<T> mask = method::mask_view_of<T>(job.mask);
   const std::int64_t m = job.mask.m.nnz;
-  device_csr<T> c = cuda::with_offsets<T>(a.rows, b.cols, memory, stream);
   device_buffer<T> vals(memory, static_cast<std::size_t>(m), stream);
   device_buffer<offset_t> position(memory, static_cast<std::size_t>(m) + 1, stream);
   {
@@ -82,23 +72,8 @@ device_csr<T> run(const method::job& job, const cuda::csr_view<T>& a, const cuda
       SPGEMM_CUDA_CHECK_LAUNCH();
     });
   }
-  {
-    std::size_t bytes = scan_bytes(m + 1);
-    device_buffer<unsigned char> temp(memory, bytes, stream);
-    SPGEMM_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp.data(), bytes, position.data(), m + 1, stream));
-  }
-  kernels::row_offsets_kernel<<<blocks_for(a.rows + 1), kernels::block_threads, 0, stream>>>(
-      job.mask.m.row_offsets, a.rows, position.data(), c.row_offsets.data());
-  SPGEMM_CUDA_CHECK_LAUNCH();
-  const offset_t nnz = cuda::read_back(position.data() + m, stream);
-  job.cancel.throw_if_cancelled();
-  cuda::allocate_entries(c, nnz, memory, stream);
-  if (m > 0) {
-    kernels::scatter_kernel<T><<<blocks_for(m), kernels::block_threads, 0, stream>>>(
-        m, job.mask.m.col_indices, position.data(), vals.data(), c.col_indices.data(), c.values.data());
-    SPGEMM_CUDA_CHECK_LAUNCH();
-  }
-  return c;
+  return cuda::compact_entries<T>(a.rows, b.cols, job.mask.m.row_offsets, job.mask.m.col_indices, m, vals.data(),
+                                  position, memory, stream);
 }
 
 template device_csr<float> run(const method::job&, const cuda::csr_view<float>&, const cuda::csr_view<float>&);

@@ -5,15 +5,14 @@
 // (B's column j), both sorted: every index of the shorter list is searched
 // in what is left of the longer one (O(short log long)). The matches come in
 // increasing k, so the products are summed in the order of A's entries.
-// Then a scan of the found flags places C's entries: C's row offsets are the
-// scan at M's row starts, and each found entry of M goes to its scanned
-// position (M's entries are in row order, so are C's).
+// Then the found entries are compacted into C (cuda/compact_entries.hpp).
 // Workspace: none (the host's buffers). Complexity: per entry of M,
 // log rows(M) + min(|A_i|, |B_j|) log max(|A_i|, |B_j|).
 #pragma once
 
 #include <cstdint>
 
+#include "cuda/row_of_entry.cuh"
 #include "method/mask_view.cuh"
 #include "semiring/semiring_ops.hpp"
 #include "spgemm/csr.hpp"
@@ -39,21 +38,6 @@ __device__ __forceinline__ offset_t lower_bound(const index_t* __restrict__ cols
   return lo;
 }
 
-// The row of entry e of a matrix with `rows` rows: the last r with offsets[r] <= e.
-__device__ __forceinline__ std::int64_t row_of(const offset_t* __restrict__ offsets, std::int64_t rows, offset_t e) {
-  std::int64_t lo = 0;
-  std::int64_t hi = rows;
-  while (hi - lo > 1) {
-    const std::int64_t mid = lo + ((hi - lo) >> 1);
-    if (offsets[mid] <= e) {
-      lo = mid;
-    } else {
-      hi = mid;
-    }
-  }
-  return lo;
-}
-
 // Per entry e of M: vals[e] = A(i,:) (+).(x) B(:,j) and found[e] = 1 where
 // at least one product exists (and M counts the entry), else found[e] = 0;
 // found[nnz(M)] = 0 for the scan.
@@ -70,7 +54,7 @@ __global__ void __launch_bounds__(block_threads)
     found[e] = 0;
     return;
   }
-  const std::int64_t i = row_of(mask.offsets, mask_rows, e);
+  const std::int64_t i = cuda::row_of_entry(mask.offsets, mask_rows, e);
   const index_t j = mask.cols[e];
   offset_t a = a_off[i];
   const offset_t a_end = a_off[i + 1];
@@ -95,26 +79,6 @@ __global__ void __launch_bounds__(block_threads)
   }
   vals[e] = acc;
   found[e] = any ? 1 : 0;
-}
-
-// C's row offsets: the scanned flags at M's row starts.
-__global__ void row_offsets_kernel(const offset_t* __restrict__ mask_off, std::int64_t rows,
-                                   const offset_t* __restrict__ position, offset_t* __restrict__ c_off) {
-  const std::int64_t r = global_thread();
-  if (r <= rows) c_off[r] = position[mask_off[r]];
-}
-
-// Every found entry of M into C at its scanned position.
-template <typename T>
-__global__ void scatter_kernel(std::int64_t mask_nnz, const index_t* __restrict__ mask_col,
-                               const offset_t* __restrict__ position, const T* __restrict__ vals,
-                               index_t* __restrict__ c_col, T* __restrict__ c_val) {
-  const std::int64_t e = global_thread();
-  if (e >= mask_nnz) return;
-  const offset_t at = position[e];
-  if (position[e + 1] == at) return;
-  c_col[at] = mask_col[e];
-  c_val[at] = vals[e];
 }
 
 }  // namespace spgemm::dot::kernels

@@ -9,6 +9,7 @@
 #include "cuda/limiting_resource.hpp"
 #include "cuda/statistics_resource.hpp"
 #include "gpu/method_table.hpp"
+#include "matrix_ops/gpu_ops.hpp"
 #include "method/method.hpp"
 #include "planner/job_rules.hpp"
 #include "spgemm/errors.hpp"
@@ -286,6 +287,63 @@ std::shared_ptr<stored_matrix> cuda_backend::run(const product& p, const mask_op
   std::visit([&](auto& m) { m.bind_resource(context_->memory); }, c);
   if (peak_bytes != nullptr) *peak_bytes = held.peak_bytes();
   return keep(std::move(c), stream.get());
+}
+
+std::vector<const cuda_stored_matrix*> cuda_backend::op_operands(const matrix_op& op,
+                                                                  const std::vector<const stored_matrix*>& operands,
+                                                                  matrix_info* result) const {
+  std::vector<const cuda_stored_matrix*> stored;
+  std::vector<matrix_info> infos;
+  for (const stored_matrix* m : operands) {
+    stored.push_back(&own(*m, "operand"));
+    infos.push_back(stored.back()->info());
+  }
+  *result = result_bound(op, infos);
+  return stored;
+}
+
+memory_estimate cuda_backend::estimate_op(const matrix_op& op, const std::vector<const stored_matrix*>& operands) {
+  matrix_info c;
+  const auto stored = op_operands(op, operands, &c);
+  device_guard guard(context_->device);
+  auto stream = context_->streams.acquire();
+  std::vector<cuda::structure_view> views;
+  for (const cuda_stored_matrix* m : stored) views.push_back(m->structure());
+  std::int64_t entries = 0;
+  if (const auto* rows = std::get_if<extract_rows>(&op)) {
+    entries = matrix_ops::extracted_entries(views[0], rows->rows, context_->memory, stream.get());
+  }
+  memory_estimate e = matrix_ops::estimate(op, views, size_of(c.type), entries);
+  // Operands of another value type are converted first and held for the whole op.
+  for (const cuda_stored_matrix* m : stored) {
+    if (m->info().type != c.type) e.workspace_bytes += static_cast<std::size_t>(m->info().nnz) * size_of(c.type);
+  }
+  return e;
+}
+
+std::shared_ptr<stored_matrix> cuda_backend::run_op(const matrix_op& op,
+                                                    const std::vector<const stored_matrix*>& operands,
+                                                    std::size_t memory_limit, const cancel_token& cancel,
+                                                    std::size_t* peak_bytes) {
+  matrix_info c;
+  const auto stored = op_operands(op, operands, &c);
+  cancel.throw_if_cancelled();
+  device_guard guard(context_->device);
+  auto stream = context_->streams.acquire();
+  cuda::limiting_resource limit(context_->memory, memory_limit, describe(op));
+  cuda::statistics_resource held(limit);
+  auto run = [&](auto tag) -> any_device_csr {
+    using T = decltype(tag);
+    std::vector<operand<T>> converted;
+    std::vector<csr_view<T>> views;
+    for (const cuda_stored_matrix* m : stored) converted.push_back(operand_of<T>(m->matrix(), held, stream.get()));
+    for (const operand<T>& o : converted) views.push_back(o.view);
+    return matrix_ops::run<T>(op, views, held, stream.get(), cancel);
+  };
+  any_device_csr result = c.type == value_type::f32 ? run(float{}) : run(double{});
+  std::visit([&](auto& m) { m.bind_resource(context_->memory); }, result);
+  if (peak_bytes != nullptr) *peak_bytes = held.peak_bytes();
+  return keep(std::move(result), stream.get());
 }
 
 memory_estimate cuda_backend::estimate_transpose(const stored_matrix& a) {

@@ -45,6 +45,10 @@ class cuda_backend final : public backend {
                                                  const multiply_options& options, std::size_t memory_limit,
                                                  const cancel_token& cancel = {},
                                                  std::size_t* peak_bytes = nullptr) override;
+  memory_estimate estimate_op(const matrix_op& op, const std::vector<const stored_matrix*>& operands) override;
+  std::shared_ptr<stored_matrix> run_op(const matrix_op& op, const std::vector<const stored_matrix*>& operands,
+                                        std::size_t memory_limit, const cancel_token& cancel = {},
+                                        std::size_t* peak_bytes = nullptr) override;
   std::shared_ptr<stored_matrix> transpose(const stored_matrix& a, const cancel_token& cancel = {},
                                            std::size_t* peak_bytes = nullptr) override;
   memory_estimate estimate_transpose(const stored_matrix& a) override;
@@ -65,6 +69,10 @@ class cuda_backend final : public backend {
   std::shared_ptr<stored_matrix> run(const product& p, const mask_options* how, const multiply_options& options,
                                      std::size_t memory_limit, const cancel_token& cancel, std::size_t* peak_bytes);
   const cuda_stored_matrix& own(const stored_matrix& m, const char* what) const;
+  // An op's operands, checked (stored here, as result_bound accepts them), and C's shape and value type.
+  std::vector<const cuda_stored_matrix*> op_operands(const matrix_op& op,
+                                                     const std::vector<const stored_matrix*>& operands,
+                                                     matrix_info* result) const;
   std::shared_ptr<stored_matrix> keep(cuda::any_device_csr m, cudaStream_t stream);
 
   std::shared_ptr<cuda::device_context> context_;

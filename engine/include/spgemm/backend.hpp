@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "spgemm/csr.hpp"
+#include "spgemm/matrix_ops.hpp"
 #include "spgemm/multiply.hpp"
 
 namespace spgemm {
@@ -121,6 +122,14 @@ class backend {
                                                          const multiply_options& options, std::size_t memory_limit,
                                                          const cancel_token& cancel = {},
                                                          std::size_t* peak_bytes = nullptr);
+  // A step between products (matrix_ops.hpp) on matrices stored here, its
+  // operands as operand_count(op) says: sized first, then run within its
+  // limit as multiply is. A backend without them throws error(bad_input).
+  virtual memory_estimate estimate_op(const matrix_op& op, const std::vector<const stored_matrix*>& operands);
+  virtual std::shared_ptr<stored_matrix> run_op(const matrix_op& op,
+                                                const std::vector<const stored_matrix*>& operands,
+                                                std::size_t memory_limit, const cancel_token& cancel = {},
+                                                std::size_t* peak_bytes = nullptr);
   // The transpose, stored on this backend, within its (exact) estimate as
   // multiply keeps its limit; `peak_bytes` as there.
   virtual std::shared_ptr<stored_matrix> transpose(const stored_matrix& a, const cancel_token& cancel = {},
