@@ -23,6 +23,7 @@
 #include "ops/log.hpp"
 #include "ops/metrics.hpp"
 #include "ops/service_metrics.hpp"
+#include "rpc/graph_service.hpp"
 #include "rpc/service.hpp"
 #include "spgemm/backend.hpp"
 #include "spgemm/errors.hpp"
@@ -154,6 +155,7 @@ int main(int argc, char** argv) {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   spgemm_service service(state);
+  graph_service graph(state);
   grpc::ServerBuilder builder;
   // gRPC binds with SO_REUSEPORT by default: a second spgemmd on a taken port
   // would start and split the connections with the first (handles appearing
@@ -163,6 +165,7 @@ int main(int argc, char** argv) {
   builder.AddListeningPort(cfg.listen, grpc::InsecureServerCredentials(), &port);
   builder.SetMaxReceiveMessageSize(static_cast<int>(cfg.max_message_bytes));
   builder.RegisterService(&service);
+  builder.RegisterService(&graph);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || port == 0) {
     die("cannot listen on " + cfg.listen + ": the port is taken (another spgemmd? choose another with "

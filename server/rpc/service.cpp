@@ -1,6 +1,5 @@
 #include "rpc/service.hpp"
 
-#include <functional>
 #include <memory>
 #include <string>
 
@@ -9,6 +8,7 @@
 #include "core/recipes/multiply.hpp"
 #include "core/recipes/transpose.hpp"
 #include "rpc/messages.hpp"
+#include "rpc/product_call.hpp"
 #include "rpc/result_reactor.hpp"
 #include "rpc/status_map.hpp"
 #include "rpc/upload_reactor.hpp"
@@ -18,35 +18,6 @@ namespace spgemmd {
 namespace v1 = spgemm::v1;
 
 namespace {
-
-// Checks a product request and builds its job with a recipe.
-using job_builder = std::function<grpc::Status(const std::string& tenant, std::shared_ptr<core::job>* out)>;
-
-// The shared course of Multiply, Galerkin and Transpose: refuse while shutting
-// down or when the request did not parse (`parsed`), check it and build its
-// job, then run it and stream or keep the result as `output` asks.
-grpc::ServerWriteReactor<grpc::ByteBuffer>* run_product(service_state& s, grpc::CallbackServerContext* ctx,
-                                                        const char* kind, const grpc::Status& parsed,
-                                                        const v1::ProductOutput& output, const job_builder& build) {
-  auto* r = new result_reactor(s, ctx, kind, output.chunk_bytes());
-  if (s.shutting_down || !parsed.ok()) {
-    r->fail(s.shutting_down ? unavailable() : parsed);
-    return r;
-  }
-  std::shared_ptr<core::job> j;
-  if (grpc::Status st = build(tenant_of(ctx), &j); !st.ok()) {
-    r->fail(st);
-    return r;
-  }
-  r->start_job(std::move(j), output.keep(), output.name());
-  return r;
-}
-
-// Pins the matrix that request field `field` names.
-grpc::Status pin_matrix(service_state& s, const std::string& tenant, const char* field, const std::string& handle,
-                        core::pin* out) {
-  return to_grpc_status(core::pin_matrix(s.cache, tenant, field, handle, out));
-}
 
 // Pins operands `a` and `b` of a product request and reads its options.
 grpc::Status product_operands(service_state& s, const std::string& tenant, const char* a_field,
