@@ -16,6 +16,7 @@ import scipy.sparse as sp
 
 from . import _address, _progress, _wire
 from .errors import NotFound, ProtocolError, SpgemmError, from_rpc_error
+from .graph import GraphCalls, GraphMethods
 from .info import JobStats, MatrixInfo, ServerStatus
 from .v1 import spgemm_pb2 as pb
 
@@ -30,7 +31,8 @@ _MAX_RECEIVE = 256 << 20
 
 
 class _Rpcs:
-    """Callables for every method of spgemm.v1.Spgemm, derived from the generated descriptor.
+    """Callables for every method of a service (spgemm.v1.Spgemm; spgemm.v1.Graph with its
+    own messages), derived from the generated descriptor.
 
     Building them from the descriptor (instead of importing the generated
     ``spgemm_pb2_grpc``) keeps the client working with a grpcio runtime older
@@ -38,10 +40,10 @@ class _Rpcs:
     result streams use the zero-copy chunk codec.
     """
 
-    def __init__(self, channel: grpc.Channel) -> None:
-        for method in _SERVICE.methods:
-            path = "/%s/%s" % (_SERVICE.full_name, method.name)
-            req_cls = getattr(pb, method.input_type.name)
+    def __init__(self, channel: grpc.Channel, service: Any = _SERVICE, messages: Any = pb) -> None:
+        for method in service.methods:
+            path = "/%s/%s" % (service.full_name, method.name)
+            req_cls = getattr(messages, method.input_type.name)
             resp_cls = getattr(pb, method.output_type.name)
             ser: Callable[[Any], bytes] = req_cls.SerializeToString
             de: Callable[[bytes], Any] = resp_cls.FromString
@@ -65,12 +67,14 @@ def _output_type(dtype: Any) -> int:
 _FORMS = {"ptap": pb.PT_A_P, "pt_a_p": pb.PT_A_P, "papt": pb.P_A_PT, "p_a_pt": pb.P_A_PT}
 
 
-class RemoteMatrix:
+class RemoteMatrix(GraphMethods):
     """A matrix stored on the server, known by its handle.
 
     Use it as a context manager to delete it on exit. ``A @ B`` on two remote
     matrices of the same client multiplies them on the server and keeps the
-    result there (a new RemoteMatrix); ``fetch()`` downloads a matrix.
+    result there (a new RemoteMatrix); ``fetch()`` downloads a matrix. The
+    graph calls are its methods too (``A.mxm(B, "min_plus")``,
+    ``A.select("tril")``, spgemm.graph), their results kept on the server.
     """
 
     def __init__(self, client: "Client", info: MatrixInfo) -> None:
@@ -151,8 +155,12 @@ class RemoteMatrix:
         )
 
 
-class Client:
+class Client(GraphCalls):
     """A connection to an spgemmd server.
+
+    Besides products, Galerkin products and transposes, it runs the graph calls
+    (:mod:`spgemm.graph`: ``mxm`` over semirings and with masks, ``ewise_add``,
+    ``apply``, ``select``, ``reduce_rowwise``, ...).
 
     Args:
         address: ``host:port`` of the server; port 50051 where none is given;
