@@ -76,7 +76,12 @@ semiring parse_semiring(std::string_view name) {
     throw_bad_input("unknown semiring '" + std::string(name) + "': a monoid (" + known_names(monoid_table) +
                     "), '_', then an operator (" + known_names(binary_names) + "), e.g. min_plus");
   }
-  const semiring s{parse_monoid(name.substr(0, cut)), parse_binary_op(name.substr(cut + 1))};
+  semiring s;
+  try {
+    s = {parse_monoid(name.substr(0, cut)), parse_binary_op(name.substr(cut + 1))};
+  } catch (const error& e) {
+    throw_bad_input("semiring '" + std::string(name) + "': " + e.what());
+  }
   check_semiring(s);
   return s;
 }
