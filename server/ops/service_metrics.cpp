@@ -9,7 +9,7 @@ namespace spgemmd {
 service_metrics::service_metrics(metrics_registry& registry, core::matrix_cache& cache, core::scheduler& sched)
     : registry_(registry) {
   auto& m = registry_;
-  m.describe("spgemmd_jobs_total", "counter", "Calls by kind (upload, multiply, galerkin, transpose, download) and outcome (status code).");
+  m.describe("spgemmd_jobs_total", "counter", "Calls by kind (upload, multiply, galerkin, transpose, download; the graph calls mxm, ewise_add, ewise_mult, apply, select, top_k, reduce, scale, extract_rows) and outcome (status code).");
   m.describe("spgemmd_phase_seconds", "histogram", "Latency per phase: queue (waiting for admission), compute (the engine), stream (sending the result).");
   m.describe("spgemmd_bytes_in_total", "counter", "Bytes received in uploads.");
   m.describe("spgemmd_bytes_out_total", "counter", "Bytes sent in results and downloads.");
