@@ -2,7 +2,8 @@
 // dot_kernels.cuh for the kernels).
 //
 // Phases: (1) B^T by the GPU transpose (B's columns as rows); (2) one dot
-// product per entry of M into a value and a found flag per entry; B^T is
+// product per entry of M into a value and a found flag per entry, each by
+// B^T's column or by B's rows, the cheaper by the lengths at hand; B^T is
 // freed; (3) the found entries compacted into C, allocated exactly
 // (cuda/compact_entries.hpp: a scan of the flags, nnz(C) read back).
 // Workspace (bytes): max( B^T and its transpose workspace (transpose::estimate),
@@ -25,6 +26,15 @@ using cuda::device_csr;
 unsigned blocks_for(std::int64_t threads) {
   const std::int64_t b = (threads + kernels::block_threads - 1) / kernels::block_threads;
   return static_cast<unsigned>(std::max<std::int64_t>(b, 1));
+}
+
+// 1 + the binary digits of B's mean row length: the cost of a search in a row of B.
+template <typename T>
+int row_steps(const cuda::csr_view<T>& b) {
+  std::int64_t mean = b.rows > 0 ? b.nnz / b.rows : 0;
+  int steps = 1;
+  for (; mean > 0; mean >>= 1) ++steps;
+  return steps;
 }
 
 void require_allowing_mask(const method::job& job) {
@@ -67,8 +77,9 @@ device_csr<T> run(const method::job& job, const cuda::csr_view<T>& a, const cuda
     job.cancel.throw_if_cancelled();
     ops::with_semiring(job.semiring, [&](auto ring) {
       kernels::dot_kernel<T><<<blocks_for(m + 1), kernels::block_threads, 0, stream>>>(
-          mask, a.rows, m, a.row_offsets, a.col_indices, a.values, bt.row_offsets.data(), bt.col_indices.data(),
-          bt.values.data(), ring, vals.data(), position.data());
+          mask, a.rows, m, a.row_offsets, a.col_indices, a.values, b.row_offsets, b.col_indices, b.values,
+          bt.row_offsets.data(), bt.col_indices.data(), bt.values.data(), row_steps(b), ring, vals.data(),
+          position.data());
       SPGEMM_CUDA_CHECK_LAUNCH();
     });
   }

@@ -1,8 +1,9 @@
 // Masked dot products: C<M> = A (+).(x) B with one dot product per entry of
 // the mask (the dot method SuiteSparse:GraphBLAS runs for masked products,
-// "dot3"): the work is that of M's entries only, whatever the product
-// without the mask would cost -- triangle counting (L<L> = L L) is its
-// case. The method's row of the table (method/method.hpp); the planner
+// "dot3"), A's row against B's column (a row of B^T) or against the rows of B
+// its indices select, the cheaper by their lengths: the work is that of M's
+// entries only, whatever the product without the mask would cost --
+// triangle counting (L<L> = L L) is its case. The method's row of the table (method/method.hpp); the planner
 // chooses it for every product with a mask that allows (docs/graph.md).
 //
 // Contract:
