@@ -4,8 +4,11 @@
 # carried by the device tool): bin/, lib/ (the shared libraries ldd lists beyond glibc,
 # libstdc++, libgcc_s and the CUDA libraries the host has) and matrices/.
 #
-#   [DEST=dir] [BUILD=dir] bench/package_device.sh [--service | --peers]
+#   [DEST=dir] [BUILD=dir] bench/package_device.sh [--service | --peers | --graph]
 #     --service: spgemmd, the CLI, the service tests, benches (run_service_device.sh, run_e2e_device.sh) and load program instead
+#     --graph: spgemmd, the CLI, graph_bench.py and run_graph_device.sh, the Python client's graph
+#              suites and worked examples, the wheels they need offline (python-graphblas and
+#              SuiteSparse:GraphBLAS, networkx, ...), the shared graphs (bench/README.md)
 #     --peers: spgemm-bench, spgemm-export-mtx and run_peers_device.sh with its scripts (stripped), the
 #              peer drivers of $PEERS_BIN (default .peers/bin, built by the developer and never committed;
 #              absent: none) in peers/, and the matrices of ../shared/corpus too (bench/README.md)
@@ -15,14 +18,18 @@ dest=${DEST:-.device}
 
 service=OFF
 peers=OFF
+graph=OFF
 [ "${1:-}" = "--service" ] && service=ON
+[ "${1:-}" = "--graph" ] && service=ON && graph=ON
 [ "${1:-}" = "--peers" ] && peers=ON
 build=${BUILD:-build-device}  # BUILD: one build folder per concurrent packager
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSPGEMM_WITH_CUDA=ON \
   -DCMAKE_CUDA_ARCHITECTURES=90 -DSPGEMM_WITH_SERVICE="$service" >/dev/null
 # --service: the service's binaries only (stripped), so that with the
 # matrices and libraries they travel under the device tool's 64 MiB.
-if [ "$service" = ON ]; then
+if [ "$graph" = ON ]; then
+  targets=(spgemmd spgemm_cli)
+elif [ "$service" = ON ]; then
   targets=(spgemmd spgemm_cli spgemm_service_bench spgemm_e2e_bench spgemm_load spgemmd_integration_test spgemm_client_tests)
 elif [ "$peers" = ON ]; then
   targets=(spgemm_bench spgemm_export_mtx)
@@ -47,6 +54,25 @@ if [ "$peers" = ON ]; then
   fi
   cp ../shared/corpus/*.mtx.gz "$dest"/matrices/
   cp ../shared/corpus/MANIFEST.tsv "$dest"/matrices/MANIFEST-corpus.tsv
+elif [ "$graph" = ON ]; then
+  cp "$build"/server/spgemmd "$build"/client/spgemm $dest/bin/
+  strip --strip-unneeded $dest/bin/*
+  cp bench/run_graph_device.sh bench/graph_bench.py $dest/
+  mkdir -p $dest/examples $dest/python-tests $dest/wheels
+  cp -r client/python/examples/graph $dest/examples/
+  cp client/python/tests/{conftest.py,graph_oracle.py,test_semirings.py,test_graph_ops.py,test_examples.py} \
+    $dest/python-tests/
+  # Offline wheels for the GPU host's Python 3.12 (it has numpy, scipy, grpcio and pytest).
+  python3 -m pip wheel -q --no-deps -w $dest/wheels ./client/python
+  python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+    --platform manylinux_2_17_x86_64 -d $dest/wheels python-graphblas suitesparse-graphblas donfig cffi pycparser \
+    networkx pyyaml tqdm \
+    "protobuf==$(python3 -c 'import google.protobuf as p; print(p.__version__)')"
+  # The graphs of the benchmark and the suites (web-NotreDame, 3.9 MB, would pass the 64 MiB).
+  for g in hep-th wiki-Vote ca-CondMat p2p-Gnutella31 email-Enron delaunay_n16 soc-Epinions1 luxembourg_osm \
+    rajat01 cryg2500 mbeacxc; do
+    cp ../shared/matrices/$g.mtx.gz $dest/matrices/
+  done
 elif [ "$service" = OFF ]; then
   cp "$build"/bench/spgemm-bench "$build"/tests/engine/spgemm_gpu_tests "$build"/tests/engine/spgemm_engine_tests $dest/bin/
 else
@@ -69,6 +95,6 @@ for bin in "$dest"/bin/* "$dest"/peers/*; do
   [ -f "$bin" ] || continue
   ldd "$bin" | awk '/=> \// {print $3}' | grep -v -E '/(libc|libm|libstdc\+\+|libgcc_s|libpthread|libdl|librt|libcusparse|libcublas|libcublasLt|libnvJitLink)\.so' || true
 done | sort -u | xargs -r -I{} cp -L {} $dest/lib/
-cp ../shared/matrices/*.mtx.gz $dest/matrices/
+[ "$graph" = ON ] || cp ../shared/matrices/*.mtx.gz $dest/matrices/
 size=$(du -sm "$dest" | cut -f1)
 echo "$dest: $size MiB (the device tool carries at most 64 MiB)"

@@ -30,6 +30,7 @@
 #include "ops/log.hpp"
 #include "ops/metrics.hpp"
 #include "ops/service_metrics.hpp"
+#include "rpc/graph_service.hpp"
 #include "rpc/local_service.hpp"
 #include "rpc/service.hpp"
 #include "spgemm/backend.hpp"
@@ -215,6 +216,7 @@ int main(int argc, char** argv) {
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   spgemm_service service(state);
   local_service local(state);
+  graph_service graph(state);
   grpc::ServerBuilder builder;
   // gRPC binds with SO_REUSEPORT by default: a second spgemmd on a taken port
   // would start and split the connections with the first (handles appearing
@@ -227,6 +229,7 @@ int main(int argc, char** argv) {
   builder.SetMaxReceiveMessageSize(static_cast<int>(cfg.max_message_bytes));
   builder.RegisterService(&service);
   builder.RegisterService(&local);
+  builder.RegisterService(&graph);
   // The socket file is created no more open than the owner's, then given its mode.
   const mode_t umask_before = umask(0177);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();

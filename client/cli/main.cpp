@@ -6,6 +6,7 @@
 //   spgemm upload F.mtx...    spgemm download HANDLE -o F.mtx
 //   spgemm ls    spgemm rm HANDLE...    spgemm status
 //   spgemm --server h1:p,h2:p,h3:p multiply A.mtx B.mtx -o C.mtx [--panels N]
+//   spgemm batch JOBS.yaml [--concurrency N] [--retries N] [--summary F.tsv] [--scheduler DASK]
 //
 // Operands are .mtx / .mtx.gz files or generator specs (uploaded for the call
 // and deleted after it, unless --keep) or handles of matrices already on the
@@ -15,9 +16,12 @@
 #include <CLI/CLI.hpp>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <iostream>
 #include <memory>
@@ -377,6 +381,17 @@ int main(int argc, char** argv) {
   auto* status = app.add_subcommand("status", "Show the server's devices, memory, cache and jobs");
   status->footer(exit_codes_help);
 
+  // batch: one implementation of the job file, the Python client's (spgemm.batch, Dask included)
+  std::string batch_jobs;
+  auto* batch = app.add_subcommand(
+      "batch",
+      "Run a job file (YAML): products and graph steps chained by names over one or several servers, "
+      "bounded concurrency, retries on UNAVAILABLE, resumable, a summary TSV (docs/graph.md). Runs the "
+      "Python client's batch runner, `$SPGEMM_PYTHON -m spgemm.batch` (python3 by default); its options "
+      "(--concurrency, --retries, --summary, --scheduler, --no-progress) pass through");
+  batch->add_option("JOBS", batch_jobs, "The job file")->required();
+  batch->allow_extras();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -385,6 +400,21 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     app.exit(e);
+    return exit_usage;
+  }
+
+  if (*batch) {
+    const char* env_python = std::getenv("SPGEMM_PYTHON");
+    const std::string python = env_python && *env_python ? env_python : "python3";
+    std::vector<std::string> args = {python, "-m", "spgemm.batch", batch_jobs};
+    if (app.count("--server") > 0) args.insert(args.end(), {"--server", g.server});
+    for (const std::string& extra : batch->remaining()) args.push_back(extra);
+    std::vector<char*> exec_argv;
+    for (std::string& a : args) exec_argv.push_back(a.data());
+    exec_argv.push_back(nullptr);
+    ::execvp(exec_argv[0], exec_argv.data());
+    std::cerr << "spgemm batch: cannot run " << python << " (" << std::strerror(errno)
+              << "); it runs the Python client's batch runner: pip install ./client/python, or set SPGEMM_PYTHON\n";
     return exit_usage;
   }
 

@@ -1,9 +1,9 @@
 """Build hook for the spgemm client.
 
-The protobuf and gRPC modules (``spgemm.v1.spgemm_pb2``, ``spgemm.v1.local_pb2``
-and their ``_grpc`` modules) are generated from the wire contract
-``proto/spgemm/v1/*.proto`` with grpcio-tools whenever the package is built;
-they are never committed or edited by hand.
+The protobuf and gRPC modules (``spgemm.v1.spgemm_pb2``, ``spgemm.v1.local_pb2``,
+``spgemm.v1.graph_pb2`` and their ``_grpc`` modules) are generated from the wire
+contract ``proto/spgemm/v1/*.proto`` with grpcio-tools whenever the package is
+built; they are never committed or edited by hand.
 
 The protos are looked for in the repository (``../../proto`` from this file)
 and, for builds from an sdist, in ``./proto`` (the sdist hook below copies it
@@ -25,10 +25,10 @@ from setuptools.command.sdist import sdist
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROTO_REL = os.path.join("spgemm", "v1", "spgemm.proto")
-# Every proto of the contract: the Spgemm service, and Local (shared memory
-# and CUDA IPC for clients on the server's host).
-PROTO_RELS = [PROTO_REL, os.path.join("spgemm", "v1", "local.proto")]
-PROTO_MODULES = ["spgemm", "local"]
+# Every proto of the contract: the Spgemm service, Local (shared memory and
+# CUDA IPC for clients on the server's host) and Graph (it imports spgemm.proto).
+PROTO_RELS = [PROTO_REL, os.path.join("spgemm", "v1", "local.proto"), os.path.join("spgemm", "v1", "graph.proto")]
+PROTO_MODULES = ["spgemm", "local", "graph"]
 PROTO_ROOTS = [
     os.path.normpath(os.path.join(HERE, "..", "..", "proto")),  # source tree
     os.path.join(HERE, "proto"),  # sdist copy
@@ -46,7 +46,7 @@ def proto_root() -> str:
 
 
 def generate(out_dir: str) -> None:
-    """Run grpcio-tools' protoc: writes out_dir/spgemm/v1/{spgemm,local}_pb2{,_grpc}.py(i)."""
+    """Run grpcio-tools' protoc: writes out_dir/spgemm/v1/{spgemm,local,graph}_pb2{,_grpc}.py(i)."""
     try:
         import grpc_tools
         from grpc_tools import protoc

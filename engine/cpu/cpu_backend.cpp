@@ -127,40 +127,72 @@ class cpu_backend final : public backend {
   // converted to C's value type where they differ.
   memory_estimate estimate_multiply(const stored_matrix& a, const stored_matrix& b,
                                     const multiply_options& options) override {
-    check_algorithm(options.algo);
-    const auto& ma = as_cpu(a).matrix();
-    const auto& mb = as_cpu(b).matrix();
-    const auto stats = std::visit([](const auto& x, const auto& y) { return compute_product_stats(x, y); }, ma, mb);
-    const matrix_info ia = info_of(ma), ib = info_of(mb);
-    const value_type out = output_type_of(ia, ib, options);
-    memory_estimate e;
-    e.output_bytes = matrix_info{ia.rows, ib.cols, stats.nnz_c_bound, out}.bytes();
-    e.workspace_bytes = cpu::gustavson_workspace_bytes(ia.rows, ib.cols, size_of(out), threads_) +
-                        converted_bytes(ia, out) + converted_bytes(ib, out);
-    e.exact = false;
-    e.products = stats.products;
-    e.method = "gustavson";
-    return e;
+    return estimate(a, b, nullptr, {}, options);
   }
 
   std::shared_ptr<stored_matrix> multiply(const stored_matrix& a, const stored_matrix& b,
                                           const multiply_options& options, std::size_t memory_limit,
                                           const cancel_token& cancel, std::size_t* peak_bytes) override {
-    check_algorithm(options.algo);
-    const auto& ma = as_cpu(a).matrix();
-    const auto& mb = as_cpu(b).matrix();
-    const matrix_info ia = info_of(ma), ib = info_of(mb);
-    require_conformable(ia, ib);
-    const value_type out = output_type_of(ia, ib, options);
+    return run(a, b, nullptr, {}, options, memory_limit, cancel, peak_bytes);
+  }
+  using backend::multiply;
+
+  // As estimate_multiply, C bounded by M's rows too where M allows (C<M>).
+  memory_estimate estimate_masked_multiply(const stored_matrix& a, const stored_matrix& b, const stored_matrix& mask,
+                                           const mask_options& how, const multiply_options& options) override {
+    return estimate(a, b, &mask, how, options);
+  }
+
+  std::shared_ptr<stored_matrix> masked_multiply(const stored_matrix& a, const stored_matrix& b,
+                                                 const stored_matrix& mask, const mask_options& how,
+                                                 const multiply_options& options, std::size_t memory_limit,
+                                                 const cancel_token& cancel, std::size_t* peak_bytes) override {
+    return run(a, b, &mask, how, options, memory_limit, cancel, peak_bytes);
+  }
+
+  // C as its bound; besides, the copies of the operands in C's value type,
+  // two transposes of A (ops per column) and a few bytes per entry and
+  // element (flags, orders, a dense vector): held whole while the op runs.
+  memory_estimate estimate_op(const matrix_op& op, const std::vector<const stored_matrix*>& operands) override {
+    std::vector<matrix_info> infos;
+    for (const stored_matrix* m : operands) infos.push_back(as_cpu(*m).info());
+    const matrix_info c = result_bound(op, infos);
+    std::int64_t nnz = c.nnz;
+    if (const auto* rows = std::get_if<extract_rows>(&op)) {
+      const auto& offsets = std::visit([](const auto& m) -> const std::vector<offset_t>& { return m.row_offsets; },
+                                       as_cpu(*operands[0]).matrix());
+      nnz = 0;
+      for (const std::int64_t r : rows->rows) nnz += offsets[r + 1] - offsets[r];
+    }
+    const matrix_info& a = infos[0];
+    memory_estimate e;
+    e.output_bytes = matrix_info{c.rows, c.cols, nnz, c.type}.bytes();
+    for (const matrix_info& m : infos) e.workspace_bytes += matrix_info{m.rows, m.cols, m.nnz, c.type}.bytes();
+    e.workspace_bytes += 2 * matrix_info{a.cols, a.rows, a.nnz, c.type}.bytes() +
+                         static_cast<std::size_t>(a.nnz) * (1 + sizeof(offset_t)) +
+                         static_cast<std::size_t>(std::max(a.rows, a.cols)) * (1 + size_of(c.type));
+    e.exact = false;
+    e.nnz_bound = nnz;
+    e.method = describe(op);
+    return e;
+  }
+
+  std::shared_ptr<stored_matrix> run_op(const matrix_op& op, const std::vector<const stored_matrix*>& operands,
+                                        std::size_t memory_limit, const cancel_token& cancel,
+                                        std::size_t* peak_bytes) override {
     cancel.throw_if_cancelled();
-    job_memory memory(memory_limit, "gustavson", counter_.get());
-    any_csr c = out == value_type::f32 ? any_csr(product<float>(ma, mb, memory, cancel))
-                                       : any_csr(product<double>(ma, mb, memory, cancel));
-    cancel.throw_if_cancelled();
+    const std::size_t bytes = estimate_op(op, operands).total();
+    job_memory memory(memory_limit, describe(op), counter_.get());
+    any_csr c;
+    {
+      const job_memory::hold held(memory, bytes);
+      std::vector<const any_csr*> matrices;
+      for (const stored_matrix* m : operands) matrices.push_back(&as_cpu(*m).matrix());
+      c = cpu_run_op(op, matrices);
+    }
     if (peak_bytes != nullptr) *peak_bytes = memory.peak_bytes();
     return std::make_shared<cpu_matrix>(std::move(c), counter_);
   }
-  using backend::multiply;
 
   memory_estimate estimate_transpose(const stored_matrix& a) override {
     const matrix_info ia = a.info();
@@ -188,6 +220,66 @@ class cpu_backend final : public backend {
   }
 
  private:
+  // A product's operands, checked: the algorithm, the semiring, the shapes
+  // of A, B and the mask (where there is one).
+  struct product_operands {
+    const any_csr& a;
+    const any_csr& b;
+    const any_csr* mask;
+    matrix_info ia, ib;
+  };
+  static product_operands checked(const stored_matrix& a, const stored_matrix& b, const stored_matrix* mask,
+                          const multiply_options& options) {
+    check_algorithm(options.algo);
+    check_semiring(options.semiring);
+    product_operands o{as_cpu(a).matrix(), as_cpu(b).matrix(), mask ? &as_cpu(*mask).matrix() : nullptr, {}, {}};
+    o.ia = info_of(o.a);
+    o.ib = info_of(o.b);
+    require_conformable(o.ia, o.ib);
+    if (o.mask != nullptr) require_mask_shape(info_of(*o.mask), o.ia.rows, o.ib.cols);
+    return o;
+  }
+
+  // With a mask that allows (C<M>), C is bounded by M's rows too.
+  memory_estimate estimate(const stored_matrix& a, const stored_matrix& b, const stored_matrix* mask,
+                           const mask_options& how, const multiply_options& options) {
+    const product_operands o = checked(a, b, mask, options);
+    const bool bounded = o.mask != nullptr && !how.complement;
+    const auto stats = std::visit(
+        [&](const auto& x, const auto& y) {
+          if (!bounded) return compute_product_stats(x, y);
+          return std::visit([&](const auto& m) { return compute_product_stats(x, y, m.row_offsets); }, *o.mask);
+        },
+        o.a, o.b);
+    const value_type out = output_type_of(o.ia, o.ib, options);
+    memory_estimate e;
+    e.output_bytes = matrix_info{o.ia.rows, o.ib.cols, stats.nnz_c_bound, out}.bytes();
+    e.workspace_bytes = cpu::gustavson_workspace_bytes(o.ia.rows, o.ib.cols, size_of(out), threads_) +
+                        converted_bytes(o.ia, out) + converted_bytes(o.ib, out);
+    e.exact = false;
+    e.products = stats.products;
+    e.method = "gustavson";
+    if (!options.semiring.is_plus_times()) e.method += " " + to_string(options.semiring);
+    if (o.mask != nullptr) e.method += how.complement ? " <!M>" : " <M>";
+    return e;
+  }
+
+  std::shared_ptr<stored_matrix> run(const stored_matrix& a, const stored_matrix& b, const stored_matrix* mask,
+                                     const mask_options& how, const multiply_options& options,
+                                     std::size_t memory_limit, const cancel_token& cancel, std::size_t* peak_bytes) {
+    const product_operands o = checked(a, b, mask, options);
+    cpu::mask_rows rows;
+    if (o.mask != nullptr) rows = std::visit([&](const auto& m) { return cpu::mask_rows::of(m, how); }, *o.mask);
+    const value_type out = output_type_of(o.ia, o.ib, options);
+    cancel.throw_if_cancelled();
+    job_memory memory(memory_limit, "gustavson", counter_.get());
+    any_csr c = out == value_type::f32 ? any_csr(product<float>(o.a, o.b, options.semiring, rows, memory, cancel))
+                                       : any_csr(product<double>(o.a, o.b, options.semiring, rows, memory, cancel));
+    cancel.throw_if_cancelled();
+    if (peak_bytes != nullptr) *peak_bytes = memory.peak_bytes();
+    return std::make_shared<cpu_matrix>(std::move(c), counter_);
+  }
+
   static void check_algorithm(algorithm algo) {
     if (algo != algorithm::automatic && algo != algorithm::gustavson) {
       throw_bad_input("algorithm '" + std::string(to_string(algo)) +
@@ -200,7 +292,8 @@ class cpu_backend final : public backend {
   }
 
   template <typename T>
-  csr_matrix<T> product(const any_csr& a, const any_csr& b, job_memory& memory, const cancel_token& cancel) const {
+  csr_matrix<T> product(const any_csr& a, const any_csr& b, const semiring& ring, const cpu::mask_rows& mask,
+                        job_memory& memory, const cancel_token& cancel) const {
     // Operands already of type T are used in place; others are converted copies.
     auto as_t = [](const any_csr& m) -> std::shared_ptr<const csr_matrix<T>> {
       if (const auto* same = std::get_if<csr_matrix<T>>(&m)) {
@@ -211,7 +304,7 @@ class cpu_backend final : public backend {
     };
     const value_type out = value_type_of<T>();
     const job_memory::hold converted(memory, converted_bytes(info_of(a), out) + converted_bytes(info_of(b), out));
-    return cpu::gustavson(*as_t(a), *as_t(b), threads_, memory, cancel);
+    return cpu::gustavson(*as_t(a), *as_t(b), ring, mask, threads_, memory, cancel);
   }
 
   int threads_;

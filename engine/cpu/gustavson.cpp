@@ -6,9 +6,13 @@
 // places the rows, and a numeric pass accumulates each row in a per-thread
 // dense array, then sorts its columns. Accumulation follows the order of A's
 // entries and B's entries, so the result is independent of the thread count.
+// Over a semiring, an entry is its first product, then add(.., product) for
+// each next one: GraphBLAS's values. With a mask, the row's markers start
+// from M's row (the columns it allows, or those it forbids): a product
+// outside the mask is dropped at its marker, never accumulated.
 // Workspace: 8 bytes x (rows(A) + 1) of work, and per slice 8 bytes x cols(B)
 // of markers (symbolic) or (8 + value) bytes x cols(B) of markers and
-// accumulators (numeric). Time: O(products + nnz(C) log).
+// accumulators (numeric). Time: O(products + nnz(M) + nnz(C) log).
 #include "cpu/gustavson.hpp"
 
 #include <algorithm>
@@ -19,6 +23,7 @@
 #include "spgemm/errors.hpp"
 #include "spgemm/multiply.hpp"
 #include "spgemm/reference.hpp"
+#include "semiring/semiring_ops.hpp"
 #include "src/parallel.hpp"
 
 namespace spgemm {
@@ -57,13 +62,39 @@ std::size_t gustavson_workspace_bytes(std::int64_t a_rows, std::int64_t b_cols, 
          parts * static_cast<std::size_t>(b_cols) * (sizeof(std::int64_t) + value_bytes);
 }
 
-template <typename T>
-csr_matrix<T> gustavson(const csr_matrix<T>& a, const csr_matrix<T>& b, int threads, job_memory& memory,
-                        const cancel_token& cancel) {
+namespace {
+
+// How a row's markers start: every column open (no mask), only M's columns
+// (C<M>), or every column but M's (C<!M>). A marker holds 2r (open: M's
+// entry, row r) or 2r + 1 (the column has its first product in row r).
+enum class mask_mode { none, allow, forbid };
+
+template <mask_mode Mode>
+bool opens(std::int64_t mark, std::int64_t open) {
+  if constexpr (Mode == mask_mode::none) {
+    return true;
+  } else if constexpr (Mode == mask_mode::allow) {
+    return mark == open;
+  } else {
+    return mark != open;
+  }
+}
+
+template <mask_mode Mode>
+void mark_mask_row(const mask_rows& mask, std::int64_t r, std::vector<std::int64_t>& marker) {
+  if constexpr (Mode != mask_mode::none) {
+    for (offset_t k = mask.offsets[r]; k < mask.offsets[r + 1]; ++k) {
+      if (mask.counts(k)) marker[mask.cols[k]] = 2 * r;
+    }
+  }
+}
+
+template <typename T, typename Ops, mask_mode Mode>
+csr_matrix<T> gustavson_rows(const csr_matrix<T>& a, const csr_matrix<T>& b, const Ops ring, const mask_rows& mask,
+                             int threads, job_memory& memory, const cancel_token& cancel) {
   // Work (scalar products, and a unit per row) between two looks at the
   // cancel token: about a millisecond, however the rows are sized.
   constexpr std::int64_t poll_work = 1 << 20;
-  require_conformable(info_of(a), info_of(b));
   const int parts = gustavson_parts(a.rows, threads);
   const auto offsets = static_cast<std::size_t>(a.rows) + 1;
   const auto per_part = static_cast<std::size_t>(parts) * static_cast<std::size_t>(b.cols);
@@ -85,14 +116,18 @@ csr_matrix<T> gustavson(const csr_matrix<T>& a, const csr_matrix<T>& b, int thre
           cancel.throw_if_cancelled();
           work = 0;
         }
+        const std::int64_t open = 2 * r;
+        const std::int64_t done = open + 1;
+        mark_mask_row<Mode>(mask, r, marker);
         std::int64_t count = 0;
         ++work;
         for (offset_t k = a.row_offsets[r]; k < a.row_offsets[r + 1]; ++k) {
           const index_t j = a.col_indices[k];
           work += b.row_offsets[j + 1] - b.row_offsets[j];
           for (offset_t l = b.row_offsets[j]; l < b.row_offsets[j + 1]; ++l) {
-            if (marker[b.col_indices[l]] != r) {
-              marker[b.col_indices[l]] = r;
+            std::int64_t& mark = marker[b.col_indices[l]];
+            if (mark != done && opens<Mode>(mark, open)) {
+              mark = done;
               ++count;
             }
           }
@@ -117,6 +152,9 @@ csr_matrix<T> gustavson(const csr_matrix<T>& a, const csr_matrix<T>& b, int thre
         cancel.throw_if_cancelled();
         work = 0;
       }
+      const std::int64_t open = 2 * r;
+      const std::int64_t done = open + 1;
+      mark_mask_row<Mode>(mask, r, marker);
       index_t* cols = c.col_indices.data() + c.row_offsets[r];
       std::int64_t count = 0;
       ++work;
@@ -126,12 +164,13 @@ csr_matrix<T> gustavson(const csr_matrix<T>& a, const csr_matrix<T>& b, int thre
         work += b.row_offsets[j + 1] - b.row_offsets[j];
         for (offset_t l = b.row_offsets[j]; l < b.row_offsets[j + 1]; ++l) {
           const index_t col = b.col_indices[l];
-          if (marker[col] != r) {
-            marker[col] = r;
-            accumulator[col] = a_value * b.values[l];
+          std::int64_t& mark = marker[col];
+          if (mark == done) {
+            accumulator[col] = ring.add(accumulator[col], ring.mul(a_value, b.values[l]));
+          } else if (opens<Mode>(mark, open)) {
+            mark = done;
+            accumulator[col] = ring.mul(a_value, b.values[l]);
             cols[count++] = col;
-          } else {
-            accumulator[col] += a_value * b.values[l];
           }
         }
       }
@@ -143,22 +182,50 @@ csr_matrix<T> gustavson(const csr_matrix<T>& a, const csr_matrix<T>& b, int thre
   return c;
 }
 
-template csr_matrix<float> gustavson(const csr_matrix<float>&, const csr_matrix<float>&, int, job_memory&,
-                                     const cancel_token&);
-template csr_matrix<double> gustavson(const csr_matrix<double>&, const csr_matrix<double>&, int, job_memory&,
-                                      const cancel_token&);
+}  // namespace
+
+template <typename T>
+csr_matrix<T> gustavson(const csr_matrix<T>& a, const csr_matrix<T>& b, const semiring& ring, const mask_rows& mask,
+                        int threads, job_memory& memory, const cancel_token& cancel) {
+  require_conformable(info_of(a), info_of(b));
+  check_semiring(ring);
+  return ops::with_semiring(ring, [&](auto ring_ops) {
+    if (mask.offsets == nullptr) return gustavson_rows<T, decltype(ring_ops), mask_mode::none>(a, b, ring_ops, mask, threads, memory, cancel);
+    if (mask.complement) return gustavson_rows<T, decltype(ring_ops), mask_mode::forbid>(a, b, ring_ops, mask, threads, memory, cancel);
+    return gustavson_rows<T, decltype(ring_ops), mask_mode::allow>(a, b, ring_ops, mask, threads, memory, cancel);
+  });
+}
+
+template csr_matrix<float> gustavson(const csr_matrix<float>&, const csr_matrix<float>&, const semiring&,
+                                     const mask_rows&, int, job_memory&, const cancel_token&);
+template csr_matrix<double> gustavson(const csr_matrix<double>&, const csr_matrix<double>&, const semiring&,
+                                      const mask_rows&, int, job_memory&, const cancel_token&);
 
 }  // namespace cpu
 
 template <typename T>
-csr_matrix<T> cpu_multiply(const csr_matrix<T>& a, const csr_matrix<T>& b, int threads, const cancel_token& cancel) {
-  cpu::job_memory unbounded(std::numeric_limits<std::size_t>::max(), "gustavson");
-  return cpu::gustavson(a, b, threads, unbounded, cancel);
+csr_matrix<T> cpu_multiply(const csr_matrix<T>& a, const csr_matrix<T>& b, int threads) {
+  return cpu_multiply(a, b, semiring{}, threads);
 }
 
 template <typename T>
-csr_matrix<T> cpu_multiply(const csr_matrix<T>& a, const csr_matrix<T>& b, int threads) {
-  return cpu_multiply(a, b, threads, cancel_token());
+csr_matrix<T> cpu_multiply(const csr_matrix<T>& a, const csr_matrix<T>& b, int threads, const cancel_token& cancel) {
+  cpu::job_memory unbounded(std::numeric_limits<std::size_t>::max(), "gustavson");
+  return cpu::gustavson(a, b, semiring{}, cpu::mask_rows{}, threads, unbounded, cancel);
+}
+
+template <typename T>
+csr_matrix<T> cpu_multiply(const csr_matrix<T>& a, const csr_matrix<T>& b, const semiring& ring, int threads) {
+  cpu::job_memory unbounded(std::numeric_limits<std::size_t>::max(), "gustavson");
+  return cpu::gustavson(a, b, ring, cpu::mask_rows{}, threads, unbounded, cancel_token());
+}
+
+template <typename T, typename M>
+csr_matrix<T> cpu_masked_multiply(const csr_matrix<T>& a, const csr_matrix<T>& b, const csr_matrix<M>& mask,
+                                  const mask_options& options, const semiring& ring, int threads) {
+  require_mask_shape(info_of(mask), a.rows, b.cols);
+  cpu::job_memory unbounded(std::numeric_limits<std::size_t>::max(), "gustavson");
+  return cpu::gustavson(a, b, ring, cpu::mask_rows::of(mask, options), threads, unbounded, cancel_token());
 }
 
 template <typename T>
@@ -190,6 +257,16 @@ template csr_matrix<double> cpu_multiply(const csr_matrix<double>&, const csr_ma
 template csr_matrix<float> cpu_multiply(const csr_matrix<float>&, const csr_matrix<float>&, int, const cancel_token&);
 template csr_matrix<double> cpu_multiply(const csr_matrix<double>&, const csr_matrix<double>&, int,
                                          const cancel_token&);
+template csr_matrix<float> cpu_multiply(const csr_matrix<float>&, const csr_matrix<float>&, const semiring&, int);
+template csr_matrix<double> cpu_multiply(const csr_matrix<double>&, const csr_matrix<double>&, const semiring&, int);
+template csr_matrix<float> cpu_masked_multiply(const csr_matrix<float>&, const csr_matrix<float>&,
+                                               const csr_matrix<float>&, const mask_options&, const semiring&, int);
+template csr_matrix<float> cpu_masked_multiply(const csr_matrix<float>&, const csr_matrix<float>&,
+                                               const csr_matrix<double>&, const mask_options&, const semiring&, int);
+template csr_matrix<double> cpu_masked_multiply(const csr_matrix<double>&, const csr_matrix<double>&,
+                                                const csr_matrix<float>&, const mask_options&, const semiring&, int);
+template csr_matrix<double> cpu_masked_multiply(const csr_matrix<double>&, const csr_matrix<double>&,
+                                                const csr_matrix<double>&, const mask_options&, const semiring&, int);
 template double scaled_max_error(const csr_matrix<float>&, const csr_matrix<float>&, const csr_matrix<float>&,
                                  const csr_matrix<float>&);
 template double scaled_max_error(const csr_matrix<double>&, const csr_matrix<double>&, const csr_matrix<double>&,

@@ -30,6 +30,13 @@
 // partial sums) carried from the chunks before (at most W), so at most S
 // items are sorted at once; the last chunk's runs are the band's part of the
 // row of C. The number of runs is read back after every chunk.
+// Semirings and masks: products by the job's semiring and runs summed by
+// its monoid (plus_times_ops as always, else semiring_ops); with a mask
+// (C<M> or C<!M>), the expansion flags the products the mask allows and
+// cub::DeviceSelect::Flagged compacts them into the other buffer before the
+// sort, so only they are sorted and compressed; row lengths then come from
+// the run heads (kernels::row_heads_kernel), one count read back per slice
+// and chunk.
 // Determinism: CUB's radix sort is stable and deterministic, the scans are
 // over integers, and every run is summed sequentially by one thread
 // (kernels::compress_kernel) in expansion order, i.e. A's entries in order
@@ -135,6 +142,7 @@ struct plan_input {
   std::int64_t products = 0;
   std::int64_t long_row_length = 0;  // entries of the longest row of more than S products (0: none)
   std::int64_t budget = 0;           // S
+  bool masked = false;               // products compacted by a mask before the sort
 };
 
 struct workspace_plan {
@@ -169,12 +177,24 @@ workspace_plan plan_workspace(const plan_input& in) {
   SPGEMM_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort_pairs, keys, vals, items, 0, end_bit));
   SPGEMM_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, heads, static_cast<int*>(nullptr), items));
   w.temp = std::max({sort_keys, sort_pairs, heads, exclusive_scan_bytes<offset_t>(in.rows + 1)});
+  if (in.masked) {
+    std::size_t select_keys = 0;
+    std::size_t select_vals = 0;
+    SPGEMM_CUDA_CHECK(cub::DeviceSelect::Flagged(nullptr, select_keys, static_cast<K*>(nullptr),
+                                                 static_cast<int*>(nullptr), static_cast<K*>(nullptr),
+                                                 static_cast<std::int64_t*>(nullptr), w.items));
+    SPGEMM_CUDA_CHECK(cub::DeviceSelect::Flagged(nullptr, select_vals, static_cast<T*>(nullptr),
+                                                 static_cast<int*>(nullptr), static_cast<T*>(nullptr),
+                                                 static_cast<std::int64_t*>(nullptr), w.items));
+    w.temp = std::max({w.temp, select_keys, select_vals});
+  }
   std::size_t band = 0;
   if (in.long_row_length > 0) {
     band = static_cast<std::size_t>(2 * in.long_row_length + 1) * sizeof(std::int64_t);
     w.temp = std::max(w.temp, exclusive_scan_bytes<std::int64_t>(in.long_row_length + 1));
   }
-  w.slices = static_cast<std::size_t>(w.items) * (2 * sizeof(K) + 2 * sizeof(T) + sizeof(int)) + band + w.temp;
+  w.slices = static_cast<std::size_t>(w.items) * (2 * sizeof(K) + 2 * sizeof(T) + sizeof(int)) + band + w.temp +
+             (in.masked ? sizeof(std::int64_t) : 0);
   return w;
 }
 
@@ -239,15 +259,17 @@ std::vector<slice> find_slices(const cuda::structure_view& a, const std::int64_t
   return out;
 }
 
-// The buffers of the slice phase and the passes over the slices.
-template <typename K, typename T>
+// The buffers of the slice phase and the passes over the slices, over the
+// semiring S, within `mask` where it has rows.
+template <typename K, typename T, typename S>
 class slice_runner {
  public:
   slice_runner(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, const std::int64_t* prefix,
                const workspace_plan& w, std::int64_t long_row_length, std::int64_t budget, device_csr<T>& c,
-               memory_resource& memory, cudaStream_t stream, const cancel_token& cancel)
-      : a_(a), b_(b), prefix_(prefix), budget_(budget), c_(c), stream_(stream), cancel_(cancel),
-        col_bits_(bits_for(b.cols - 1)), temp_bytes_(w.temp) {
+               S ring, method::mask_view<T> mask, memory_resource& memory, cudaStream_t stream,
+               const cancel_token& cancel)
+      : a_(a), b_(b), prefix_(prefix), budget_(budget), c_(c), ring_(ring), mask_(mask), stream_(stream),
+        cancel_(cancel), col_bits_(bits_for(b.cols - 1)), temp_bytes_(w.temp) {
     const auto items = static_cast<std::size_t>(w.items);
     for (int i = 0; i < 2; ++i) {
       keys_[i] = device_buffer<K>(memory, items, stream);
@@ -255,6 +277,7 @@ class slice_runner {
     }
     heads_ = device_buffer<int>(memory, items, stream);
     temp_ = device_buffer<unsigned char>(memory, w.temp, stream);
+    if (masked()) kept_ = device_buffer<std::int64_t>(memory, 1, stream);
     if (long_row_length > 0) {
       band_first_ = device_buffer<std::int64_t>(memory, static_cast<std::size_t>(long_row_length), stream);
       band_prefix_ =
@@ -273,12 +296,24 @@ class slice_runner {
     }
     expand<false>(s.v);
     cub::DoubleBuffer<K> keys(keys_[0].data(), keys_[1].data());
+    std::int64_t n = s.v.n;
+    if (masked()) {
+      keep(keys_[0].data(), keys_[1].data(), n);
+      n = kept();
+      keys = cub::DoubleBuffer<K>(keys_[1].data(), keys_[0].data());
+    }
+    if (n == 0) return;
     std::size_t bytes = temp_bytes_;
-    SPGEMM_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(temp_.data(), bytes, keys, static_cast<int>(s.v.n), 0,
+    SPGEMM_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(temp_.data(), bytes, keys, static_cast<int>(n), 0,
                                                      end_bit(s.v), stream_));
-    number_runs(keys.Current(), s.v.n);
-    kernels::row_nnz_kernel<<<blocks_for(s.v.r1 - s.v.r0), kernels::block_threads, 0, stream_>>>(
-        s.v, a_.row_offsets, prefix_, heads_.data(), c_.row_offsets.data());
+    number_runs(keys.Current(), n);
+    if (masked()) {
+      kernels::row_heads_kernel<K><<<blocks_for(n), kernels::block_threads, 0, stream_>>>(
+          keys.Current(), n, col_bits_, c_.row_offsets.data() + s.v.r0);
+    } else {
+      kernels::row_nnz_kernel<<<blocks_for(s.v.r1 - s.v.r0), kernels::block_threads, 0, stream_>>>(
+          s.v, a_.row_offsets, prefix_, heads_.data(), c_.row_offsets.data());
+    }
     SPGEMM_CUDA_CHECK_LAUNCH();
   }
 
@@ -291,14 +326,23 @@ class slice_runner {
     expand<true>(s.v);
     cub::DoubleBuffer<K> keys(keys_[0].data(), keys_[1].data());
     cub::DoubleBuffer<T> vals(vals_[0].data(), vals_[1].data());
+    std::int64_t n = s.v.n;
+    if (masked()) {
+      keep(keys_[0].data(), keys_[1].data(), n);
+      keep(vals_[0].data(), vals_[1].data(), n);
+      n = kept();
+      keys = cub::DoubleBuffer<K>(keys_[1].data(), keys_[0].data());
+      vals = cub::DoubleBuffer<T>(vals_[1].data(), vals_[0].data());
+    }
+    if (n == 0) return;
     std::size_t bytes = temp_bytes_;
-    SPGEMM_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp_.data(), bytes, keys, vals, static_cast<int>(s.v.n), 0,
+    SPGEMM_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp_.data(), bytes, keys, vals, static_cast<int>(n), 0,
                                                       end_bit(s.v), stream_));
-    number_runs(keys.Current(), s.v.n);
+    number_runs(keys.Current(), n);
     const K col_mask = (K{1} << col_bits_) - 1;
-    kernels::compress_kernel<K, T, false><<<blocks_for(s.v.n), kernels::block_threads, 0, stream_>>>(
-        keys.Current(), vals.Current(), heads_.data(), s.v.n, col_mask, 0, c_.row_offsets.data() + s.v.r0, 0,
-        nullptr, nullptr, c_.col_indices.data(), c_.values.data());
+    kernels::compress_kernel<K, T, false><<<blocks_for(n), kernels::block_threads, 0, stream_>>>(
+        keys.Current(), vals.Current(), heads_.data(), n, col_mask, 0, c_.row_offsets.data() + s.v.r0, 0, nullptr,
+        nullptr, c_.col_indices.data(), c_.values.data(), ring_);
     SPGEMM_CUDA_CHECK_LAUNCH();
   }
 
@@ -311,14 +355,27 @@ class slice_runner {
 
  private:
   int end_bit(const kernels::slice_view& v) const { return std::max(1, bits_for(v.r1 - v.r0 - 1) + col_bits_); }
+  bool masked() const { return mask_.offsets != nullptr; }
+  // Where the expansion flags the products the mask allows.
+  int* keep_flags() { return masked() ? heads_.data() : nullptr; }
 
   template <bool kValues>
   void expand(const kernels::slice_view& v) {
     kernels::expand_rows_kernel<K, T, kValues><<<expand_blocks(v.n), kernels::block_threads, 0, stream_>>>(
         v, a_.row_offsets, a_.col_indices, a_.values, b_.row_offsets, b_.col_indices, b_.values, prefix_, col_bits_,
-        keys_[0].data(), kValues ? vals_[0].data() : nullptr);
+        keys_[0].data(), kValues ? vals_[0].data() : nullptr, ring_, mask_, keep_flags());
     SPGEMM_CUDA_CHECK_LAUNCH();
   }
+
+  // The n items of `in` the mask allows (flagged in heads_), compacted into
+  // `out`; their number into kept_.
+  template <typename V>
+  void keep(const V* in, V* out, std::int64_t n) {
+    std::size_t bytes = temp_bytes_;
+    SPGEMM_CUDA_CHECK(
+        cub::DeviceSelect::Flagged(temp_.data(), bytes, in, heads_.data(), out, kept_.data(), n, stream_));
+  }
+  std::int64_t kept() { return read_back(kept_.data(), stream_); }
 
   // heads_[i] = number of distinct keys among sorted keys 0 .. i.
   void number_runs(const K* sorted, std::int64_t n) {
@@ -358,11 +415,25 @@ class slice_runner {
         ch.n = std::min(chunk, band_products - q);
         ch.carried = carried;
         ch.c0 = static_cast<index_t>(c0);
-        const std::int64_t n = carried + ch.n;
-        kernels::expand_band_kernel<K, T, kValues><<<expand_blocks(ch.n), kernels::block_threads, 0, stream_>>>(
-            ch, a_.values + v.k0, b_.col_indices, b_.values, band_first_.data(), band_prefix_.data(),
-            keys_[in].data(), kValues ? vals_[in].data() : nullptr);
-        SPGEMM_CUDA_CHECK_LAUNCH();
+        ch.row = v.r0;
+        std::int64_t n = carried + ch.n;
+        if (!masked()) {
+          kernels::expand_band_kernel<K, T, kValues><<<expand_blocks(ch.n), kernels::block_threads, 0, stream_>>>(
+              ch, a_.values + v.k0, b_.col_indices, b_.values, band_first_.data(), band_prefix_.data(),
+              keys_[in].data(), kValues ? vals_[in].data() : nullptr, ring_, mask_, nullptr);
+          SPGEMM_CUDA_CHECK_LAUNCH();
+        } else {  // expanded into the free buffers, the kept ones after the carried runs
+          kernels::band_chunk fresh = ch;
+          fresh.carried = 0;
+          kernels::expand_band_kernel<K, T, kValues><<<expand_blocks(ch.n), kernels::block_threads, 0, stream_>>>(
+              fresh, a_.values + v.k0, b_.col_indices, b_.values, band_first_.data(), band_prefix_.data(),
+              keys_[1 - in].data(), kValues ? vals_[1 - in].data() : nullptr, ring_, mask_, heads_.data());
+          SPGEMM_CUDA_CHECK_LAUNCH();
+          keep(keys_[1 - in].data(), keys_[in].data() + carried, ch.n);
+          if constexpr (kValues) keep(vals_[1 - in].data(), vals_[in].data() + carried, ch.n);
+          n = carried + kept();
+          if (n == 0) continue;  // nothing carried, nothing kept: the next chunk starts afresh
+        }
         cub::DoubleBuffer<K> keys(keys_[in].data(), keys_[1 - in].data());
         cub::DoubleBuffer<T> vals(vals_[in].data(), vals_[1 - in].data());
         bytes = temp_bytes_;
@@ -381,7 +452,7 @@ class slice_runner {
           if constexpr (kValues) {
             kernels::compress_kernel<K, T, true><<<blocks_for(n), kernels::block_threads, 0, stream_>>>(
                 keys.Current(), vals.Current(), heads_.data(), n, ~K{0}, 0, nullptr, 0, keys_[1 - sorted].data(),
-                vals_[1 - sorted].data(), nullptr, nullptr);
+                vals_[1 - sorted].data(), nullptr, nullptr, ring_);
           } else {
             kernels::unique_keys_kernel<K><<<blocks_for(n), kernels::block_threads, 0, stream_>>>(
                 keys.Current(), heads_.data(), n, keys_[1 - sorted].data());
@@ -394,7 +465,8 @@ class slice_runner {
         if constexpr (kValues) {
           kernels::compress_kernel<K, T, false><<<blocks_for(n), kernels::block_threads, 0, stream_>>>(
               keys.Current(), vals.Current(), heads_.data(), n, ~K{0}, static_cast<index_t>(c0),
-              c_.row_offsets.data() + v.r0, row_nnz, nullptr, nullptr, c_.col_indices.data(), c_.values.data());
+              c_.row_offsets.data() + v.r0, row_nnz, nullptr, nullptr, c_.col_indices.data(), c_.values.data(),
+              ring_);
           SPGEMM_CUDA_CHECK_LAUNCH();
         }
         row_nnz += runs;
@@ -408,6 +480,8 @@ class slice_runner {
   const std::int64_t* prefix_;
   std::int64_t budget_;
   device_csr<T>& c_;
+  S ring_;
+  method::mask_view<T> mask_;
   cudaStream_t stream_;
   const cancel_token& cancel_;
   int col_bits_;
@@ -418,6 +492,7 @@ class slice_runner {
   device_buffer<unsigned char> temp_;
   device_buffer<std::int64_t> band_first_;
   device_buffer<std::int64_t> band_prefix_;
+  device_buffer<std::int64_t> kept_;
 };
 
 // The slice budget S: tuning::esc_slice_products, clamped to 2 .. 2^30.
@@ -425,9 +500,12 @@ std::int64_t slice_products(const tuning& t) {
   return std::clamp<std::int64_t>(t.esc_slice_products, 2, max_slice_products);
 }
 
-// Upper bound of what run() allocates (exact = false).
-memory_estimate estimate_from(const planner::job_stats& s, std::size_t value_bytes, const tuning& t) {
+// Upper bound of what run() allocates (exact = false). A mask that allows
+// (C<M>) bounds C by its entries.
+memory_estimate estimate_from(const planner::job_stats& s, std::size_t value_bytes, const tuning& t,
+                              const method::job_mask& mask) {
   plan_input in;
+  in.masked = mask.present();
   in.rows = s.rows;
   in.nnz_a = s.nnz_a;
   in.b_cols = s.b_cols;
@@ -438,8 +516,9 @@ memory_estimate estimate_from(const planner::job_stats& s, std::size_t value_byt
   memory_estimate e;
   e.exact = false;
   e.products = s.products;
-  e.output_bytes = cuda::csr_bytes(s.rows, s.nnz_c_bound, value_bytes);
-  e.nnz_bound = s.nnz_c_bound;
+  const std::int64_t bound = mask.present() && !mask.complement ? std::min(s.nnz_c_bound, mask.m.nnz) : s.nnz_c_bound;
+  e.output_bytes = cuda::csr_bytes(s.rows, bound, value_bytes);
+  e.nnz_bound = bound;
   e.workspace_bytes = w.total();
   e.method = "esc";
   if (s.products > in.budget) e.method += " (slices of " + std::to_string(in.budget) + " products)";
@@ -450,7 +529,7 @@ memory_estimate estimate_from(const planner::job_stats& s, std::size_t value_byt
 
 memory_estimate estimate(const method::job& job) {
   return estimate_from(planner::compute_stats(job.a, job.b, job.value_bytes, job.tuning, job.memory, job.stream),
-                       job.value_bytes, job.tuning);
+                       job.value_bytes, job.tuning, job.mask);
 }
 
 template <typename T>
@@ -489,14 +568,16 @@ device_csr<T> run(const method::job& job, const cuda::csr_view<T>& a, const cuda
   in.b_cols = b.cols;
   in.products = products;
   in.budget = budget;
+  in.masked = job.mask.present();
   for (const slice& s : slices)
     if (s.long_row) in.long_row_length = std::max(in.long_row_length, s.v.k1 - s.v.k0);
   cancel.throw_if_cancelled();
 
-  with_key_type(m, b.cols, [&](auto key) {
+  with_key_type(m, b.cols, [&](auto key) { ops::with_semiring(job.semiring, [&](auto ring) {
     using K = decltype(key);
     const workspace_plan w = plan_workspace<K, T>(in);
-    slice_runner<K, T> run(a, b, prefix.data(), w, in.long_row_length, budget, c, memory, stream, cancel);
+    slice_runner<K, T, decltype(ring)> run(a, b, prefix.data(), w, in.long_row_length, budget, c, ring,
+                                           method::mask_view_of<T>(job.mask), memory, stream, cancel);
     // (3) Structure pass.
     for (const slice& s : slices) {
       cancel.throw_if_cancelled();
@@ -512,7 +593,7 @@ device_csr<T> run(const method::job& job, const cuda::csr_view<T>& a, const cuda
       cancel.throw_if_cancelled();
       run.values(s);
     }
-  });
+  }); });
   return c;
 }
 

@@ -18,6 +18,9 @@
 //    expanded at once; a row of more products is processed alone, by column
 //    bands and chunks, so the budget holds for it too) plus O(rows + nnz(A)),
 //    independent of the number of products; the formula is in esc.cu.
+//  * Over any semiring (job.semiring), and masked (job.mask: C<M> or C<!M>,
+//    structural or by value): the products M forbids are dropped after the
+//    expansion, before the sort; C holds the entries M allows.
 //  * `cancel` is polled between phases and between slices.
 #pragma once
 

@@ -19,6 +19,10 @@
 //    after the sort, run heads (1 where the key differs from the previous
 //    one), whose inclusive scan numbers the distinct keys; row lengths of C,
 //    the carried keys of a band, and the sums of the runs.
+// Semirings and masks: the products are ring.mul (S, semiring/semiring_ops.hpp),
+// the runs summed with ring.add; with a mask (C<M>, C<!M>) the expansion
+// marks each product the mask allows in `keep` (a binary search in M's row),
+// and only those are compacted, sorted and compressed.
 // Summation: a run of equal keys holds its products in expansion order (the
 // sort is stable), and compress_kernel adds them one after another in one
 // thread, starting from the first product (or the carried partial sum): the
@@ -29,6 +33,8 @@
 
 #include <cstdint>
 
+#include "method/mask_view.cuh"
+#include "semiring/semiring_ops.hpp"
 #include "spgemm/csr.hpp"
 
 namespace spgemm::esc::kernels {
@@ -132,14 +138,15 @@ struct slice_view {
 };
 
 // One key per product of the slice, in product order: key = (row - r0) <<
-// col_bits | column; with kValues also the value a_ik * b_kj.
-template <typename K, typename T, bool kValues>
+// col_bits | column; with kValues also the value ring.mul(a_ik, b_kj); with
+// a mask, keep[i] = whether it allows the product's entry.
+template <typename K, typename T, bool kValues, typename S>
 __global__ void __launch_bounds__(block_threads)
     expand_rows_kernel(slice_view s, const offset_t* __restrict__ a_off, const index_t* __restrict__ a_col,
                        const T* __restrict__ a_val, const offset_t* __restrict__ b_off,
                        const index_t* __restrict__ b_col, const T* __restrict__ b_val,
                        const std::int64_t* __restrict__ prefix, int col_bits, K* __restrict__ keys,
-                       T* __restrict__ vals) {
+                       T* __restrict__ vals, S ring, method::mask_view<T> mask, int* __restrict__ keep) {
   std::int64_t i = first_lane_item();
   if (i >= s.n) return;
   std::int64_t p = s.p0 + i;
@@ -147,8 +154,10 @@ __global__ void __launch_bounds__(block_threads)
   std::int64_t r = last_at_most(a_off, s.r0, s.r1, k);
   for (int t = 0; t < items_per_lane; ++t) {
     const offset_t at = b_off[a_col[k]] + (p - prefix[k]);
-    keys[i] = (static_cast<K>(r - s.r0) << col_bits) | static_cast<K>(b_col[at]);
-    if constexpr (kValues) vals[i] = a_val[k] * b_val[at];
+    const index_t col = b_col[at];
+    keys[i] = (static_cast<K>(r - s.r0) << col_bits) | static_cast<K>(col);
+    if constexpr (kValues) vals[i] = ring.mul(a_val[k], b_val[at]);
+    if (keep != nullptr) keep[i] = mask.allows(r, col) ? 1 : 0;
     i += 32;
     if (i >= s.n) return;
     p += 32;
@@ -177,10 +186,11 @@ __global__ void band_ranges_kernel(const index_t* __restrict__ row_col, std::int
   }
 }
 
-// A chunk of the products of one long row in one band: products [q0, q0 + n)
-// in the band's product order, written after the `carried` keys already at
-// the start of the output.
+// A chunk of the products of one long row (`row`) in one band: products
+// [q0, q0 + n) in the band's product order, written after the `carried` keys
+// already at the start of the output.
 struct band_chunk {
+  std::int64_t row = 0;
   std::int64_t length = 0;  // entries of the row of A
   std::int64_t q0 = 0;
   std::int64_t n = 0;
@@ -188,20 +198,24 @@ struct band_chunk {
   index_t c0 = 0;
 };
 
-// One key (column - c0) per product of the chunk, in product order.
-template <typename K, typename T, bool kValues>
+// One key (column - c0) per product of the chunk, in product order (values
+// and keep as expand_rows_kernel's).
+template <typename K, typename T, bool kValues, typename S>
 __global__ void __launch_bounds__(block_threads)
     expand_band_kernel(band_chunk c, const T* __restrict__ row_val, const index_t* __restrict__ b_col, const T* __restrict__ b_val,
                        const std::int64_t* __restrict__ band_first, const std::int64_t* __restrict__ band_prefix,
-                       K* __restrict__ keys, T* __restrict__ vals) {
+                       K* __restrict__ keys, T* __restrict__ vals, S ring, method::mask_view<T> mask,
+                       int* __restrict__ keep) {
   std::int64_t i = first_lane_item();
   if (i >= c.n) return;
   std::int64_t q = c.q0 + i;
   std::int64_t e = last_at_most(band_prefix, 0, c.length, q);
   for (int t = 0; t < items_per_lane; ++t) {
     const std::int64_t at = band_first[e] + (q - band_prefix[e]);
-    keys[c.carried + i] = static_cast<K>(b_col[at] - c.c0);
-    if constexpr (kValues) vals[c.carried + i] = row_val[e] * b_val[at];
+    const index_t col = b_col[at];
+    keys[c.carried + i] = static_cast<K>(col - c.c0);
+    if constexpr (kValues) vals[c.carried + i] = ring.mul(row_val[e], b_val[at]);
+    if (keep != nullptr) keep[i] = mask.allows(c.row, col) ? 1 : 0;
     i += 32;
     if (i >= c.n) return;
     q += 32;
@@ -230,6 +244,18 @@ __global__ void row_nnz_kernel(slice_view s, const offset_t* __restrict__ a_off,
   row_nnz[r] = end > begin ? heads[end - 1] - (begin > 0 ? heads[begin - 1] : 0) : 0;
 }
 
+// Row lengths of C for the rows of a slice whose products were compacted (a
+// mask dropped some): every run head adds one to its row, key >> col_bits
+// rows after the slice's first (row_nnz: zero for the slice's rows).
+template <typename K>
+__global__ void row_heads_kernel(const K* __restrict__ keys, std::int64_t n, int col_bits,
+                                 offset_t* __restrict__ row_nnz) {
+  const std::int64_t i = global_thread();
+  if (i < n && (i == 0 || keys[i] != keys[i - 1])) {
+    atomicAdd(reinterpret_cast<unsigned long long*>(row_nnz + (keys[i] >> col_bits)), 1ull);
+  }
+}
+
 // The distinct sorted keys, in order (the carried keys of a band).
 template <typename K>
 __global__ void unique_keys_kernel(const K* __restrict__ keys, const int* __restrict__ heads, std::int64_t n,
@@ -242,18 +268,18 @@ __global__ void unique_keys_kernel(const K* __restrict__ keys, const int* __rest
 // the run's key and sum go to position (run number) of carry_keys /
 // carry_vals; otherwise to C at *row_start + shift + run number, column =
 // (key & col_mask) + c0.
-template <typename K, typename T, bool kCarry>
+template <typename K, typename T, bool kCarry, typename S>
 __global__ void compress_kernel(const K* __restrict__ keys, const T* __restrict__ vals,
                                 const int* __restrict__ heads, std::int64_t n, K col_mask, index_t c0,
                                 const offset_t* __restrict__ row_start, std::int64_t shift,
                                 K* __restrict__ carry_keys, T* __restrict__ carry_vals, index_t* __restrict__ c_col,
-                                T* __restrict__ c_val) {
+                                T* __restrict__ c_val, S ring) {
   const std::int64_t i = global_thread();
   if (i >= n) return;
   const K key = keys[i];
   if (i > 0 && keys[i - 1] == key) return;
   T sum = vals[i];
-  for (std::int64_t j = i + 1; j < n && keys[j] == key; ++j) sum += vals[j];
+  for (std::int64_t j = i + 1; j < n && keys[j] == key; ++j) sum = ring.add(sum, vals[j]);
   const std::int64_t run = heads[i] - 1;
   if constexpr (kCarry) {
     carry_keys[run] = key;

@@ -9,6 +9,7 @@
 #include "cuda/limiting_resource.hpp"
 #include "cuda/statistics_resource.hpp"
 #include "gpu/method_table.hpp"
+#include "matrix_ops/gpu_ops.hpp"
 #include "method/method.hpp"
 #include "planner/job_rules.hpp"
 #include "spgemm/errors.hpp"
@@ -81,12 +82,44 @@ struct resolved {
   std::string name() const { return (reason.empty() ? "" : "auto: ") + std::string(to_string(method->algo)); }
 };
 
-resolved resolve(algorithm asked, const stored_facts& facts, const cuda::structure_view& b) {
-  if (asked != algorithm::automatic) return {&methods().find(asked), ""};
-  const planner::row_stats& a = facts.a_rows();
-  const bool empty = a.nnz == 0 || b.nnz == 0;
-  const planner::choice c = planner::choose_method({a.rows, a.nnz, a.max_row_length, empty, facts.block_size()});
-  return {&methods().find(c.algo), c.reason};
+// The methods that run what `takes` asks of a row, for error messages.
+template <typename Takes>
+std::string methods_that(Takes takes) {
+  std::string names;
+  for (const method::method* m = methods().first; m != methods().last; ++m) {
+    if (takes(*m)) names += (names.empty() ? "" : ", ") + std::string(to_string(m->algo));
+  }
+  return names;
+}
+
+resolved resolve(const multiply_options& options, const stored_facts& facts, const cuda::structure_view& b,
+                 const mask_options* mask) {
+  resolved r;
+  if (options.algo != algorithm::automatic) {
+    r.method = &methods().find(options.algo);
+  } else if (mask != nullptr) {
+    const planner::choice c = planner::choose_masked_method(mask->complement);
+    r = {&methods().find(c.algo), c.reason};
+  } else {
+    const planner::row_stats& a = facts.a_rows();
+    const bool empty = a.nnz == 0 || b.nnz == 0;
+    const planner::choice c = planner::choose_method(
+        {a.rows, a.nnz, a.max_row_length, empty, facts.block_size(), options.semiring.is_plus_times()});
+    r = {&methods().find(c.algo), c.reason};
+  }
+  const std::string name(to_string(r.method->algo));
+  if (mask != nullptr && !r.method->masks) {
+    throw_bad_input("algorithm '" + name + "' runs no masked products; they run on: auto, " +
+                    methods_that([](const method::method& m) { return m.masks; }));
+  }
+  if (mask == nullptr && r.method->masked_only) {
+    throw_bad_input("algorithm '" + name + "' runs masked products only");
+  }
+  if (!options.semiring.is_plus_times() && !r.method->semirings) {
+    throw_bad_input("algorithm '" + name + "' runs plus_times only; semiring " + to_string(options.semiring) +
+                    " runs on: auto, " + methods_that([](const method::method& m) { return m.semirings; }));
+  }
+  return r;
 }
 
 }  // namespace
@@ -152,54 +185,100 @@ any_csr cuda_backend::fetch(const stored_matrix& m, std::int64_t row_begin, std:
       s.matrix());
 }
 
-cuda_backend::product cuda_backend::checked(const stored_matrix& a, const stored_matrix& b,
+cuda_backend::product cuda_backend::checked(const stored_matrix& a, const stored_matrix& b, const stored_matrix* mask,
                                             const multiply_options& options) const {
   const cuda_stored_matrix& sa = own(a, "left operand");
   const cuda_stored_matrix& sb = own(b, "right operand");
   require_conformable(sa.info(), sb.info());
   require_valid(options.tuning);
-  return {sa, sb, output_type_of(sa.info(), sb.info(), options)};
+  check_semiring(options.semiring);
+  const cuda_stored_matrix* sm = mask != nullptr ? &own(*mask, "mask") : nullptr;
+  if (sm != nullptr) require_mask_shape(sm->info(), sa.info().rows, sb.info().cols);
+  return {sa, sb, sm, output_type_of(sa.info(), sb.info(), options)};
 }
 
 memory_estimate cuda_backend::estimate_multiply(const stored_matrix& a, const stored_matrix& b,
                                                 const multiply_options& options) {
-  const product p = checked(a, b, options);
-  device_guard guard(context_->device);
-  auto stream = context_->streams.acquire();
-  const stored_facts facts(p.a, p.b, stream.get());
-  const resolved r = resolve(options.algo, facts, p.b.structure());
-  const cancel_token never;
-  const method::job job{p.a.structure(), p.b.structure(), size_of(p.out), options.tuning, facts, methods(),
-                        context_->memory, stream.get(), never};
-  memory_estimate e = r.method->estimate(job);
-  if (!r.reason.empty()) e.method = "auto: " + e.method + " (" + r.reason + ")";
-  // Operands of another value type are converted first and held for the whole job.
-  for (const matrix_info& m : {p.a.info(), p.b.info()}) {
-    if (m.type != p.out) e.workspace_bytes += static_cast<std::size_t>(m.nnz) * size_of(p.out);
-  }
-  return e;
+  return estimate(checked(a, b, nullptr, options), nullptr, options);
 }
 
 std::shared_ptr<stored_matrix> cuda_backend::multiply(const stored_matrix& a, const stored_matrix& b,
                                                       const multiply_options& options, std::size_t memory_limit,
                                                       const cancel_token& cancel, std::size_t* peak_bytes) {
-  const product p = checked(a, b, options);
-  cancel.throw_if_cancelled();
+  return run(checked(a, b, nullptr, options), nullptr, options, memory_limit, cancel, peak_bytes);
+}
 
+memory_estimate cuda_backend::estimate_masked_multiply(const stored_matrix& a, const stored_matrix& b,
+                                                       const stored_matrix& mask, const mask_options& how,
+                                                       const multiply_options& options) {
+  return estimate(checked(a, b, &mask, options), &how, options);
+}
+
+std::shared_ptr<stored_matrix> cuda_backend::masked_multiply(const stored_matrix& a, const stored_matrix& b,
+                                                             const stored_matrix& mask, const mask_options& how,
+                                                             const multiply_options& options,
+                                                             std::size_t memory_limit, const cancel_token& cancel,
+                                                             std::size_t* peak_bytes) {
+  return run(checked(a, b, &mask, options), &how, options, memory_limit, cancel, peak_bytes);
+}
+
+namespace {
+
+// What a method reads of a product's mask: M's structure (values come with
+// the run, converted to C's type).
+method::job_mask job_mask_of(const cuda_stored_matrix* m, const mask_options* how) {
+  method::job_mask out;
+  if (m != nullptr) {
+    out.m = m->structure();
+    out.complement = how->complement;
+  }
+  return out;
+}
+
+}  // namespace
+
+memory_estimate cuda_backend::estimate(const product& p, const mask_options* how, const multiply_options& options) {
   device_guard guard(context_->device);
   auto stream = context_->streams.acquire();
   const stored_facts facts(p.a, p.b, stream.get());
-  const resolved r = resolve(options.algo, facts, p.b.structure());
+  const resolved r = resolve(options, facts, p.b.structure(), how);
+  const cancel_token never;
+  const method::job job{p.a.structure(), p.b.structure(), size_of(p.out), options.tuning, facts, methods(),
+                        context_->memory, stream.get(), never, options.semiring, job_mask_of(p.mask, how)};
+  memory_estimate e = r.method->estimate(job);
+  if (!r.reason.empty()) e.method = "auto: " + e.method + " (" + r.reason + ")";
+  if (!options.semiring.is_plus_times()) e.method += " " + to_string(options.semiring);
+  // Operands of another value type are converted first and held for the whole job.
+  for (const matrix_info& m : {p.a.info(), p.b.info()}) {
+    if (m.type != p.out) e.workspace_bytes += static_cast<std::size_t>(m.nnz) * size_of(p.out);
+  }
+  if (p.mask != nullptr && !how->structural) e.workspace_bytes += static_cast<std::size_t>(p.mask->info().nnz) * size_of(p.out);
+  return e;
+}
+
+std::shared_ptr<stored_matrix> cuda_backend::run(const product& p, const mask_options* how,
+                                                 const multiply_options& options, std::size_t memory_limit,
+                                                 const cancel_token& cancel, std::size_t* peak_bytes) {
+  cancel.throw_if_cancelled();
+  device_guard guard(context_->device);
+  auto stream = context_->streams.acquire();
+  const stored_facts facts(p.a, p.b, stream.get());
+  const resolved r = resolve(options, facts, p.b.structure(), how);
   // Everything the job allocates, converted operands included, is counted
   // against its estimate.
   cuda::limiting_resource limit(context_->memory, memory_limit, r.name());
   cuda::statistics_resource held(limit);
-  const method::job job{p.a.structure(), p.b.structure(), size_of(p.out), options.tuning, facts, methods(),
-                        held, stream.get(), cancel};
+  method::job job{p.a.structure(), p.b.structure(), size_of(p.out), options.tuning, facts, methods(),
+                  held, stream.get(), cancel, options.semiring, job_mask_of(p.mask, how)};
   auto run = [&](auto tag) -> any_device_csr {
     using T = decltype(tag);
     operand<T> oa = operand_of<T>(p.a.matrix(), held, stream.get());
     operand<T> ob = operand_of<T>(p.b.matrix(), held, stream.get());
+    operand<T> om;  // a value mask's values as T
+    if (p.mask != nullptr && !how->structural) {
+      om = operand_of<T>(p.mask->matrix(), held, stream.get());
+      job.mask.values = om.view.values;
+    }
     cancel.throw_if_cancelled();
     return r.method->template run<T>(job, oa.view, ob.view);
   };
@@ -208,6 +287,63 @@ std::shared_ptr<stored_matrix> cuda_backend::multiply(const stored_matrix& a, co
   std::visit([&](auto& m) { m.bind_resource(context_->memory); }, c);
   if (peak_bytes != nullptr) *peak_bytes = held.peak_bytes();
   return keep(std::move(c), stream.get());
+}
+
+std::vector<const cuda_stored_matrix*> cuda_backend::op_operands(const matrix_op& op,
+                                                                  const std::vector<const stored_matrix*>& operands,
+                                                                  matrix_info* result) const {
+  std::vector<const cuda_stored_matrix*> stored;
+  std::vector<matrix_info> infos;
+  for (const stored_matrix* m : operands) {
+    stored.push_back(&own(*m, "operand"));
+    infos.push_back(stored.back()->info());
+  }
+  *result = result_bound(op, infos);
+  return stored;
+}
+
+memory_estimate cuda_backend::estimate_op(const matrix_op& op, const std::vector<const stored_matrix*>& operands) {
+  matrix_info c;
+  const auto stored = op_operands(op, operands, &c);
+  device_guard guard(context_->device);
+  auto stream = context_->streams.acquire();
+  std::vector<cuda::structure_view> views;
+  for (const cuda_stored_matrix* m : stored) views.push_back(m->structure());
+  std::int64_t entries = 0;
+  if (const auto* rows = std::get_if<extract_rows>(&op)) {
+    entries = matrix_ops::extracted_entries(views[0], rows->rows, context_->memory, stream.get());
+  }
+  memory_estimate e = matrix_ops::estimate(op, views, size_of(c.type), entries);
+  // Operands of another value type are converted first and held for the whole op.
+  for (const cuda_stored_matrix* m : stored) {
+    if (m->info().type != c.type) e.workspace_bytes += static_cast<std::size_t>(m->info().nnz) * size_of(c.type);
+  }
+  return e;
+}
+
+std::shared_ptr<stored_matrix> cuda_backend::run_op(const matrix_op& op,
+                                                    const std::vector<const stored_matrix*>& operands,
+                                                    std::size_t memory_limit, const cancel_token& cancel,
+                                                    std::size_t* peak_bytes) {
+  matrix_info c;
+  const auto stored = op_operands(op, operands, &c);
+  cancel.throw_if_cancelled();
+  device_guard guard(context_->device);
+  auto stream = context_->streams.acquire();
+  cuda::limiting_resource limit(context_->memory, memory_limit, describe(op));
+  cuda::statistics_resource held(limit);
+  auto run = [&](auto tag) -> any_device_csr {
+    using T = decltype(tag);
+    std::vector<operand<T>> converted;
+    std::vector<csr_view<T>> views;
+    for (const cuda_stored_matrix* m : stored) converted.push_back(operand_of<T>(m->matrix(), held, stream.get()));
+    for (const operand<T>& o : converted) views.push_back(o.view);
+    return matrix_ops::run<T>(op, views, held, stream.get(), cancel);
+  };
+  any_device_csr result = c.type == value_type::f32 ? run(float{}) : run(double{});
+  std::visit([&](auto& m) { m.bind_resource(context_->memory); }, result);
+  if (peak_bytes != nullptr) *peak_bytes = held.peak_bytes();
+  return keep(std::move(result), stream.get());
 }
 
 memory_estimate cuda_backend::estimate_transpose(const stored_matrix& a) {

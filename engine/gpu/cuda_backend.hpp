@@ -38,6 +38,17 @@ class cuda_backend final : public backend {
                                           const multiply_options& options, std::size_t memory_limit,
                                           const cancel_token& cancel = {}, std::size_t* peak_bytes = nullptr) override;
   using backend::multiply;
+  memory_estimate estimate_masked_multiply(const stored_matrix& a, const stored_matrix& b, const stored_matrix& mask,
+                                           const mask_options& how, const multiply_options& options) override;
+  std::shared_ptr<stored_matrix> masked_multiply(const stored_matrix& a, const stored_matrix& b,
+                                                 const stored_matrix& mask, const mask_options& how,
+                                                 const multiply_options& options, std::size_t memory_limit,
+                                                 const cancel_token& cancel = {},
+                                                 std::size_t* peak_bytes = nullptr) override;
+  memory_estimate estimate_op(const matrix_op& op, const std::vector<const stored_matrix*>& operands) override;
+  std::shared_ptr<stored_matrix> run_op(const matrix_op& op, const std::vector<const stored_matrix*>& operands,
+                                        std::size_t memory_limit, const cancel_token& cancel = {},
+                                        std::size_t* peak_bytes = nullptr) override;
   std::shared_ptr<stored_matrix> transpose(const stored_matrix& a, const cancel_token& cancel = {},
                                            std::size_t* peak_bytes = nullptr) override;
   memory_estimate estimate_transpose(const stored_matrix& a) override;
@@ -46,14 +57,25 @@ class cuda_backend final : public backend {
   void fetch_into_ipc(const stored_matrix& m, const ipc_csr_arrays& arrays) override;  // ipc_transfer.cpp
 
  private:
-  // A product's operands, checked (stored here, conformable, valid tuning), and C's value type.
+  // A product's operands, checked (stored here, conformable, valid tuning
+  // and semiring, the mask of C's shape where there is one), and C's value type.
   struct product {
     const cuda_stored_matrix& a;
     const cuda_stored_matrix& b;
+    const cuda_stored_matrix* mask;
     value_type out;
   };
-  product checked(const stored_matrix& a, const stored_matrix& b, const multiply_options& options) const;
+  product checked(const stored_matrix& a, const stored_matrix& b, const stored_matrix* mask,
+                  const multiply_options& options) const;
+  // The product's estimate and run, masked where `how` is given.
+  memory_estimate estimate(const product& p, const mask_options* how, const multiply_options& options);
+  std::shared_ptr<stored_matrix> run(const product& p, const mask_options* how, const multiply_options& options,
+                                     std::size_t memory_limit, const cancel_token& cancel, std::size_t* peak_bytes);
   const cuda_stored_matrix& own(const stored_matrix& m, const char* what) const;
+  // An op's operands, checked (stored here, as result_bound accepts them), and C's shape and value type.
+  std::vector<const cuda_stored_matrix*> op_operands(const matrix_op& op,
+                                                     const std::vector<const stored_matrix*>& operands,
+                                                     matrix_info* result) const;
   std::shared_ptr<stored_matrix> keep(cuda::any_device_csr m, cudaStream_t stream);
 
   std::shared_ptr<cuda::device_context> context_;

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "block/block.hpp"
+#include "dot/dot.hpp"
 #include "esc/esc.hpp"
 #include "hash/hash.hpp"
 #include "rmerge/rmerge.hpp"
@@ -16,9 +17,10 @@ namespace {
 // A new method adds its row here (docs/architecture.md, "Adding a method").
 const method::method rows[] = {
     {algorithm::rmerge, &rmerge::estimate, &rmerge::run<float>, &rmerge::run<double>},
-    {algorithm::hash, &hash::estimate, &hash::run<float>, &hash::run<double>},
-    {algorithm::esc, &esc::estimate, &esc::run<float>, &esc::run<double>},
+    {algorithm::hash, &hash::estimate, &hash::run<float>, &hash::run<double>, true},
+    {algorithm::esc, &esc::estimate, &esc::run<float>, &esc::run<double>, true, true},
     {algorithm::block, &block::estimate, &block::run<float>, &block::run<double>},
+    {algorithm::dot, &dot::estimate, &dot::run<float>, &dot::run<double>, true, true, true},
 };
 
 }  // namespace
@@ -32,7 +34,17 @@ const method::table& methods() {
 
 std::vector<algorithm> cuda_algorithms() {
   std::vector<algorithm> algos = {algorithm::automatic};
-  for (const method::method& m : gpu::rows) algos.push_back(m.algo);
+  for (const method::method& m : gpu::rows) {
+    if (!m.masked_only) algos.push_back(m.algo);
+  }
+  return algos;
+}
+
+std::vector<algorithm> cuda_masked_algorithms() {
+  std::vector<algorithm> algos = {algorithm::automatic};
+  for (const method::method& m : gpu::rows) {
+    if (m.masks) algos.push_back(m.algo);
+  }
   return algos;
 }
 

@@ -27,6 +27,7 @@
 #include <climits>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "cuda/cuda_check.hpp"
@@ -222,10 +223,10 @@ void count_segments(segment_work& work, const cuda::structure_view& a, const cud
 // Numeric pass of the segment rows: persistent blocks, as many as fit the
 // GPU, taking items from a counter (next_item, zero); entry_passes:
 // tuning::segment_entry_passes.
-template <typename T>
+template <typename T, typename S>
 void fill_segments(const segment_work& work, const cuda::csr_view<T>& a, const cuda::csr_view<T>& b,
-                   device_csr<T>& c, int sm_count, std::int64_t entry_passes, ull* next_item, cudaStream_t stream) {
-  const auto kernel = kernels::numeric_segment_kernel<T>;
+                   device_csr<T>& c, int sm_count, std::int64_t entry_passes, ull* next_item, S ring, cudaStream_t stream) {
+  const auto kernel = kernels::numeric_segment_kernel<T, S>;
   const std::size_t shared = planner::segment_shared_bytes(sizeof(T));
   cuda::allow_max_dynamic_shared(kernel);
   const int threads = planner::segment_block_threads;
@@ -238,7 +239,7 @@ void fill_segments(const segment_work& work, const cuda::csr_view<T>& a, const c
                                               work.starts.data(), next_item,
                                               static_cast<int>(std::min<std::int64_t>(entry_passes, INT_MAX)), a.row_offsets,
                                               a.col_indices, a.values, b.row_offsets, b.col_indices, b.values,
-                                              c.row_offsets.data(), c.col_indices.data(), c.values.data());
+                                              c.row_offsets.data(), c.col_indices.data(), c.values.data(), ring);
   SPGEMM_CUDA_CHECK_LAUNCH();
 }
 
@@ -263,36 +264,37 @@ void launch_symbolic_table(int bin, const int* rows, std::int64_t n, const cuda:
 
 // The numeric kernel of one block table bin: ITEMS = slots per thread, a
 // template parameter because the sort keeps them in registers.
-template <int ITEMS, typename T>
+template <int ITEMS, typename T, typename S>
 void launch_block_table(const planner::table_config& cfg, const int* rows, std::int64_t n, const int* pos,
-                        const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, device_csr<T>& c, cudaStream_t stream) {
-  const auto kernel = kernels::numeric_block_table_kernel<ITEMS, T>;
+                        const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, device_csr<T>& c, S ring,
+                        cudaStream_t stream) {
+  const auto kernel = kernels::numeric_block_table_kernel<ITEMS, T, S>;
   cuda::allow_max_dynamic_shared(kernel);
   kernel<<<static_cast<unsigned>(n), cfg.block_threads, cfg.shared_bytes, stream>>>(
       rows, pos, a.row_offsets, a.col_indices, a.values, b.row_offsets, b.col_indices, b.values, c.row_offsets.data(),
-      c.col_indices.data(), c.values.data());
+      c.col_indices.data(), c.values.data(), ring);
   SPGEMM_CUDA_CHECK_LAUNCH();
 }
 
 // The numeric kernel of one table bin (rows: its n rows): a warp per row up
 // to planner::warp_max_table slots, else a block, on B's column ranges
 // where pos is given.
-template <typename T>
+template <typename T, typename S>
 void launch_numeric_table(int bin, const int* rows, std::int64_t n, const int* pos, const cuda::csr_view<T>& a,
-                          const cuda::csr_view<T>& b, device_csr<T>& c, cudaStream_t stream) {
+                          const cuda::csr_view<T>& b, device_csr<T>& c, S ring, cudaStream_t stream) {
   const planner::table_config cfg = planner::config_for_table(planner::table_of_bin(bin), sizeof(T));
   if (cfg.warp_per_row) {
-    cuda::allow_max_dynamic_shared(kernels::numeric_warp_tables_kernel<T>);
-    kernels::numeric_warp_tables_kernel<T><<<row_blocks(n, cfg), cfg.block_threads, cfg.shared_bytes, stream>>>(
+    cuda::allow_max_dynamic_shared(kernels::numeric_warp_tables_kernel<T, S>);
+    kernels::numeric_warp_tables_kernel<T, S><<<row_blocks(n, cfg), cfg.block_threads, cfg.shared_bytes, stream>>>(
         rows, n, cfg.table, a.row_offsets, a.col_indices, a.values, b.row_offsets, b.col_indices, b.values,
-        c.row_offsets.data(), c.col_indices.data(), c.values.data());
+        c.row_offsets.data(), c.col_indices.data(), c.values.data(), ring);
     SPGEMM_CUDA_CHECK_LAUNCH();
     return;
   }
   const int items = cfg.table / cfg.block_threads;
   switch (items) {
-    case 8: return launch_block_table<8, T>(cfg, rows, n, pos, a, b, c, stream);
-    case 16: return launch_block_table<16, T>(cfg, rows, n, pos, a, b, c, stream);
+    case 8: return launch_block_table<8, T>(cfg, rows, n, pos, a, b, c, ring, stream);
+    case 16: return launch_block_table<16, T>(cfg, rows, n, pos, a, b, c, ring, stream);
     default: throw std::logic_error("hash: no numeric kernel for " + std::to_string(items) + " slots per thread");
   }
 }
@@ -382,8 +384,26 @@ memory_estimate estimate(const method::job& job) {
                        job.value_bytes);
 }
 
-template <typename T>
-device_csr<T> run(const method::job& job, const cuda::csr_view<T>& a, const cuda::csr_view<T>& b) {
+namespace {
+
+// The dense accumulators at the semiring's identity: zero bytes for
+// plus-times, else a fill.
+template <typename T, typename S>
+void clear_to_identity(device_buffer<T>& values, S ring, cudaStream_t stream) {
+  if constexpr (std::is_same_v<S, ops::plus_times_ops>) {
+    SPGEMM_CUDA_CHECK(cudaMemsetAsync(values.data(), 0, values.bytes(), stream));
+  } else {
+    const auto n = static_cast<std::int64_t>(values.size());
+    kernels::fill_kernel<T><<<helper_blocks(n), helper_threads, 0, stream>>>(values.data(), n,
+                                                                          ring.template identity<T>());
+    SPGEMM_CUDA_CHECK_LAUNCH();
+  }
+}
+
+// The product over the semiring S (semiring/semiring_ops.hpp): its
+// symbolic pass is every semiring's; the numeric kernels take S.
+template <typename T, typename S>
+device_csr<T> run_over(const method::job& job, const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, S ring) {
   memory_resource& memory = job.memory;
   const cudaStream_t stream = job.stream;
   const cancel_token& cancel = job.cancel;
@@ -528,13 +548,13 @@ device_csr<T> run(const method::job& job, const cuda::csr_view<T>& a, const cuda
   if (dense_blocks > 0) {
     launches.emplace_back([&](cudaStream_t st) {
       SPGEMM_CUDA_CHECK(cudaMemsetAsync(dense_bitmaps.data(), 0, dense_bitmaps.bytes(), st));
-      SPGEMM_CUDA_CHECK(cudaMemsetAsync(dense_values.data(), 0, dense_values.bytes(), st));
+      clear_to_identity(dense_values, ring, st);
       const int threads = planner::dense_block_threads;
       const std::size_t shared = static_cast<std::size_t>(threads) * (16 + 2 * sizeof(T));
-      kernels::numeric_dense_kernel<T><<<static_cast<unsigned>(dense_blocks), threads, shared, st>>>(
+      kernels::numeric_dense_kernel<T, S><<<static_cast<unsigned>(dense_blocks), threads, shared, st>>>(
           perm.data() + starts.start[dense], hist[dense], b.cols, pos, dense_bitmaps.data(),
           dense_values.data(), a.row_offsets, a.col_indices, a.values, b.row_offsets, b.col_indices, b.values,
-          c.row_offsets.data(), c.col_indices.data(), c.values.data());
+          c.row_offsets.data(), c.col_indices.data(), c.values.data(), ring);
       SPGEMM_CUDA_CHECK_LAUNCH();
     });
   }
@@ -542,7 +562,7 @@ device_csr<T> run(const method::job& job, const cuda::csr_view<T>& a, const cuda
     const std::int64_t n = hist[bin];
     if (n == 0) continue;
     launches.emplace_back([&, bin, n](cudaStream_t st) {
-      launch_numeric_table<T>(bin, perm.data() + starts.start[bin], n, ranged_bins ? pos : nullptr, a, b, c, st);
+      launch_numeric_table<T>(bin, perm.data() + starts.start[bin], n, ranged_bins ? pos : nullptr, a, b, c, ring, st);
     });
   }
   if (fuse.on()) {
@@ -550,10 +570,10 @@ device_csr<T> run(const method::job& job, const cuda::csr_view<T>& a, const cuda
         plan_fused(fuse.top, fuse.block_rows_max, true, hist, starts, perm.data(), kernels::numeric_group_bytes<T>);
     if (fl.blocks > 0) {
       launches.emplace_back([&, fl](cudaStream_t st) {
-        cuda::allow_max_dynamic_shared(kernels::numeric_fused_kernel<T>);
-        kernels::numeric_fused_kernel<T><<<fl.blocks, planner::fused_block_threads, fl.shared_bytes, st>>>(
+        cuda::allow_max_dynamic_shared(kernels::numeric_fused_kernel<T, S>);
+        kernels::numeric_fused_kernel<T, S><<<fl.blocks, planner::fused_block_threads, fl.shared_bytes, st>>>(
             fl.bins, a.row_offsets, a.col_indices, a.values, b.row_offsets, b.col_indices, b.values,
-            c.row_offsets.data(), c.col_indices.data(), c.values.data());
+            c.row_offsets.data(), c.col_indices.data(), c.values.data(), ring);
         SPGEMM_CUDA_CHECK_LAUNCH();
       });
     }
@@ -561,20 +581,27 @@ device_csr<T> run(const method::job& job, const cuda::csr_view<T>& a, const cuda
     launches.emplace_back([&](cudaStream_t st) {
       const std::int64_t n = hist[planner::bin_copy];
       const unsigned grid = static_cast<unsigned>((n * 32 + helper_threads - 1) / helper_threads);
-      kernels::copy_rows_kernel<T><<<grid, helper_threads, 0, st>>>(
+      kernels::copy_rows_kernel<T, S><<<grid, helper_threads, 0, st>>>(
           perm.data() + starts.start[planner::bin_copy], n, a.row_offsets, a.col_indices, a.values, b.row_offsets,
-          b.col_indices, b.values, c.row_offsets.data(), c.col_indices.data(), c.values.data());
+          b.col_indices, b.values, c.row_offsets.data(), c.col_indices.data(), c.values.data(), ring);
       SPGEMM_CUDA_CHECK_LAUNCH();
     });
   }
   if (seg.n > 0) {
     launches.emplace_back([&](cudaStream_t st) {
       fill_segments<T>(seg, a, b, c, f.sm_count, t.segment_entry_passes, counters.data() + kernels::counter_segment_item,
-                       st);
+                       ring, st);
     });
   }
   cuda::launch_side_by_side(stream, launches);
   return c;
+}
+
+}  // namespace
+
+template <typename T>
+device_csr<T> run(const method::job& job, const cuda::csr_view<T>& a, const cuda::csr_view<T>& b) {
+  return ops::with_semiring(job.semiring, [&](auto ring) { return run_over<T>(job, a, b, ring); });
 }
 
 template device_csr<float> run(const method::job&, const cuda::csr_view<float>&, const cuda::csr_view<float>&);

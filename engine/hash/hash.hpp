@@ -10,6 +10,8 @@
 //  * Operands are device CSR views of the same value type T (float or double),
 //    columns sorted and unique within each row; a.cols == b.rows.
 //  * C has sorted, unique columns; entries that cancel to zero are kept.
+//  * Over any semiring (job.semiring): C's structure is the product's, its
+//    entries the semiring's sums (GraphBLAS's; plus_times as before).
 //  * Deterministic: every entry of C is summed in the order of A's entries
 //    (as the CPU reference does), bit-identical on every run; see hash.cu.
 //  * Every allocation comes from job.memory on job.stream; the job never

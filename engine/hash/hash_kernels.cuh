@@ -24,6 +24,10 @@
 //  * dense rows (beyond the largest shared table): the same with a bitmap and
 //    a dense value array of b.cols in global memory per block, the row read
 //    out in column order by a block scan over the bitmap words.
+// Semirings: the numeric kernels take the semiring S (semiring/semiring_ops.hpp)
+// as a functor: products are S's mul, commits S's add, tables and dense
+// accumulators start at S's identity. plus_times_ops is the arithmetic
+// product, instantiated as it always was.
 // Workspace: the per-block dense arrays and the column ranges (sized by the
 // host).
 // Complexity: O(products) table operations, O(S log^2 S) sort per row of
@@ -40,6 +44,7 @@
 #include "cuda/warp_primitives.cuh"
 #include "planner/row_bins.hpp"
 #include "planner/statistics.hpp"
+#include "semiring/semiring_ops.hpp"
 #include "spgemm/csr.hpp"
 
 namespace spgemm::hash::kernels {
@@ -95,10 +100,10 @@ struct shared_table {
   T* vals;
   unsigned mask;
 
-  __device__ void clear(int rank, int size) {
+  __device__ void clear(int rank, int size, T empty_value) {
     for (unsigned i = rank; i <= mask; i += size) {
       keys[i] = empty_key;
-      vals[i] = T(0);
+      vals[i] = empty_value;
     }
   }
   __device__ unsigned home(index_t col) const { return (static_cast<unsigned>(col) * 107u) & mask; }
@@ -136,8 +141,8 @@ struct dense_table {
 
 // Adds each lane's product to its slot, lanes of one slot in lane order.
 // The whole warp calls it; slot < 0 means no product.
-template <typename T>
-__device__ __forceinline__ void warp_commit(int slot, T p, T* vals, T* scratch) {
+template <typename T, typename S>
+__device__ __forceinline__ void warp_commit(int slot, T p, T* vals, T* scratch, S ring) {
   const int lane = threadIdx.x & 31;
   scratch[lane] = p;
   __syncwarp();
@@ -146,7 +151,7 @@ __device__ __forceinline__ void warp_commit(int slot, T p, T* vals, T* scratch) 
     T acc = vals[slot];
     unsigned m = peers;
     while (m != 0) {
-      acc += scratch[__ffs(m) - 1];
+      acc = ring.add(acc, scratch[__ffs(m) - 1]);
       m &= m - 1;
     }
     vals[slot] = acc;
@@ -213,15 +218,16 @@ __device__ __forceinline__ column_range warp_column_range(const int* pos, int w,
 // base + k * 32 + l (k = 0 .. K-1; several loads in flight per thread). Calls
 // visit(valid[K], col[K], p[K], entry[K]) on every thread of the group for
 // each round (uniformly: products past the end get valid = false); entry[k]
-// is the product's entry of A, counted from the row's first.
-template <bool Warp, bool Numeric, int K, typename T, typename Part, typename Visit>
+// is the product's entry of A, counted from the row's first. Numeric
+// products are ring.mul(a, b).
+template <bool Warp, bool Numeric, int K, typename T, typename Part, typename Visit, typename S = ops::plus_times_ops>
 __device__ __forceinline__ void for_each_product_chunk(std::int64_t row, const offset_t* __restrict__ a_off,
                                                        const index_t* __restrict__ a_col,
                                                        const T* __restrict__ a_val,
                                                        const offset_t* __restrict__ b_off,
                                                        const index_t* __restrict__ b_col,
                                                        const T* __restrict__ b_val, stage<T> st, const Part& part,
-                                                       Visit&& visit) {
+                                                       Visit&& visit, S ring = {}) {
   using grp = group<Warp>;
   const int rank = grp::rank();
   const int g = grp::size();
@@ -273,7 +279,7 @@ __device__ __forceinline__ void for_each_product_chunk(std::int64_t row, const o
           const long long before = lo > 0 ? st.incl[lo - 1] : 0;
           const offset_t j = st.b_begin[lo] + (q - before);
           col[k] = b_col[j];
-          if constexpr (Numeric) p[k] = st.a_val[lo] * b_val[j];
+          if constexpr (Numeric) p[k] = ring.mul(st.a_val[lo], b_val[j]);
           entry[k] = static_cast<int>(e0 - a0) + lo;
         }
       }
@@ -393,22 +399,22 @@ __device__ __forceinline__ void find_slots(Table& t, const bool (&valid)[K], con
 // Finds (or inserts) the slot of every valid product of one round of a
 // warp, then commits the products in product order: round k before round
 // k + 1 (for_each_product_chunk's layout), lanes in order (warp_commit).
-template <int K, typename T, typename Table>
+template <int K, typename T, typename Table, typename S>
 __device__ __forceinline__ void accumulate_round(Table& t, const bool (&valid)[K], const index_t (&col)[K],
-                                                 const T (&p)[K], T* scratch) {
+                                                 const T (&p)[K], T* scratch, S ring) {
   int slot[K];
   find_slots(t, valid, col, slot);
 #pragma unroll
-  for (int k = 0; k < K; ++k) warp_commit(slot[k], p[k], t.vals, scratch);
+  for (int k = 0; k < K; ++k) warp_commit(slot[k], p[k], t.vals, scratch, ring);
 }
 
 // The same for the warps of a block enumerating whole rows together
 // (for_each_product_chunk<false>): every warp finds its slots at once, then
 // the warps commit one after another, so each entry of C is still summed in
 // product order.
-template <int K, typename T, typename Table>
+template <int K, typename T, typename Table, typename S>
 __device__ __forceinline__ void accumulate_block_round(Table& t, const bool (&valid)[K], const index_t (&col)[K],
-                                                       const T (&p)[K], T* scratch) {
+                                                       const T (&p)[K], T* scratch, S ring) {
   const int warp = static_cast<int>(threadIdx.x >> 5);
   int slot[K];
   find_slots(t, valid, col, slot);
@@ -418,7 +424,7 @@ __device__ __forceinline__ void accumulate_block_round(Table& t, const bool (&va
   for (int w = 0; w < active; ++w) {
     if (warp == w) {
 #pragma unroll
-      for (int k = 0; k < K; ++k) warp_commit(slot[k], p[k], t.vals, scratch + 32 * w);
+      for (int k = 0; k < K; ++k) warp_commit(slot[k], p[k], t.vals, scratch + 32 * w, ring);
     }
     __syncthreads();
   }
@@ -503,14 +509,14 @@ __host__ __device__ constexpr std::size_t numeric_group_bytes(int group_threads,
 
 // Numeric pass of one row with a shared table of ITEMS * group-size slots at
 // `base` (numeric_group_bytes): products, sort, write-out.
-template <bool Warp, int ITEMS, typename T>
+template <bool Warp, int ITEMS, typename T, typename S>
 __device__ __forceinline__ void numeric_table_row(std::int64_t row, unsigned char* base, const int* __restrict__ pos,
                                                   const offset_t* __restrict__ a_off,
                                                   const index_t* __restrict__ a_col, const T* __restrict__ a_val,
                                                   const offset_t* __restrict__ b_off,
                                                   const index_t* __restrict__ b_col, const T* __restrict__ b_val,
                                                   const offset_t* __restrict__ c_off, index_t* __restrict__ c_col,
-                                                  T* __restrict__ c_val) {
+                                                  T* __restrict__ c_val, S ring) {
   using grp = group<Warp>;
   constexpr int K = Warp ? warp_numeric_batch : ranged_numeric_batch;
   const int g = grp::size();
@@ -531,26 +537,29 @@ __device__ __forceinline__ void numeric_table_row(std::int64_t row, unsigned cha
   t.keys = reinterpret_cast<index_t*>(p8);
   t.mask = static_cast<unsigned>(table - 1);
   const int rank = grp::rank();
-  t.clear(rank, g);
+  t.clear(rank, g, ring.template identity<T>());
   grp::sync();
   const auto visit = [&](const stage<T>& wst) {
-    return [&t, wst](const auto& valid, const auto& col, const auto& p, const auto&) {
-      accumulate_round<K, T>(t, valid, col, p, wst.scratch);
+    return [&t, wst, ring](const auto& valid, const auto& col, const auto& p, const auto&) {
+      accumulate_round<K, T>(t, valid, col, p, wst.scratch, ring);
     };
   };
   if constexpr (Warp) {
-    for_each_product_chunk<true, true, K, T>(row, a_off, a_col, a_val, b_off, b_col, b_val, st, whole_rows{}, visit(st));
+    for_each_product_chunk<true, true, K, T>(row, a_off, a_col, a_val, b_off, b_col, b_val, st, whole_rows{}, visit(st),
+                                             ring);
   } else if (pos != nullptr) {
     const int warp = static_cast<int>(threadIdx.x >> 5);
     const stage<T> wst = st.warp_slice(warp);
     for_each_product_chunk<true, true, K, T>(row, a_off, a_col, a_val, b_off, b_col, b_val, wst,
                                              warp_column_range(pos, warp, static_cast<int>(blockDim.x >> 5)),
-                                             visit(wst));
+                                             visit(wst), ring);
   } else {
-    for_each_product_chunk<false, true, K, T>(row, a_off, a_col, a_val, b_off, b_col, b_val, st, whole_rows{},
-                                              [&](const auto& valid, const auto& col, const auto& p, const auto&) {
-                                                accumulate_block_round<K, T>(t, valid, col, p, st.scratch);
-                                              });
+    for_each_product_chunk<false, true, K, T>(
+        row, a_off, a_col, a_val, b_off, b_col, b_val, st, whole_rows{},
+        [&](const auto& valid, const auto& col, const auto& p, const auto&) {
+          accumulate_block_round<K, T>(t, valid, col, p, st.scratch, ring);
+        },
+        ring);
   }
   grp::sync();
   // Sort the whole table by key (empty keys last) in registers, then write
@@ -580,17 +589,17 @@ __device__ __forceinline__ void numeric_table_row(std::int64_t row, unsigned cha
 
 // Numeric pass of one row by one warp, a table of `table` (32 .. 512) slots
 // at `base` (numeric_group_bytes).
-template <typename T>
+template <typename T, typename S>
 __device__ __forceinline__ void numeric_warp_row(std::int64_t row, unsigned char* base, int table,
                                                  const offset_t* __restrict__ a_off,
                                                  const index_t* __restrict__ a_col, const T* __restrict__ a_val,
                                                  const offset_t* __restrict__ b_off,
                                                  const index_t* __restrict__ b_col, const T* __restrict__ b_val,
                                                  const offset_t* __restrict__ c_off, index_t* __restrict__ c_col,
-                                                 T* __restrict__ c_val) {
+                                                 T* __restrict__ c_val, S ring) {
   const auto run = [&](auto items) {
     numeric_table_row<true, decltype(items)::value, T>(row, base, nullptr, a_off, a_col, a_val, b_off, b_col, b_val,
-                                                       c_off, c_col, c_val);
+                                                       c_off, c_col, c_val, ring);
   };
   switch (table / 32) {
     case 1: return run(std::integral_constant<int, 1>{});
@@ -603,39 +612,39 @@ __device__ __forceinline__ void numeric_warp_row(std::int64_t row, unsigned char
 
 // Numeric pass, one warp table bin: one warp per row, eight per block, a
 // table of `table` slots each.
-template <typename T>
+template <typename T, typename S>
 __global__ void __launch_bounds__(256)
     numeric_warp_tables_kernel(const int* __restrict__ rows, std::int64_t n, int table,
                                const offset_t* __restrict__ a_off, const index_t* __restrict__ a_col,
                                const T* __restrict__ a_val, const offset_t* __restrict__ b_off,
                                const index_t* __restrict__ b_col, const T* __restrict__ b_val,
                                const offset_t* __restrict__ c_off, index_t* __restrict__ c_col,
-                               T* __restrict__ c_val) {
+                               T* __restrict__ c_val, S ring) {
   extern __shared__ __align__(16) unsigned char smem[];
   const int gi = static_cast<int>(threadIdx.x >> 5);
   const std::int64_t r = static_cast<std::int64_t>(blockIdx.x) * (blockDim.x >> 5) + gi;
   if (r >= n) return;
   numeric_warp_row<T>(rows[r], smem + static_cast<std::size_t>(gi) * numeric_group_bytes<T>(32, table), table, a_off,
-                      a_col, a_val, b_off, b_col, b_val, c_off, c_col, c_val);
+                      a_col, a_val, b_off, b_col, b_val, c_off, c_col, c_val, ring);
 }
 
 // Numeric pass, block tables of ITEMS * block-size slots: one block per row.
-template <int ITEMS, typename T>
+template <int ITEMS, typename T, typename S>
 __global__ void __launch_bounds__(1024)
     numeric_block_table_kernel(const int* __restrict__ rows, const int* __restrict__ pos,
                                const offset_t* __restrict__ a_off, const index_t* __restrict__ a_col,
                                const T* __restrict__ a_val, const offset_t* __restrict__ b_off,
                                const index_t* __restrict__ b_col, const T* __restrict__ b_val,
                                const offset_t* __restrict__ c_off, index_t* __restrict__ c_col,
-                               T* __restrict__ c_val) {
+                               T* __restrict__ c_val, S ring) {
   extern __shared__ __align__(16) unsigned char smem[];
   numeric_table_row<false, ITEMS, T>(rows[blockIdx.x], smem, pos, a_off, a_col, a_val, b_off, b_col, b_val, c_off,
-                                     c_col, c_val);
+                                     c_col, c_val, ring);
 }
 
 // Numeric pass, dense rows: bitmap + dense values of b.cols in global memory
-// per block (values zero between rows).
-template <typename T>
+// per block (values at the semiring's identity between rows).
+template <typename T, typename S>
 __global__ void numeric_dense_kernel(const int* __restrict__ rows, std::int64_t n, std::int64_t b_cols,
                                      const int* __restrict__ pos, unsigned* __restrict__ bitmaps,
                                      T* __restrict__ dense_vals,
@@ -643,7 +652,7 @@ __global__ void numeric_dense_kernel(const int* __restrict__ rows, std::int64_t 
                                      const T* __restrict__ a_val, const offset_t* __restrict__ b_off,
                                      const index_t* __restrict__ b_col, const T* __restrict__ b_val,
                                      const offset_t* __restrict__ c_off, index_t* __restrict__ c_col,
-                                     T* __restrict__ c_val) {
+                                     T* __restrict__ c_val, S ring) {
   extern __shared__ __align__(16) unsigned char smem[];
   using grp = group<false>;
   const int g = grp::size();
@@ -664,14 +673,16 @@ __global__ void numeric_dense_kernel(const int* __restrict__ rows, std::int64_t 
           row, a_off, a_col, a_val, b_off, b_col, b_val, wst,
           warp_column_range(pos, warp, static_cast<int>(blockDim.x >> 5)),
           [&](const auto& valid, const auto& col, const auto& p, const auto&) {
-            accumulate_round<ranged_numeric_batch, T>(t, valid, col, p, wst.scratch);
-          });
+            accumulate_round<ranged_numeric_batch, T>(t, valid, col, p, wst.scratch, ring);
+          },
+          ring);
     } else {
       for_each_product_chunk<false, true, ranged_numeric_batch, T>(
           row, a_off, a_col, a_val, b_off, b_col, b_val, st, whole_rows{},
           [&](const auto& valid, const auto& col, const auto& p, const auto&) {
-            accumulate_block_round<ranged_numeric_batch, T>(t, valid, col, p, st.scratch);
-          });
+            accumulate_block_round<ranged_numeric_batch, T>(t, valid, col, p, st.scratch, ring);
+          },
+          ring);
     }
     __syncthreads();
     // Read the row out in column order.
@@ -687,7 +698,7 @@ __global__ void numeric_dense_kernel(const int* __restrict__ rows, std::int64_t 
         const index_t col = static_cast<index_t>(w * 32 + bit);
         c_col[pos] = col;
         c_val[pos] = t.vals[col];
-        t.vals[col] = T(0);
+        t.vals[col] = ring.template identity<T>();
         ++pos;
         word &= word - 1;
       }
@@ -700,12 +711,12 @@ __global__ void numeric_dense_kernel(const int* __restrict__ rows, std::int64_t 
 
 // A row whose A row holds one entry, by one warp: C's row is a scaled copy
 // of B's row.
-template <typename T>
+template <typename T, typename S>
 __device__ __forceinline__ void copy_row(std::int64_t row, const offset_t* __restrict__ a_off,
                                          const index_t* __restrict__ a_col, const T* __restrict__ a_val,
                                          const offset_t* __restrict__ b_off, const index_t* __restrict__ b_col,
                                          const T* __restrict__ b_val, const offset_t* __restrict__ c_off,
-                                         index_t* __restrict__ c_col, T* __restrict__ c_val) {
+                                         index_t* __restrict__ c_col, T* __restrict__ c_val, S ring) {
   const int lane = threadIdx.x & 31;
   const offset_t e = a_off[row];
   const index_t k = a_col[e];
@@ -715,20 +726,20 @@ __device__ __forceinline__ void copy_row(std::int64_t row, const offset_t* __res
   const offset_t out = c_off[row] - b0;
   for (offset_t j = b0 + lane; j < b1; j += 32) {
     c_col[out + j] = b_col[j];
-    c_val[out + j] = T(0) + av * b_val[j];
+    c_val[out + j] = ring.add(ring.template identity<T>(), ring.mul(av, b_val[j]));
   }
 }
 
 // The copy rows: a warp per row.
-template <typename T>
+template <typename T, typename S>
 __global__ void copy_rows_kernel(const int* __restrict__ rows, std::int64_t n, const offset_t* __restrict__ a_off,
                                  const index_t* __restrict__ a_col, const T* __restrict__ a_val,
                                  const offset_t* __restrict__ b_off, const index_t* __restrict__ b_col,
                                  const T* __restrict__ b_val, const offset_t* __restrict__ c_off,
-                                 index_t* __restrict__ c_col, T* __restrict__ c_val) {
+                                 index_t* __restrict__ c_col, T* __restrict__ c_val, S ring) {
   const std::int64_t r = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
   if (r >= n) return;
-  copy_row(rows[r], a_off, a_col, a_val, b_off, b_col, b_val, c_off, c_col, c_val);
+  copy_row(rows[r], a_off, a_col, a_val, b_off, b_col, b_val, c_off, c_col, c_val, ring);
 }
 
 // --- Fused launches (small products, planner::fuse_table_bins) ---------------
@@ -774,12 +785,13 @@ __global__ void __launch_bounds__(planner::fused_block_threads)
                            a_off, a_col, b_off, b_col, row_nnz);
 }
 
-template <typename T>
+template <typename T, typename S>
 __global__ void __launch_bounds__(planner::fused_block_threads)
     numeric_fused_kernel(fused_bins f, const offset_t* __restrict__ a_off, const index_t* __restrict__ a_col,
                          const T* __restrict__ a_val, const offset_t* __restrict__ b_off,
                          const index_t* __restrict__ b_col, const T* __restrict__ b_val,
-                         const offset_t* __restrict__ c_off, index_t* __restrict__ c_col, T* __restrict__ c_val) {
+                         const offset_t* __restrict__ c_off, index_t* __restrict__ c_col, T* __restrict__ c_val,
+                         S ring) {
   extern __shared__ __align__(16) unsigned char smem[];
   std::int64_t local = 0;
   const int j = fused_bin_of(f, local);
@@ -787,7 +799,7 @@ __global__ void __launch_bounds__(planner::fused_block_threads)
   if (f.mode[j] == fused_mode::block_rows) {
     const auto run = [&](auto items) {
       numeric_table_row<false, decltype(items)::value, T>(f.rows[j][local], smem, nullptr, a_off, a_col, a_val, b_off,
-                                                          b_col, b_val, c_off, c_col, c_val);
+                                                          b_col, b_val, c_off, c_col, c_val, ring);
     };
     switch (table / static_cast<int>(blockDim.x)) {
       case 1: return run(std::integral_constant<int, 1>{});
@@ -800,11 +812,11 @@ __global__ void __launch_bounds__(planner::fused_block_threads)
   const std::int64_t r = local * (blockDim.x >> 5) + gi;
   if (r >= f.n[j]) return;
   if (f.mode[j] == fused_mode::copy_rows) {
-    copy_row(f.rows[j][r], a_off, a_col, a_val, b_off, b_col, b_val, c_off, c_col, c_val);
+    copy_row(f.rows[j][r], a_off, a_col, a_val, b_off, b_col, b_val, c_off, c_col, c_val, ring);
     return;
   }
   numeric_warp_row<T>(f.rows[j][r], smem + static_cast<std::size_t>(gi) * numeric_group_bytes<T>(32, table), table,
-                      a_off, a_col, a_val, b_off, b_col, b_val, c_off, c_col, c_val);
+                      a_off, a_col, a_val, b_off, b_col, b_val, c_off, c_col, c_val, ring);
 }
 
 using ull = unsigned long long;
@@ -1067,6 +1079,15 @@ __global__ void range_positions_kernel(std::int64_t b_rows, const offset_t* __re
       }
     }
     pos[i] = static_cast<int>(lo - start);
+  }
+}
+
+// The dense accumulators at a semiring's identity (where it is not zero bits).
+template <typename T>
+__global__ void fill_kernel(T* __restrict__ out, std::int64_t n, T value) {
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    out[i] = value;
   }
 }
 

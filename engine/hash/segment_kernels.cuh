@@ -141,9 +141,9 @@ __device__ __forceinline__ unsigned claim_tag(unsigned epoch, int position) {
 
 // Step 2 by warp turns: the pending products of warp w add after those of
 // warps < w; within the warp, k-major then by lane (their position order).
-template <int K, typename T>
+template <int K, typename T, typename S>
 __device__ __forceinline__ void add_by_warp_turns(bool (&pending)[K], const int (&slot)[K], const T (&p)[K],
-                                                  T* vals) {
+                                                  T* vals, S ring) {
   const int warp = static_cast<int>(threadIdx.x >> 5);
   const int lane = static_cast<int>(threadIdx.x & 31);
   const int warps = static_cast<int>(blockDim.x >> 5);
@@ -159,7 +159,7 @@ __device__ __forceinline__ void add_by_warp_turns(bool (&pending)[K], const int 
         for (unsigned rest = todo; rest != 0; rest &= rest - 1) {
           const int from = __ffs(rest) - 1;
           const T v = __shfl_sync(full_mask, p[k], from);
-          if (adds && (column >> from & 1u)) sum += v;
+          if (adds && (column >> from & 1u)) sum = ring.add(sum, v);
         }
         if (adds) vals[slot[k]] = sum;
         pending[k] = false;
@@ -170,9 +170,9 @@ __device__ __forceinline__ void add_by_warp_turns(bool (&pending)[K], const int 
   }
 }
 
-template <int K, typename T>
+template <int K, typename T, typename S>
 __device__ __forceinline__ void ordered_add(const bool (&valid)[K], const int (&slot)[K], const T (&p)[K],
-                                            const int (&entry)[K], T* vals, claim_state& cs) {
+                                            const int (&entry)[K], T* vals, claim_state& cs, S ring) {
   const int first = static_cast<int>(threadIdx.x >> 5) * 32 * K + static_cast<int>(threadIdx.x & 31);
   int* range = cs.ranges + 2 * (cs.round & 1);
   ++cs.round;
@@ -220,7 +220,7 @@ __device__ __forceinline__ void ordered_add(const bool (&valid)[K], const int (&
 #pragma unroll
     for (int k = 0; k < K; ++k) {
       if (pending[k] && cs.owner[slot[k]] == claim_tag(cs.epoch, first + 32 * k)) {
-        vals[slot[k]] += p[k];
+        vals[slot[k]] = ring.add(vals[slot[k]], p[k]);
         pending[k] = false;
       }
       any = any || pending[k];
@@ -229,7 +229,7 @@ __device__ __forceinline__ void ordered_add(const bool (&valid)[K], const int (&
     if (range[1] - range[0] < cs.entry_passes) break;
   }
   if (range[1] - range[0] >= cs.entry_passes) {
-    add_by_warp_turns<K, T>(pending, slot, p, vals);
+    add_by_warp_turns<K, T>(pending, slot, p, vals, ring);
     return;
   }
   const int last = range[1];
@@ -237,7 +237,7 @@ __device__ __forceinline__ void ordered_add(const bool (&valid)[K], const int (&
 #pragma unroll
     for (int k = 0; k < K; ++k) {
       if (pending[k] && entry[k] == e) {
-        vals[slot[k]] += p[k];
+        vals[slot[k]] = ring.add(vals[slot[k]], p[k]);
         pending[k] = false;
       }
     }
@@ -280,10 +280,10 @@ __device__ __forceinline__ segment_item item_at(unsigned long long item, const i
 }
 
 // Writes the item's entries out in column order (the set bits, scanned) and
-// resets the values and bits it read. The whole block calls it (one bitmap
-// word per thread).
+// resets the values (to `empty_value`) and bits it read. The whole block
+// calls it (one bitmap word per thread).
 template <typename T>
-__device__ __forceinline__ void write_segment(const segment_item& it, unsigned* bits, T* vals,
+__device__ __forceinline__ void write_segment(const segment_item& it, unsigned* bits, T* vals, T empty_value,
                                               index_t* __restrict__ c_col, T* __restrict__ c_val) {
   const int w = static_cast<int>(threadIdx.x);
   unsigned word = w < segment_words ? bits[w] : 0u;
@@ -294,7 +294,7 @@ __device__ __forceinline__ void write_segment(const segment_item& it, unsigned* 
     const int slot = w * 32 + __ffs(word) - 1;
     c_col[at] = it.lo + slot;
     c_val[at] = vals[slot];
-    vals[slot] = T(0);
+    vals[slot] = empty_value;
     ++at;
     word &= word - 1;
   }
@@ -305,14 +305,15 @@ __device__ __forceinline__ void write_segment(const segment_item& it, unsigned* 
 // with ordered_add (entry_passes: its rule for the rounds that span few
 // entries of A). seg_start holds the offsets of the segments within their rows
 // (symbolic_segment_kernel), next_item the shared item counter (zero at launch).
-template <typename T>
+template <typename T, typename S>
 __global__ void __launch_bounds__(planner::segment_block_threads)
     numeric_segment_kernel(const int* __restrict__ rows, std::int64_t n, int segments, const int* __restrict__ pos,
                            const int* __restrict__ seg_start, unsigned long long* __restrict__ next_item,
                            int entry_passes, const offset_t* __restrict__ a_off, const index_t* __restrict__ a_col,
                            const T* __restrict__ a_val, const offset_t* __restrict__ b_off,
                            const index_t* __restrict__ b_col, const T* __restrict__ b_val,
-                           const offset_t* __restrict__ c_off, index_t* __restrict__ c_col, T* __restrict__ c_val) {
+                           const offset_t* __restrict__ c_off, index_t* __restrict__ c_col, T* __restrict__ c_val,
+                           S ring) {
   extern __shared__ __align__(16) unsigned char smem[];
   const int g = static_cast<int>(blockDim.x);
   unsigned char* p8 = smem;
@@ -333,8 +334,9 @@ __global__ void __launch_bounds__(planner::segment_block_threads)
   cs.entry_passes = entry_passes;
   p8 += sizeof(unsigned) * planner::segment_width;
   unsigned* bits = reinterpret_cast<unsigned*>(p8);
+  const T empty_value = ring.template identity<T>();
   for (int i = threadIdx.x; i < planner::segment_width; i += g) {
-    vals[i] = T(0);
+    vals[i] = empty_value;
     cs.owner[i] = 0;
   }
   if (threadIdx.x == 0) {
@@ -354,10 +356,11 @@ __global__ void __launch_bounds__(planner::segment_block_threads)
           int slot[segment_batch];
           slots_of(col, it.lo, slot);
           set_bits(bits, valid, slot);
-          ordered_add<segment_batch, T>(valid, slot, p, entry, vals, cs);
-        });
+          ordered_add<segment_batch, T>(valid, slot, p, entry, vals, cs, ring);
+        },
+        ring);
     __syncthreads();
-    write_segment(it, bits, vals, c_col, c_val);
+    write_segment(it, bits, vals, empty_value, c_col, c_val);
   }
 }
 

@@ -36,6 +36,17 @@ class operand_facts {
 
 struct table;
 
+// The mask of a masked product C<M> = A * B (or C<!M>): M's structure and,
+// for a value mask, its values converted to C's value type (nullptr: a
+// structural mask). No row offsets: the product has no mask.
+struct job_mask {
+  cuda::structure_view m;
+  const void* values = nullptr;
+  bool complement = false;
+
+  bool present() const { return m.row_offsets != nullptr; }
+};
+
 // One product C = A * B as a method sees it, for its estimate and its run.
 // A and B are valid CSR (columns sorted and unique within each row) with
 // a.cols == b.rows.
@@ -52,6 +63,10 @@ struct job {
   cuda::memory_resource& memory;
   cudaStream_t stream;
   const cancel_token& cancel;  // polled between phases
+  // C = A (+).(x) B over it; plus_times unless the method's row takes semirings.
+  spgemm::semiring semiring = {};
+  // None unless the method's row takes masks.
+  job_mask mask = {};
 };
 
 template <typename T>
@@ -68,6 +83,11 @@ struct method {
   // of the CPU reference (entries that cancel to zero kept).
   run_fn<float> run_f32;
   run_fn<double> run_f64;
+  // Whether run() takes any semiring (job.semiring), or plus-times only.
+  bool semirings = false;
+  // Whether run() takes a mask (job.mask), and whether it runs masked products only.
+  bool masks = false;
+  bool masked_only = false;
 
   template <typename T>
   cuda::device_csr<T> run(const job& j, const cuda::csr_view<T>& a, const cuda::csr_view<T>& b) const {

@@ -40,6 +40,9 @@ struct row_shape {
   // (planner/block_structure.hpp, measured once per stored matrix), 1 where
   // they share none.
   int block_size = 1;
+  // The product is over (+, *): every method runs it. Another semiring runs
+  // on the methods that take one (the hash method, ESC).
+  bool plus_times = true;
   double mean_row_length() const { return rows > 0 ? static_cast<double>(nnz_a) / static_cast<double>(rows) : 0; }
 };
 
@@ -62,7 +65,10 @@ inline constexpr int block_min_size = 2;
 
 inline choice choose_method(const row_shape& s) {
   choice c;
-  if (s.rows == 0 || s.empty_product) {
+  if (!s.plus_times) {
+    c.algo = algorithm::hash;
+    c.reason = "a semiring: the hash method";
+  } else if (s.rows == 0 || s.empty_product) {
     c.algo = algorithm::hash;
     c.reason = "empty product";
   } else if (s.block_size >= block_min_size) {
@@ -77,6 +83,15 @@ inline choice choose_method(const row_shape& s) {
     c.reason = "long rows of A: hash tables and segment rows per bin";
   }
   return c;
+}
+
+// A masked product: one dot product per entry of M where the mask allows
+// (C<M>: its work is M's entries, not the product's; triangle counting),
+// else ESC, whose expansion drops the products M forbids before they are
+// sorted (C<!M>: the forbidden columns are M's, the rest is the product's).
+inline choice choose_masked_method(bool complement) {
+  if (complement) return {algorithm::esc, "C<!M>: ESC, products the mask forbids dropped before the sort"};
+  return {algorithm::dot, "C<M>: a dot product per entry of the mask"};
 }
 
 }  // namespace spgemm::planner

@@ -30,6 +30,27 @@ void backend::fetch_into_ipc(const stored_matrix&, const ipc_csr_arrays&) {
   throw_bad_input("CUDA IPC needs a GPU backend; " + name() + " keeps matrices in host memory");
 }
 
+memory_estimate backend::estimate_masked_multiply(const stored_matrix&, const stored_matrix&, const stored_matrix&,
+                                                  const mask_options&, const multiply_options&) {
+  throw_bad_input("backend " + name() + " runs no masked products");
+}
+
+std::shared_ptr<stored_matrix> backend::masked_multiply(const stored_matrix&, const stored_matrix&,
+                                                        const stored_matrix&, const mask_options&,
+                                                        const multiply_options&, std::size_t, const cancel_token&,
+                                                        std::size_t*) {
+  throw_bad_input("backend " + name() + " runs no masked products");
+}
+
+memory_estimate backend::estimate_op(const matrix_op& op, const std::vector<const stored_matrix*>&) {
+  throw_bad_input("backend " + name() + " does not run " + describe(op));
+}
+
+std::shared_ptr<stored_matrix> backend::run_op(const matrix_op& op, const std::vector<const stored_matrix*>&,
+                                               std::size_t, const cancel_token&, std::size_t*) {
+  throw_bad_input("backend " + name() + " does not run " + describe(op));
+}
+
 std::vector<std::shared_ptr<backend>> open_default_backends() {
   std::vector<std::shared_ptr<backend>> backends;
   const int gpus = cuda_device_count();

@@ -11,13 +11,14 @@
 namespace spgemm {
 namespace {
 
-constexpr std::array<std::pair<algorithm, std::string_view>, 6> algorithm_table = {{
+constexpr std::array<std::pair<algorithm, std::string_view>, 7> algorithm_table = {{
     {algorithm::automatic, "auto"},
     {algorithm::gustavson, "gustavson"},
     {algorithm::rmerge, "rmerge"},
     {algorithm::hash, "hash"},
     {algorithm::esc, "esc"},
     {algorithm::block, "block"},
+    {algorithm::dot, "dot"},
 }};
 
 std::string shape(const matrix_info& m) { return std::to_string(m.rows) + " x " + std::to_string(m.cols); }
@@ -52,8 +53,17 @@ void require_conformable(const matrix_info& a, const matrix_info& b) {
   }
 }
 
+void require_mask_shape(const matrix_info& mask, std::int64_t rows, std::int64_t cols) {
+  if (mask.rows != rows || mask.cols != cols) {
+    throw_bad_input("the mask is " + shape(mask) + "; the product C is " + std::to_string(rows) + " x " +
+                    std::to_string(cols) + " (a mask has C's shape)");
+  }
+}
+
+namespace {
+
 template <typename T, typename U>
-product_stats compute_product_stats(const csr_matrix<T>& a, const csr_matrix<U>& b) {
+product_stats product_stats_within(const csr_matrix<T>& a, const csr_matrix<U>& b, const offset_t* mask_row_offsets) {
   require_conformable(info_of(a), info_of(b));
   product_stats s;
   for (std::int64_t r = 0; r < a.rows; ++r) {
@@ -71,10 +81,29 @@ product_stats compute_product_stats(const csr_matrix<T>& a, const csr_matrix<U>&
     s.products += row_products;
     s.max_row_products = std::max(s.max_row_products, row_products);
     const std::int64_t span = std::int64_t{last} - first + 1;
-    s.nnz_c_bound += std::min({row_products, b.cols, span > 0 ? span : 0});
+    std::int64_t bound = std::min({row_products, b.cols, span > 0 ? span : 0});
+    if (mask_row_offsets != nullptr) bound = std::min(bound, mask_row_offsets[r + 1] - mask_row_offsets[r]);
+    s.nnz_c_bound += bound;
     s.max_row_length_a = std::max(s.max_row_length_a, a.row_length(r));
   }
   return s;
+}
+
+}  // namespace
+
+template <typename T, typename U>
+product_stats compute_product_stats(const csr_matrix<T>& a, const csr_matrix<U>& b) {
+  return product_stats_within(a, b, nullptr);
+}
+
+template <typename T, typename U>
+product_stats compute_product_stats(const csr_matrix<T>& a, const csr_matrix<U>& b,
+                                    const std::vector<offset_t>& mask_row_offsets) {
+  if (static_cast<std::int64_t>(mask_row_offsets.size()) != a.rows + 1) {
+    throw_bad_input("the mask has " + std::to_string(mask_row_offsets.size() - 1) + " rows; C has " +
+                    std::to_string(a.rows));
+  }
+  return product_stats_within(a, b, mask_row_offsets.data());
 }
 
 value_type output_type_of(const matrix_info& a, const matrix_info& b, const multiply_options& options) {
@@ -90,5 +119,13 @@ template product_stats compute_product_stats(const csr_matrix<float>&, const csr
 template product_stats compute_product_stats(const csr_matrix<float>&, const csr_matrix<double>&);
 template product_stats compute_product_stats(const csr_matrix<double>&, const csr_matrix<float>&);
 template product_stats compute_product_stats(const csr_matrix<double>&, const csr_matrix<double>&);
+template product_stats compute_product_stats(const csr_matrix<float>&, const csr_matrix<float>&,
+                                             const std::vector<offset_t>&);
+template product_stats compute_product_stats(const csr_matrix<float>&, const csr_matrix<double>&,
+                                             const std::vector<offset_t>&);
+template product_stats compute_product_stats(const csr_matrix<double>&, const csr_matrix<float>&,
+                                             const std::vector<offset_t>&);
+template product_stats compute_product_stats(const csr_matrix<double>&, const csr_matrix<double>&,
+                                             const std::vector<offset_t>&);
 
 }  // namespace spgemm

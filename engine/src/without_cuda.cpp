@@ -8,6 +8,8 @@ int cuda_device_count() { return 0; }
 
 std::vector<algorithm> cuda_algorithms() { return {}; }
 
+std::vector<algorithm> cuda_masked_algorithms() { return {}; }
+
 std::shared_ptr<backend> make_cuda_backend(int ordinal) {
   throw error(error_kind::device_failure,
               "cuda:" + std::to_string(ordinal) + " is not available: this engine was built without CUDA");

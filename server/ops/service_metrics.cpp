@@ -77,7 +77,9 @@ service_metrics::service_metrics(core::matrix_cache& cache, core::scheduler& sch
     : gauges_(std::make_shared<status_gauges>(cache, sched)),
       jobs_(pm::BuildCounter()
                 .Name("spgemmd_jobs_total")
-                .Help("Calls by kind (upload, multiply, galerkin, transpose, download) and outcome (status code).")
+                .Help("Calls by kind (upload, upload_from_region, upload_from_device, multiply, galerkin, transpose, download; "
+                      "the graph calls mxm, ewise_add, "
+                      "ewise_mult, apply, select, top_k, reduce, scale, extract_rows) and outcome (status code).")
                 .Register(*registry_)),
       phases_(pm::BuildHistogram()
                   .Name("spgemmd_phase_seconds")

@@ -1,6 +1,5 @@
 #include "rpc/service.hpp"
 
-#include <functional>
 #include <memory>
 #include <string>
 
@@ -10,6 +9,7 @@
 #include "core/recipes/transpose.hpp"
 #include "rpc/local_service.hpp"
 #include "rpc/messages.hpp"
+#include "rpc/product_call.hpp"
 #include "rpc/result_reactor.hpp"
 #include "rpc/status_map.hpp"
 #include "rpc/upload_reactor.hpp"
@@ -19,55 +19,6 @@ namespace spgemmd {
 namespace v1 = spgemm::v1;
 
 namespace {
-
-// Where the request named a region to write the result into: the caller
-// (`who`, past open_call) may (local_gate), and the range is one of the
-// regions it sees (8-byte aligned).
-grpc::Status region_target(service_state& s, const grpc::CallbackServerContext* ctx, const core::caller& who,
-                           const v1::RegionRef& ref, result_reactor* r) {
-  if (grpc::Status st = local_gate(s, ctx, local_feature::shared_memory); !st.ok()) return st;
-  core::region_span span;
-  const core::outcome o =
-      s.regions.resolve(who, ref.region(), ref.offset(), ref.length(), 8, "the result's range", &span);
-  if (!o.ok()) return to_grpc_status(o);
-  r->write_into(std::move(span), ref);
-  return grpc::Status::OK;
-}
-
-// Checks a product request and builds its job with a recipe.
-using job_builder = std::function<grpc::Status(const core::caller& who, std::shared_ptr<core::job>* out)>;
-
-// The shared course of Multiply, Galerkin and Transpose: open the call
-// (open_call: the request parsed as `parsed`), check it and build its job,
-// then run it and stream, keep or write into a region its result as
-// `output` asks.
-grpc::ServerWriteReactor<grpc::ByteBuffer>* run_product(service_state& s, grpc::CallbackServerContext* ctx,
-                                                        const char* kind, const grpc::Status& parsed,
-                                                        const v1::ProductOutput& output, const job_builder& build) {
-  auto* r = new result_reactor(s, ctx, kind, output.chunk_bytes());
-  core::caller who;
-  std::shared_ptr<core::job> j;
-  grpc::Status st = open_call(s, *ctx, parsed, &who);
-  if (st.ok()) st = to_grpc_status(core::check_name("output.name", output.name()));
-  if (st.ok() && output.has_region()) {
-    st = output.keep() ? grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                                      "output: keep the result or write it into a region, not both")
-                       : region_target(s, ctx, who, output.region(), r);
-  }
-  if (st.ok()) st = build(who, &j);
-  if (!st.ok()) {
-    r->fail(st);
-    return r;
-  }
-  r->start_job(std::move(j), std::move(who), output.keep(), output.name());
-  return r;
-}
-
-// Pins the matrix that request field `field` names.
-grpc::Status pin_matrix(service_state& s, const core::caller& who, const char* field, const std::string& handle,
-                        core::pin* out) {
-  return to_grpc_status(core::pin_matrix(s.cache, who, field, handle, out));
-}
 
 // Pins operands `a` and `b` of a product request and reads its options.
 grpc::Status product_operands(service_state& s, const core::caller& who, const char* a_field,

@@ -182,6 +182,19 @@ TEST(Planner, ChoosesTheBlockMethodForOperandsOfDenseBlocks) {
   EXPECT_EQ(planner::choose_method(row_shape{12, 0, 0, true, 6}).algo, algorithm::hash);
 }
 
+TEST(Planner, SemiringsAndMasksRunOnTheMethodsThatTakeThem) {
+  // Another semiring: the hash method, whatever the rows (RMerge and the
+  // block method run plus-times only).
+  row_shape cage11{39082, 559722, 33, false, 1, false};
+  EXPECT_EQ(planner::choose_method(cage11).algo, algorithm::hash);
+  cage11.plus_times = true;
+  EXPECT_EQ(planner::choose_method(cage11).algo, algorithm::rmerge);
+  EXPECT_EQ(planner::choose_method(row_shape{192000, 14787288, 81, false, 3, false}).algo, algorithm::hash);
+  // C<M>: a dot product per entry of M; C<!M>: ESC dropping what M forbids.
+  EXPECT_EQ(planner::choose_masked_method(false).algo, algorithm::dot);
+  EXPECT_EQ(planner::choose_masked_method(true).algo, algorithm::esc);
+}
+
 TEST(Planner, ColumnRangesWhereRowsOfBAreLong) {
   EXPECT_TRUE(use_column_ranges(stats(36692, 367662, 1383, 51500000, 600000)));     // email-Enron: 140 per entry
   EXPECT_FALSE(use_column_ranges(stats(325729, 1497134, 3445, 64500000, 500000)));  // web-NotreDame: 43

@@ -88,6 +88,16 @@ csr_matrix<T> with_random_values(csr_matrix<T> m, std::uint64_t seed) {
   return m;
 }
 
+// The same structure with small integer values, zeros and ties among them
+// (so that min, max and the logical operators of a semiring meet equal
+// operands and false ones).
+template <typename T>
+csr_matrix<T> with_small_integers(csr_matrix<T> m, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  for (auto& v : m.values) v = static_cast<T>(static_cast<int>(rng() % 9) - 3);
+  return m;
+}
+
 // Every entry of `pattern` as a dense b x b block of random values (as
 // random_csr_rows draws them): rows b I .. b I + b - 1 of the result hold
 // the blocks of row I of the pattern, node-major (row = b * I + r, column

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "call_context.hpp"
+#include "kept_call.hpp"
 #include "local_transfers.hpp"
 #include "spgemm/v1/spgemm.grpc.pb.h"
 #include "wire/address.hpp"
@@ -578,6 +579,17 @@ v1::TransposeRequest transpose_request(const std::string& a, const product_optio
 }
 
 }  // namespace
+
+namespace detail {
+
+const std::shared_ptr<grpc::Channel>& grpc_channel_of(const channel& c) { return c.grpc_channel; }
+
+kept_result call_kept(const std::shared_ptr<channel>& c, const grpc::internal::RpcMethod& method,
+                      const google::protobuf::Message& request, const progress_callback& on_progress) {
+  return take_kept(c, call_stream(*c, method, request, on_progress));
+}
+
+}  // namespace detail
 
 local_result Client::multiply(const std::string& a, const std::string& b, const product_options& options) {
   return product(channel_, channel_->raw->multiply,

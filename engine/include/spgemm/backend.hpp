@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "spgemm/csr.hpp"
+#include "spgemm/matrix_ops.hpp"
 #include "spgemm/multiply.hpp"
 
 namespace spgemm {
@@ -124,6 +125,26 @@ class backend {
                                           const multiply_options& options, const cancel_token& cancel = {}) {
     return multiply(a, b, options, estimate_multiply(a, b, options).total(), cancel);
   }
+  // C<M> = A * B, or C<!M> (mask_options), over options.semiring: M is
+  // rows(A) x cols(B) and stored here; only the entries M allows are ever
+  // accumulated. Sized and held to its limit as multiply is. A backend
+  // without masked products throws error(bad_input) saying so.
+  virtual memory_estimate estimate_masked_multiply(const stored_matrix& a, const stored_matrix& b,
+                                                   const stored_matrix& mask, const mask_options& how,
+                                                   const multiply_options& options);
+  virtual std::shared_ptr<stored_matrix> masked_multiply(const stored_matrix& a, const stored_matrix& b,
+                                                         const stored_matrix& mask, const mask_options& how,
+                                                         const multiply_options& options, std::size_t memory_limit,
+                                                         const cancel_token& cancel = {},
+                                                         std::size_t* peak_bytes = nullptr);
+  // A step between products (matrix_ops.hpp) on matrices stored here, its
+  // operands as operand_count(op) says: sized first, then run within its
+  // limit as multiply is. A backend without them throws error(bad_input).
+  virtual memory_estimate estimate_op(const matrix_op& op, const std::vector<const stored_matrix*>& operands);
+  virtual std::shared_ptr<stored_matrix> run_op(const matrix_op& op,
+                                                const std::vector<const stored_matrix*>& operands,
+                                                std::size_t memory_limit, const cancel_token& cancel = {},
+                                                std::size_t* peak_bytes = nullptr);
   // The transpose, stored on this backend, within its (exact) estimate as
   // multiply keeps its limit; `peak_bytes` as there.
   virtual std::shared_ptr<stored_matrix> transpose(const stored_matrix& a, const cancel_token& cancel = {},
@@ -147,6 +168,8 @@ int cuda_device_count();
 // The algorithms a CUDA backend runs: "auto", then its table of methods
 // (rmerge, hash, esc, block); empty where the engine was built without CUDA.
 std::vector<algorithm> cuda_algorithms();
+// The same for masked products (auto, esc, dot).
+std::vector<algorithm> cuda_masked_algorithms();
 
 // The CPU backend; `threads` 0 means one per hardware thread.
 std::shared_ptr<backend> make_cpu_backend(int threads = 0);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "spgemm/csr.hpp"
+#include "spgemm/semiring.hpp"
 #include "spgemm/tuning.hpp"
 
 namespace spgemm {
@@ -23,6 +24,7 @@ enum class algorithm {
   esc,        // "esc": GPU, expand-sort-compress on row slices within a fixed workspace (Bell et al. 2012)
   block,      // "block": GPU, operands of dense b x b blocks (multi-dof FEM): symbolic on the block patterns,
               // numeric block by block; matrices without block structure run with b = 1 (correct, slow)
+  dot,        // "dot": GPU, masked products C<M> only: one dot product per entry of M (B transposed first)
 };
 
 std::string_view to_string(algorithm algo);
@@ -36,6 +38,17 @@ struct multiply_options {
   // converted to it before the product.
   std::optional<value_type> output_type;
   spgemm::tuning tuning;
+  // C = A (+).(x) B; plus_times is the arithmetic product (semiring.hpp).
+  spgemm::semiring semiring;
+};
+
+// The mask of a product C<M> = A * B (GraphBLAS's masked mxm into an empty
+// C): C holds only the entries M allows, and the product accumulates only
+// those (its accumulator is built from M's row), never the whole product
+// filtered afterwards.
+struct mask_options {
+  bool complement = false;  // C<!M>: M's entries forbid instead
+  bool structural = true;   // every entry of M counts; else only those of nonzero value
 };
 
 // What a product will take, computed before it runs. `output_bytes` bounds C;
@@ -68,9 +81,16 @@ struct product_stats {
 
 // Throws error(bad_input) when the inner dimensions differ.
 void require_conformable(const matrix_info& a, const matrix_info& b);
+// Throws error(bad_input) unless the mask is rows x cols (C's shape).
+void require_mask_shape(const matrix_info& mask, std::int64_t rows, std::int64_t cols);
 
 template <typename T, typename U>
 product_stats compute_product_stats(const csr_matrix<T>& a, const csr_matrix<U>& b);
+// The same for C<M> = A * B, M's row offsets given: no row of C holds more
+// entries than M's row.
+template <typename T, typename U>
+product_stats compute_product_stats(const csr_matrix<T>& a, const csr_matrix<U>& b,
+                                    const std::vector<offset_t>& mask_row_offsets);
 
 // The value type of C for these operands and options.
 value_type output_type_of(const matrix_info& a, const matrix_info& b, const multiply_options& options);

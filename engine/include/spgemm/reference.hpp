@@ -3,6 +3,7 @@
 
 #include "spgemm/csr.hpp"
 #include "spgemm/multiply.hpp"
+#include "spgemm/semiring.hpp"
 
 namespace spgemm {
 
@@ -17,6 +18,22 @@ csr_matrix<T> cpu_multiply(const csr_matrix<T>& a, const csr_matrix<T>& b, int t
 // error(cancelled) about a millisecond after it fires, however long the product.
 template <typename T>
 csr_matrix<T> cpu_multiply(const csr_matrix<T>& a, const csr_matrix<T>& b, int threads, const cancel_token& cancel);
+
+// C = A (+).(x) B over a semiring: an entry wherever a product is (kept where
+// the sum is the monoid's identity), its value the first product, then
+// add(.., product) for each next one in the order of A's entries: the
+// structure and values SuiteSparse:GraphBLAS gives. Throws error(bad_input)
+// on mismatched shapes or a semiring the engine does not run
+// (check_semiring).
+template <typename T>
+csr_matrix<T> cpu_multiply(const csr_matrix<T>& a, const csr_matrix<T>& b, const semiring& ring, int threads = 0);
+
+// C<M> = A (+).(x) B, or C<!M> (mask_options): the same entries and values
+// where the mask allows them, no others. M is rows(A) x cols(B), of either
+// value type.
+template <typename T, typename M>
+csr_matrix<T> cpu_masked_multiply(const csr_matrix<T>& a, const csr_matrix<T>& b, const csr_matrix<M>& mask,
+                                  const mask_options& options, const semiring& ring = {}, int threads = 0);
 
 // The transpose (CSR of A^T), columns sorted.
 template <typename T>

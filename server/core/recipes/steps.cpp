@@ -16,6 +16,15 @@ void note_engine(job& j, steady::time_point started) {
   j.times.engine += std::chrono::duration<double>(steady::now() - started).count();
 }
 
+// Keeps a step's product as the job's next intermediate; returns the bytes
+// the job holds then.
+std::size_t keep_intermediate(job& j, std::shared_ptr<spgemm::stored_matrix> m) {
+  std::size_t held = m->info().bytes();
+  for (const auto& t : j.temps) held += t->info().bytes();
+  j.temps.push_back(std::move(m));
+  return held;
+}
+
 }  // namespace
 
 job_step multiply_step(estimate_memo& memo, operand left, operand right, const spgemm::multiply_options& options) {
@@ -41,10 +50,7 @@ job_step multiply_step(estimate_memo& memo, operand left, operand right, const s
     auto c = b.multiply(stored(j, left), stored(j, right), options, j.step_estimate, j.cancel);
     note_engine(j, started);
     if (memoized) memo.note_result(key(j), c->info());
-    std::size_t held = 0;
-    for (const auto& t : j.temps) held += t->info().bytes();
-    j.temps.push_back(std::move(c));
-    return held + j.temps.back()->info().bytes();
+    return keep_intermediate(j, std::move(c));
   };
   if (memoized) {
     step.gave_before = [=, &memo](const job& j) -> std::optional<spgemm::matrix_info> {
@@ -61,9 +67,44 @@ job_step transpose_step(int index) {
   step.estimate = [=](job& j, spgemm::backend& b) { return b.estimate_transpose(stored(j, input(index))); };
   step.run = [=](job& j, spgemm::backend& b) {
     const steady::time_point started = steady::now();
-    j.temps.push_back(b.transpose(stored(j, input(index)), j.cancel));
+    auto t = b.transpose(stored(j, input(index)), j.cancel);
     note_engine(j, started);
-    return j.temps.back()->info().bytes();
+    return keep_intermediate(j, std::move(t));
+  };
+  return step;
+}
+
+job_step masked_multiply_step(operand left, operand right, operand mask, const spgemm::mask_options& how,
+                              const spgemm::multiply_options& options) {
+  job_step step;
+  step.what = "masked multiply";
+  step.estimate = [=](job& j, spgemm::backend& b) {
+    return b.estimate_masked_multiply(stored(j, left), stored(j, right), stored(j, mask), how, options);
+  };
+  step.run = [=](job& j, spgemm::backend& b) {
+    const steady::time_point started = steady::now();
+    auto c = b.masked_multiply(stored(j, left), stored(j, right), stored(j, mask), how, options, j.step_estimate,
+                               j.cancel);
+    note_engine(j, started);
+    return keep_intermediate(j, std::move(c));
+  };
+  return step;
+}
+
+job_step op_step(const spgemm::matrix_op& op, std::vector<operand> operands) {
+  auto matrices = [operands](job& j) {
+    std::vector<const spgemm::stored_matrix*> out;
+    for (const operand& o : operands) out.push_back(&stored(j, o));
+    return out;
+  };
+  job_step step;
+  step.what = spgemm::describe(op);
+  step.estimate = [=](job& j, spgemm::backend& b) { return b.estimate_op(op, matrices(j)); };
+  step.run = [=](job& j, spgemm::backend& b) {
+    const steady::time_point started = steady::now();
+    auto c = b.run_op(op, matrices(j), j.step_estimate, j.cancel);
+    note_engine(j, started);
+    return keep_intermediate(j, std::move(c));
   };
   return step;
 }

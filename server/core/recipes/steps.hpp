@@ -11,6 +11,7 @@
 
 #include "core/estimate_memo.hpp"
 #include "core/job.hpp"
+#include "spgemm/matrix_ops.hpp"
 #include "spgemm/multiply.hpp"
 
 namespace spgemmd::core {
@@ -28,6 +29,11 @@ inline operand intermediate(int index) { return {index, true}; }
 job_step multiply_step(estimate_memo& memo, operand left, operand right, const spgemm::multiply_options& options);
 // The transpose of input `index`.
 job_step transpose_step(int index);
+// left * right within `mask` (C<M>, C<!M>), over options.semiring.
+job_step masked_multiply_step(operand left, operand right, operand mask, const spgemm::mask_options& how,
+                              const spgemm::multiply_options& options);
+// A step between products (matrix_ops.hpp) on `operands`.
+job_step op_step(const spgemm::matrix_op& op, std::vector<operand> operands);
 
 // A job of `kind` running `steps` on `inputs`; `algorithm` names it in its
 // stats until its steps report the methods they ran.

@@ -5,6 +5,7 @@
     ...     C = client.multiply(A)                 # A @ A, local in and out
     ...     with client.upload(A) as R:            # kept on the server
     ...         C3 = (R @ R @ R).fetch()
+    ...     T = client.mxm(L, L, "plus_pair", mask=L)  # graph calls: spgemm.graph
 
 Errors are subclasses of :class:`SpgemmError` (``InvalidArgument``,
 ``NotFound``, ``ResourceExhausted``, ...), carrying the gRPC status code and
@@ -15,6 +16,7 @@ from . import errors
 from .client import Client, Operand, RemoteMatrix
 from .cluster import Cluster, PanelReport
 from .errors import *  # noqa: F401,F403 -- SpgemmError, its subclasses, ERRORS_BY_CODE
+from .graph import Transposed, transposed
 from .info import DeviceStatus, JobStats, MatrixInfo, ServerStatus, TenantQuotas
 
 __version__: str = "0.1.0"
@@ -25,6 +27,8 @@ __all__ = [
     "PanelReport",
     "RemoteMatrix",
     "Operand",
+    "Transposed",
+    "transposed",
     "MatrixInfo",
     "JobStats",
     "DeviceStatus",

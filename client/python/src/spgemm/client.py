@@ -19,7 +19,9 @@ import scipy.sparse as sp
 
 from . import _address, _cuda, _local, _progress, _shm, _wire
 from .errors import FailedPrecondition, NotFound, ProtocolError, SpgemmError, from_rpc_error
+from .graph import GraphCalls, GraphMethods
 from .info import JobStats, MatrixInfo, ServerStatus
+from .v1 import graph_pb2 as gpb
 from .v1 import local_pb2 as lpb
 from .v1 import spgemm_pb2 as pb
 
@@ -37,7 +39,7 @@ _COMPRESSIONS = {None: None, "gzip": grpc.Compression.Gzip, "deflate": grpc.Comp
 
 
 class _Rpcs:
-    """Callables for every method of a service (spgemm.v1.Spgemm, or Local), derived from the generated descriptor.
+    """Callables for every method of a service (spgemm.v1.Spgemm, Local or Graph), derived from the generated descriptor.
 
     Building them from the descriptor (instead of importing the generated
     ``*_pb2_grpc``) keeps the client working with a grpcio runtime older
@@ -65,10 +67,13 @@ class _Rpcs:
             setattr(self, method.name, factory(path, request_serializer=ser, response_deserializer=de))
 
 
+# The generated module of each proto file, by its name.
+_MESSAGE_MODULES = {module.DESCRIPTOR.name: module for module in (pb, lpb, gpb)}
+
+
 def _message_class(descriptor: Any) -> Any:
-    """The generated class of a message of spgemm.proto or local.proto."""
-    module = lpb if descriptor.file.name.endswith("local.proto") else pb
-    return getattr(module, descriptor.name)
+    """The generated class of a message of spgemm.proto, local.proto or graph.proto."""
+    return getattr(_MESSAGE_MODULES[descriptor.file.name], descriptor.name)
 
 
 def _pem(value: Union[None, bytes, str, "os.PathLike[str]"]) -> Optional[bytes]:
@@ -86,12 +91,14 @@ def _output_type(dtype: Any) -> int:
 _FORMS = {"ptap": pb.PT_A_P, "pt_a_p": pb.PT_A_P, "papt": pb.P_A_PT, "p_a_pt": pb.P_A_PT}
 
 
-class RemoteMatrix:
+class RemoteMatrix(GraphMethods):
     """A matrix stored on the server, known by its handle.
 
     Use it as a context manager to delete it on exit. ``A @ B`` on two remote
     matrices of the same client multiplies them on the server and keeps the
-    result there (a new RemoteMatrix); ``fetch()`` downloads a matrix.
+    result there (a new RemoteMatrix); ``fetch()`` downloads a matrix. The
+    graph calls are its methods too (``A.mxm(B, "min_plus")``,
+    ``A.select("tril")``, spgemm.graph), their results kept on the server.
     """
 
     def __init__(self, client: "Client", info: MatrixInfo) -> None:
@@ -172,8 +179,12 @@ class RemoteMatrix:
         )
 
 
-class Client:
+class Client(GraphCalls):
     """A connection to an spgemmd server.
+
+    Besides products, Galerkin products and transposes, it runs the graph calls
+    (:mod:`spgemm.graph`: ``mxm`` over semirings and with masks, ``ewise_add``,
+    ``apply``, ``select``, ``reduce_rowwise``, ...).
 
     Args:
         address: ``host:port`` of the server (port 50051 where none is given),

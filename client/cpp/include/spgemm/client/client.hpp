@@ -218,6 +218,7 @@ class Client {
   std::int64_t remove(const std::string& handle);
 
  private:
+  friend class Graph;  // graph.hpp: the Graph service's calls on this connection
   std::shared_ptr<detail::channel> channel_;
 };
 

@@ -1,0 +1,148 @@
+"""The worked graph examples (client/python/examples/graph) through the server, on graphs
+networkx generates and on the shared real graphs: triangle counts against networkx's, BFS
+levels against its shortest path lengths, Markov clusters against the planted communities
+and a scipy MCL of the same steps, all-pairs shortest paths against scipy.sparse.csgraph."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.sparse import csgraph
+
+import spgemm
+from conftest import REPO, matrices_dir, missing
+
+# The examples beside the tests: in the source tree, or as bench/package_device.sh --graph lays them out.
+for examples in (REPO / "client" / "python" / "examples" / "graph", Path(__file__).resolve().parents[1] / "examples" / "graph"):
+    if examples.is_dir():
+        sys.path.insert(0, str(examples))
+
+import bfs  # noqa: E402
+import markov_clustering  # noqa: E402
+import shortest_paths  # noqa: E402
+import triangle_count  # noqa: E402
+from graphs import adjacency_of, read_adjacency  # noqa: E402
+
+nx = pytest.importorskip("networkx")
+
+
+def shared_graph(name: str, **kw) -> sp.csr_array:
+    path = matrices_dir() / (name + ".mtx.gz")
+    if not path.exists():
+        missing("%s not found in %s (set SPGEMM_MATRICES)" % (path.name, matrices_dir()))
+    return read_adjacency(str(path), **kw)
+
+
+def networkx_triangles(a: sp.sparray) -> int:
+    return sum(nx.triangles(nx.from_scipy_sparse_array(a)).values()) // 3
+
+
+# -- triangles ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("g", [nx.gnp_random_graph(300, 0.05, seed=1), nx.powerlaw_cluster_graph(500, 6, 0.3, seed=2),
+                               nx.complete_graph(12), nx.empty_graph(5)], ids=["gnp", "powerlaw", "complete", "empty"])
+def test_triangles_of_generated_graphs(client: spgemm.Client, g) -> None:
+    a = adjacency_of(g)
+    assert triangle_count.count_triangles(client, a) == sum(nx.triangles(g).values()) // 3
+
+
+@pytest.mark.parametrize("name", ["ca-CondMat", "email-Enron", "wiki-Vote"])
+def test_triangles_of_shared_graphs(client: spgemm.Client, name: str) -> None:
+    a = shared_graph(name, undirected=True)
+    assert triangle_count.count_triangles(client, a) == networkx_triangles(a)
+
+
+# -- BFS ----------------------------------------------------------------------
+
+
+def networkx_levels(a: sp.sparray, sources, hops=None) -> np.ndarray:
+    g = nx.from_scipy_sparse_array(a, create_using=nx.DiGraph)
+    out = np.full((len(sources), a.shape[0]), -1)
+    for i, s in enumerate(sources):
+        for v, d in nx.single_source_shortest_path_length(g, s, cutoff=hops).items():
+            out[i, v] = d
+    return out
+
+
+def test_bfs_levels_of_a_generated_digraph(client: spgemm.Client) -> None:
+    a = adjacency_of(nx.gnp_random_graph(250, 0.015, directed=True, seed=3))
+    sources = [0, 7, 7, 120]
+    np.testing.assert_array_equal(bfs.bfs_levels(client, a, sources), networkx_levels(a, sources))
+    np.testing.assert_array_equal(bfs.bfs_levels(client, a, sources, hops=2), networkx_levels(a, sources, 2))
+
+
+def test_bfs_levels_of_a_shared_graph(client: spgemm.Client) -> None:
+    a = shared_graph("p2p-Gnutella31")
+    sources = [0, 1000, 31337]
+    np.testing.assert_array_equal(bfs.bfs_levels(client, a, sources), networkx_levels(a, sources))
+
+
+# -- Markov clustering ---------------------------------------------------------
+
+
+def reference_mcl(a: sp.sparray, p: markov_clustering.Mcl) -> np.ndarray:
+    """MCL by scipy with the example's steps and parameters: the reference."""
+    n = a.shape[0]
+    m = sp.csr_array(a.maximum(a.T) + sp.identity(n, format="csr"))
+
+    def normalize(x):
+        return sp.csr_array(x @ sp.diags(1.0 / np.asarray(x.sum(axis=0)).ravel()))
+
+    m = normalize(m)
+    for _ in range(p.max_iterations):
+        x = sp.csr_array(m @ m).power(p.inflation)
+        x.data[x.data < p.prune] = 0
+        x.eliminate_zeros()
+        x = normalize(x)
+        moved = abs(x - m).max()
+        m = x
+        if moved <= p.tolerance:
+            break
+    dense = m.toarray()
+    return dense.argmax(axis=0)
+
+
+def same_partition(x: np.ndarray, y: np.ndarray) -> bool:
+    """Whether two labelings group the vertices alike (labels themselves may differ)."""
+    pairs = set(zip(x.tolist(), y.tolist()))
+    return len(pairs) == len(set(x.tolist())) == len(set(y.tolist()))
+
+
+def test_markov_clusters_find_planted_communities(client: spgemm.Client) -> None:
+    g = nx.planted_partition_graph(5, 20, 0.6, 0.02, seed=4)
+    a = adjacency_of(g)
+    labels = markov_clustering.clusters(client, a)
+    planted = np.repeat(np.arange(5), 20)
+    assert same_partition(labels, planted)
+    np.testing.assert_array_equal(labels, reference_mcl(a, markov_clustering.Mcl()))
+
+
+def test_markov_clusters_of_a_shared_graph(client: spgemm.Client) -> None:
+    a = shared_graph("hep-th", undirected=True)
+    a.data[:] = 1.0
+    p = markov_clustering.Mcl()
+    assert same_partition(markov_clustering.clusters(client, a, p), reference_mcl(a, p))
+
+
+# -- all-pairs shortest paths --------------------------------------------------
+
+
+def test_shortest_paths_of_a_generated_weighted_digraph(client: spgemm.Client) -> None:
+    g = nx.gnp_random_graph(60, 0.07, directed=True, seed=5)
+    rng = np.random.default_rng(5)
+    for u, v in g.edges:
+        g.edges[u, v]["weight"] = float(rng.integers(1, 10))
+    a = adjacency_of(g)
+    np.testing.assert_array_equal(shortest_paths.shortest_paths(client, a),
+                                  csgraph.shortest_path(a, method="D", directed=True))
+
+
+def test_shortest_paths_of_a_shared_matrix(client: spgemm.Client) -> None:
+    a = abs(shared_graph("mbeacxc"))
+    np.testing.assert_allclose(shortest_paths.shortest_paths(client, a),
+                               csgraph.shortest_path(a, method="D", directed=True), rtol=1e-12)
