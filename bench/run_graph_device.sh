@@ -21,13 +21,13 @@ source "$(dirname "${BASH_SOURCE[0]}")/device_env.sh"
 device_setup graph-bench-out "$@"
 write_environment
 
-# The Python side, installed offline into a venv that sees the host's numpy, scipy, grpcio.
-python3 -m venv --system-site-packages "$OUT/venv" >/dev/null
-# Every wheel, without dependency resolution (python-graphblas lists numba, which only its
-# user-defined functions need).
-"$OUT/venv/bin/python" -m pip install -q --no-index --no-deps "$DIR"/wheels/*.whl \
+# The Python side, installed offline beside the host's numpy, scipy, grpcio and pytest (a
+# venv, even with the system's site packages, did not see them on the GPU host).
+SITE=$(mktemp -d)  # not under $OUT: only the results come back
+python3 -m pip install -q --no-index --no-deps --no-compile --target "$SITE" "$DIR"/wheels/*.whl \
   >"$OUT/pip.log" 2>&1 || { echo "pip install failed:"; tail -n 20 "$OUT/pip.log"; exit 1; }
-PY="$OUT/venv/bin/python"
+export PYTHONPATH="$SITE${PYTHONPATH:+:$PYTHONPATH}"
+PY=python3
 
 PORT_FILE="$OUT/spgemmd.port"
 rm -f "$PORT_FILE"
