@@ -21,6 +21,11 @@ struct rmerge_config {
 
 struct tuning {
   rmerge_config rmerge;
+  // RMerge, one-pass plans: 1 copies each warp's rows of B into shared
+  // memory before merging them where they are expected to fit (the cursors
+  // then read the copy, not a 32-byte sector of global memory per entry);
+  // 0 merges from global memory (engine/rmerge/rmerge_tuning.hpp).
+  std::int64_t rmerge_stage_b = 1;
   // Hash method, segment rows: the least output bound of a row computed per
   // segment of B's columns (docs/planner.md, "Segment rows").
   std::int64_t segment_min_bound = 1024;
@@ -47,7 +52,7 @@ void require_valid(const tuning& t);
 std::string to_string(const tuning& t);
 
 // The defaults with the overrides a benchmark sweep sets in the environment
-// (SPGEMM_SEGMENT_MIN_BOUND, SPGEMM_SEGMENT_ENTRY_PASSES,
+// (SPGEMM_RMERGE_STAGE_B, SPGEMM_SEGMENT_MIN_BOUND, SPGEMM_SEGMENT_ENTRY_PASSES,
 // SPGEMM_FUSE_MAX_PRODUCTS, SPGEMM_FUSED_BLOCK_ROWS_PER_SM,
 // SPGEMM_ESC_SLICE_PRODUCTS; integers, negative read as 0). Read once, at
 // start-up, never on a job's path. Throws error(bad_input) naming a variable
