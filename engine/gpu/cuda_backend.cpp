@@ -6,6 +6,7 @@
 
 #include "cuda/convert_values.hpp"
 #include "cuda/cuda_check.hpp"
+#include "cuda/device_facts.hpp"
 #include "cuda/limiting_resource.hpp"
 #include "cuda/statistics_resource.hpp"
 #include "gpu/method_table.hpp"
@@ -85,7 +86,12 @@ resolved resolve(algorithm asked, const stored_facts& facts, const cuda::structu
   if (asked != algorithm::automatic) return {&methods().find(asked), ""};
   const planner::row_stats& a = facts.a_rows();
   const bool empty = a.nnz == 0 || b.nnz == 0;
-  const planner::choice c = planner::choose_method({a.rows, a.nnz, a.max_row_length, empty, facts.block_size()});
+  planner::row_shape shape{a.rows, a.nnz, a.max_row_length, empty, facts.block_size()};
+  shape.b_rows = b.rows;
+  shape.b_cols = b.cols;
+  shape.nnz_b = b.nnz;
+  shape.sm_count = cuda::current_device_facts().sm_count;
+  const planner::choice c = planner::choose_method(shape);
   return {&methods().find(c.algo), c.reason};
 }
 

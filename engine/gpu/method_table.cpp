@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "block/block.hpp"
+#include "dense/dense.hpp"
 #include "esc/esc.hpp"
 #include "hash/hash.hpp"
 #include "rmerge/rmerge.hpp"
@@ -19,6 +20,7 @@ const method::method rows[] = {
     {algorithm::hash, &hash::estimate, &hash::run<float>, &hash::run<double>},
     {algorithm::esc, &esc::estimate, &esc::run<float>, &esc::run<double>},
     {algorithm::block, &block::estimate, &block::run<float>, &block::run<double>},
+    {algorithm::dense, &dense::estimate, &dense::run<float>, &dense::run<double>},
 };
 
 }  // namespace

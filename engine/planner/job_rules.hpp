@@ -1,6 +1,7 @@
 // The planner, per job (algorithm::automatic): the block method where A and B
-// are made of dense blocks of one size, else RMerge or the hash method from
-// the shape of A's rows: choose_method(). Host-only (no CUDA headers),
+// are made of dense blocks of one size, the dense method where the rows of C
+// are dense in a narrow B, else RMerge or the hash method from the shape of
+// A's rows: choose_method(). Host-only (no CUDA headers),
 // unit-tested on the CPU (tests/engine/planner_test.cpp); the measurements
 // behind the rule are in docs/planner.md.
 #pragma once
@@ -40,7 +41,20 @@ struct row_shape {
   // (planner/block_structure.hpp, measured once per stored matrix), 1 where
   // they share none.
   int block_size = 1;
+  // B's shape (0: unknown, the rules that read it do not apply).
+  std::int64_t b_rows = 0;
+  std::int64_t b_cols = 0;
+  std::int64_t nnz_b = 0;
+  // The device's SMs (0: unknown).
+  int sm_count = 0;
   double mean_row_length() const { return rows > 0 ? static_cast<double>(nnz_a) / static_cast<double>(rows) : 0; }
+  // Products per row of A estimated from B's mean row (nnz(A) x nnz(B) /
+  // rows of B / rows of A): no pass over the product.
+  double estimated_products_per_row() const {
+    return rows > 0 && b_rows > 0 ? static_cast<double>(nnz_a) * static_cast<double>(nnz_b) /
+                                        static_cast<double>(b_rows) / static_cast<double>(rows)
+                                  : 0;
+  }
 };
 
 // RMerge where every row of A is merged in one pass (longest row <= W * R =
@@ -51,6 +65,33 @@ inline constexpr std::int64_t rmerge_max_row_length = 128;
 // mean: a merge pass sizes its sub-warps by the longest row, so on skewed
 // short rows the hash method's warp tables win.
 inline constexpr double rmerge_max_length_spread = 12;
+
+// RMerge's sub-warps of 32 lanes (a longest row of more than 64 entries:
+// rmerge_tuning.hpp) on few rows: fewer than rmerge_min_warps_per_sm rows
+// per SM leave its latency-bound merges unhidden, while the hash method's
+// block tables spread a row's products over a block (bcsstk13, 2003 rows of
+// up to 94 entries: hash 0.20-0.24 ms against RMerge 0.37-0.43).
+inline constexpr std::int64_t rmerge_wide_subwarp_length = 64;
+inline constexpr std::int64_t rmerge_min_warps_per_sm = 32;
+
+// Dense accumulators (engine/dense/) where the rows of C are dense in a
+// narrow B: at most dense_max_columns columns of B (one tile of the dense
+// method) and, estimated from B's mean row, at least
+// dense_min_products_per_column products per row of A and column of B. A *
+// A^T of a wide matrix of few rows (LP constraint matrices: nw04, 36 rows of
+// 130,000 products into 36 columns) serializes a hash table of a few slots.
+inline constexpr std::int64_t dense_max_columns = 4096;
+inline constexpr double dense_min_products_per_column = 2;
+
+inline bool dense_rows_of_c(const row_shape& s) {
+  return s.b_cols > 0 && s.b_cols <= dense_max_columns &&
+         s.estimated_products_per_row() >= dense_min_products_per_column * static_cast<double>(s.b_cols);
+}
+
+inline bool rmerge_fills_the_gpu(const row_shape& s) {
+  return s.sm_count <= 0 || s.max_row_length <= rmerge_wide_subwarp_length ||
+         s.rows >= rmerge_min_warps_per_sm * s.sm_count;
+}
 
 // Operands made of dense b x b blocks (multi-dof FEM: elasticity, b = 3) take
 // the block method (engine/block/): its symbolic pass runs on the block
@@ -68,10 +109,18 @@ inline choice choose_method(const row_shape& s) {
   } else if (s.block_size >= block_min_size) {
     c.algo = algorithm::block;
     c.reason = "A and B made of dense " + std::to_string(s.block_size) + "x" + std::to_string(s.block_size) + " blocks";
+  } else if (dense_rows_of_c(s)) {
+    c.algo = algorithm::dense;
+    c.reason = "rows of C dense in " + std::to_string(s.b_cols) + " columns of B";
   } else if (s.max_row_length <= rmerge_max_row_length &&
              static_cast<double>(s.max_row_length) <= rmerge_max_length_spread * s.mean_row_length()) {
-    c.algo = algorithm::rmerge;
-    c.reason = "regular rows of A that fit one merge pass";
+    if (rmerge_fills_the_gpu(s)) {
+      c.algo = algorithm::rmerge;
+      c.reason = "regular rows of A that fit one merge pass";
+    } else {
+      c.algo = algorithm::hash;
+      c.reason = "too few rows of A for RMerge's 32-lane merges";
+    }
   } else {
     c.algo = algorithm::hash;
     c.reason = "long rows of A: hash tables and segment rows per bin";

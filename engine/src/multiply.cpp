@@ -11,13 +11,14 @@
 namespace spgemm {
 namespace {
 
-constexpr std::array<std::pair<algorithm, std::string_view>, 6> algorithm_table = {{
+constexpr std::array<std::pair<algorithm, std::string_view>, 7> algorithm_table = {{
     {algorithm::automatic, "auto"},
     {algorithm::gustavson, "gustavson"},
     {algorithm::rmerge, "rmerge"},
     {algorithm::hash, "hash"},
     {algorithm::esc, "esc"},
     {algorithm::block, "block"},
+    {algorithm::dense, "dense"},
 }};
 
 std::string shape(const matrix_info& m) { return std::to_string(m.rows) + " x " + std::to_string(m.cols); }

@@ -221,6 +221,28 @@ TEST_P(GpuMethod, SegmentRows) {
   });
 }
 
+// A * A^T of a wide matrix with few rows (LP constraint matrices: nw04 is 36
+// x 87,482 with 17,700 entries per row): few rows of many products into a
+// few dozen columns (the dense method splits such rows across a cluster),
+// rows of every other kind beside them; bit-identical on a second run.
+TEST_P(GpuMethod, FewLongRowsIntoFewColumns) {
+  both([&](auto tag) {
+    using T = decltype(tag);
+    const auto a = testing::with_lengths<T>(36, 60000, {12000, 3000, 0, 1, 20000, 700}, 81);
+    const auto at = cpu_transpose(a);
+    expect_product(a, at, algo());
+    const auto first = gpu_multiply(a, at, algo());
+    const auto again = gpu_multiply(a, at, algo());
+    ASSERT_EQ(first.col_indices, again.col_indices);
+    EXPECT_EQ(std::memcmp(first.values.data(), again.values.data(), first.values.size() * sizeof(T)), 0);
+    const auto narrow = testing::with_lengths<T>(5, 200000, {50000}, 82);
+    expect_product(narrow, cpu_transpose(narrow), algo());
+    // Rows of C dense in a few hundred columns (mbeacxc: 496 x 496, 100 per row).
+    const auto square = testing::random_csr<T>(500, 500, 200, 83);
+    expect_product(square, square, algo());
+  });
+}
+
 // A limit below what the product takes fails it with does_not_fit, naming
 // the method and both numbers, and frees what the job held.
 TEST_P(GpuMethod, RefusesToPassItsLimit) {

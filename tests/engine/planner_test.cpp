@@ -182,6 +182,49 @@ TEST(Planner, ChoosesTheBlockMethodForOperandsOfDenseBlocks) {
   EXPECT_EQ(planner::choose_method(row_shape{12, 0, 0, true, 6}).algo, algorithm::hash);
 }
 
+// A row shape with B's and the device's figures.
+row_shape with_b(row_shape s, std::int64_t b_rows, std::int64_t b_cols, std::int64_t nnz_b, int sm_count = 132) {
+  s.b_rows = b_rows;
+  s.b_cols = b_cols;
+  s.nnz_b = nnz_b;
+  s.sm_count = sm_count;
+  return s;
+}
+
+TEST(Planner, ChoosesDenseWhereRowsOfCAreDenseInANarrowB) {
+  // nw04 * nw04^T: 36 rows of 17,700 entries; B = A^T, 87,482 rows of 7.3 entries, 36 columns.
+  EXPECT_EQ(planner::choose_method(with_b({36, 636666, 42032, false, 1}, 87482, 36, 636666)).algo, algorithm::dense);
+  // fast0507 * fast0507^T: 5,200 products per row into 507 columns.
+  EXPECT_EQ(planner::choose_method(with_b({507, 409349, 7753, false, 1}, 63009, 507, 409349)).algo,
+            algorithm::dense);
+  // mbeacxc: 10,000 products per row into 496 columns.
+  EXPECT_EQ(planner::choose_method(with_b({496, 49920, 484, false, 1}, 496, 496, 49920)).algo, algorithm::dense);
+  // bcsstk13: 1,750 products per row into 2,003 columns: not dense enough.
+  EXPECT_NE(planner::choose_method(with_b({2003, 83883, 95, false, 1}, 2003, 2003, 83883)).algo, algorithm::dense);
+  // The same density in more columns than one tile of the dense method.
+  EXPECT_NE(planner::choose_method(with_b({36, 6366660, 420320, false, 1}, 87482, dense_max_columns + 1, 6366660))
+                .algo,
+            algorithm::dense);
+  // Blocks first.
+  EXPECT_EQ(planner::choose_method(with_b({496, 49920, 484, false, 2}, 496, 496, 49920)).algo, algorithm::block);
+}
+
+TEST(Planner, HashWhereRmergeWouldRunFewWideSubwarps) {
+  // bcsstk13: 2003 rows of up to 95 entries (32-lane sub-warps), 15 rows per SM.
+  const row_shape bcsstk13 = with_b({2003, 83883, 95, false, 1}, 2003, 2003, 83883);
+  EXPECT_EQ(planner::choose_method(bcsstk13).algo, algorithm::hash);
+  // bcsstk16: 4884 rows of up to 81 entries, 37 per SM.
+  EXPECT_EQ(planner::choose_method(with_b({4884, 290378, 81, false, 1}, 4884, 4884, 290378)).algo,
+            algorithm::rmerge);
+  // bcsstk15: rows of up to 44 entries take 16-lane sub-warps.
+  EXPECT_EQ(planner::choose_method(with_b({3948, 117816, 44, false, 1}, 3948, 3948, 117816)).algo,
+            algorithm::rmerge);
+  // Where the device is unknown, the shape of A's rows decides alone.
+  row_shape unknown = bcsstk13;
+  unknown.sm_count = 0;
+  EXPECT_EQ(planner::choose_method(unknown).algo, algorithm::rmerge);
+}
+
 TEST(Planner, ColumnRangesWhereRowsOfBAreLong) {
   EXPECT_TRUE(use_column_ranges(stats(36692, 367662, 1383, 51500000, 600000)));     // email-Enron: 140 per entry
   EXPECT_FALSE(use_column_ranges(stats(325729, 1497134, 3445, 64500000, 500000)));  // web-NotreDame: 43

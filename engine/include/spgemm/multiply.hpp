@@ -23,6 +23,8 @@ enum class algorithm {
   esc,        // "esc": GPU, expand-sort-compress on row slices within a fixed workspace (Bell et al. 2012)
   block,      // "block": GPU, operands of dense b x b blocks (multi-dof FEM): symbolic on the block patterns,
               // numeric block by block; matrices without block structure run with b = 1 (correct, slow)
+  dense,      // "dense": GPU, dense shared-memory accumulators over tiles of B's columns, rows split across a
+              // thread-block cluster: rows of C dense in a narrow B (A * A^T of a wide A; correct for any B)
 };
 
 std::string_view to_string(algorithm algo);
