@@ -484,6 +484,31 @@ TEST(GpuEsc, SliceBudgetLongRowsAndExactValues) {
   EXPECT_EQ(many.workspace_bytes, few.workspace_bytes) << many.method;
 }
 
+// Segmerge within small slice budgets (tuning::segmerge_slice_products; at
+// least twice a long row's bound plus B's longest row): long rows of many
+// products into few columns run alone, in chunks of their entries, each
+// chunk merged behind the row's result so far; slices of several rows and
+// one slice of all. bhsparse beside it: merge rounds from 256 entries up to
+// the global round (rows of up to 20000 distinct columns).
+TEST(GpuSegmerge, ChunkedLongRowsAndSlices) {
+  SPGEMM_REQUIRE_GPU();
+  multiply_options options;
+  options.algo = algorithm::segmerge;
+  const auto a = testing::with_lengths<double>(40, 3000, {2500, 3, 700, 0, 1200, 40, 90}, 91);
+  const auto b = testing::random_csr<double>(3000, 300, 12, 92);
+  const auto wide = testing::random_csr<double>(3000, 30000, 12, 93);
+  for (const std::int64_t budget : {std::int64_t{1}, std::int64_t{5000}, std::int64_t{1} << 24}) {
+    SCOPED_TRACE(budget);
+    options.tuning.segmerge_slice_products = budget;
+    testing::expect_product(a, b, options);
+    testing::expect_product(a, wide, options);
+    testing::expect_product(convert_values<float>(a), convert_values<float>(b), options);
+  }
+  options = {};
+  options.algo = algorithm::bhsparse;
+  testing::expect_product(a, wide, options);
+}
+
 std::string param_name(const ::testing::TestParamInfo<method_param>& info) {
   return std::get<0>(info.param) + (std::get<1>(info.param) ? "_f64" : "_f32");
 }
