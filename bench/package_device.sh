@@ -47,6 +47,8 @@ if [ "$peers" = ON ]; then
   fi
   cp ../shared/corpus/*.mtx.gz "$dest"/matrices/
   cp ../shared/corpus/MANIFEST.tsv "$dest"/matrices/MANIFEST-corpus.tsv
+  # The last committed comparison: the peers' timings for a run without their stage (PREVIOUS_PEERS).
+  cp bench/results/h100-peers.tsv "$dest"/previous-peers.tsv
 elif [ "$service" = OFF ]; then
   cp "$build"/bench/spgemm-bench "$build"/tests/engine/spgemm_gpu_tests "$build"/tests/engine/spgemm_engine_tests $dest/bin/
 else

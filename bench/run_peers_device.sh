@@ -20,9 +20,13 @@
 #
 # Settings (environment): GENERATED_LIST, MATRIX_NAMES (space-separated, narrow
 # the run), ALGORITHMS (spgemm-bench --algorithms; default: its own list),
-# REPEATS (7), WARMUPS (2), BENCH_TIMEOUT (300 s), PEER_TIMEOUT (45 s per input),
+# REPEATS (7), WARMUPS (2), METHOD_SECONDS (spgemm-bench --method-seconds: 0, no
+# limit), BENCH_TIMEOUT (300 s), PEER_TIMEOUT (45 s per input),
 # PEER_BUDGET (70 s per driver), MTX_DIR (/tmp/spgemm-peers-mtx), STAGES ("bench peers": one of
-# them splits the run over two calls; bench/peers_summary.py then merges the two TSVs anywhere).
+# them splits the run over two calls; bench/peers_summary.py then merges the two TSVs anywhere;
+# "stage-b" adds RMerge without its stage of B, SPGEMM_RMERGE_STAGE_B=0, on STAGE_B_LIST for auto and rmerge:
+# bench-nostage.tsv), PREVIOUS_PEERS (an earlier h100-peers.tsv: the peers' timings where this run has none;
+# default DIR/previous-peers.tsv where present).
 set -u
 
 # shellcheck source-path=SCRIPTDIR source=device_env.sh
@@ -43,6 +47,9 @@ GENERATED=(
 if [[ -n "${GENERATED_LIST+x}" ]]; then read -r -a GENERATED <<<"$GENERATED_LIST"; fi
 REPEATS=${REPEATS:-7}
 WARMUPS=${WARMUPS:-2}
+METHOD_SECONDS=${METHOD_SECONDS:-0}
+PREVIOUS_PEERS=${PREVIOUS_PEERS:-$DIR/previous-peers.tsv}
+STAGE_B_LIST=${STAGE_B_LIST:-poisson3d7:100 poisson2d5:1024 poisson3d13:100 er:1000000:8 er:1000000:2 band:1000000:64:16}
 BENCH_TIMEOUT=${BENCH_TIMEOUT:-300}
 PEER_TIMEOUT=${PEER_TIMEOUT:-45}
 PEER_BUDGET=${PEER_BUDGET:-70}
@@ -85,12 +92,21 @@ if [[ "$STAGES" == *" bench "* ]]; then
   algorithms=()
   if [[ -n "${ALGORITHMS:-}" ]]; then algorithms=(--algorithms "$ALGORITHMS"); fi
   timeout "$BENCH_TIMEOUT" "$BENCH" "${INPUTS[@]}" "${algorithms[@]}" --repeats "$REPEATS" --warmups "$WARMUPS" \
-    --commit "$COMMIT" --tsv "$OUT/bench.tsv" --markdown "$OUT/bench.md" >"$OUT/bench.log" 2>&1
+    --method-seconds "$METHOD_SECONDS" --commit "$COMMIT" --tsv "$OUT/bench.tsv" --markdown "$OUT/bench.md" \
+    >"$OUT/bench.log" 2>&1
   bench_status=$?
   if [[ $bench_status -ne 0 ]]; then
     echo "spgemm-bench: exit $bench_status (124: stopped after $BENCH_TIMEOUT s; see bench.log)"
     grep -v '^|' "$OUT/bench.log" | tail -n 5
   fi
+fi
+
+if [[ "$STAGES" == *" stage-b "* ]]; then
+  read -r -a stage_b_inputs <<<"$STAGE_B_LIST"
+  stage "spgemm-bench without RMerge's stage of B: ${#stage_b_inputs[@]} inputs"
+  SPGEMM_RMERGE_STAGE_B=0 timeout "$BENCH_TIMEOUT" "$BENCH" "${stage_b_inputs[@]}" --algorithms auto,rmerge \
+    --repeats "$REPEATS" --warmups "$WARMUPS" --no-check --tsv "$OUT/bench-nostage.tsv" >"$OUT/bench-nostage.log" 2>&1 ||
+    echo "spgemm-bench (no stage of B): exit $?"
 fi
 
 HERE=$(dirname "${BASH_SOURCE[0]}")
@@ -107,8 +123,18 @@ if [[ -s "$OUT/bench.tsv" ]]; then
   stage "summary"
   manifests=()
   for m in "$DIR"/matrices/MANIFEST-*.tsv; do [[ -f "$m" ]] && manifests+=(--manifest "$m"); done
-  python3 "$HERE/peers_summary.py" "$OUT/bench.tsv" --peers "$OUT/peers.tsv" "${manifests[@]}" \
+  previous=()
+  [[ -f "$PREVIOUS_PEERS" ]] && previous=(--previous "$PREVIOUS_PEERS")
+  python3 "$HERE/peers_summary.py" "$OUT/bench.tsv" --peers "$OUT/peers.tsv" "${previous[@]}" "${manifests[@]}" \
     --tsv "$OUT/h100-peers.tsv" --markdown "$OUT/h100-peers.md"
+fi
+if [[ -s "$OUT/bench-nostage.tsv" && -s "$OUT/bench.tsv" ]]; then
+  echo "RMerge's stage of B (ms with / without; SPGEMM_RMERGE_STAGE_B):"
+  awk -F'\t' 'FNR == 1 { for (i = 1; i <= NF; ++i) c[$i] = i; next }
+    FILENAME ~ /nostage/ { off[$c["matrix"] " " $c["algorithm"]] = $c["ms"]; next }
+    ($c["algorithm"] == "auto" || $c["algorithm"] == "rmerge") { on[$c["matrix"] " " $c["algorithm"]] = $c["ms"] }
+    END { for (k in off) if (k in on) printf "  %-32s %9s %9s\n", k, on[k], off[k] }' \
+    "$OUT/bench.tsv" "$OUT/bench-nostage.tsv" | sort
 fi
 echo "(done in $((SECONDS - started)) s)"
 # spgemm-bench exits 1 on a mismatch; a timeout (124) leaves a partial table, reported above.
