@@ -24,9 +24,10 @@
 # limit), BENCH_TIMEOUT (300 s), PEER_TIMEOUT (45 s per input),
 # PEER_BUDGET (70 s per driver), MTX_DIR (/tmp/spgemm-peers-mtx), STAGES ("bench peers": one of
 # them splits the run over two calls; bench/peers_summary.py then merges the two TSVs anywhere;
-# "stage-b" adds RMerge without its stage of B, SPGEMM_RMERGE_STAGE_B=0, on STAGE_B_LIST for auto and rmerge:
-# bench-nostage.tsv), PREVIOUS_PEERS (an earlier h100-peers.tsv: the peers' timings where this run has none;
-# default DIR/previous-peers.tsv where present).
+# "stage-b" adds RMerge with SPGEMM_RMERGE_STAGE_B=$STAGE_B_VALUE (default 0: without its stage
+# of B) on STAGE_B_LIST for auto and rmerge, within STAGE_B_TIMEOUT (60 s): bench-nostage.tsv),
+# PREVIOUS_PEERS (an earlier h100-peers.tsv: the peers' timings where this run has none; default
+# DIR/previous-peers.tsv where present).
 set -u
 
 # shellcheck source-path=SCRIPTDIR source=device_env.sh
@@ -49,7 +50,11 @@ REPEATS=${REPEATS:-7}
 WARMUPS=${WARMUPS:-2}
 METHOD_SECONDS=${METHOD_SECONDS:-0}
 PREVIOUS_PEERS=${PREVIOUS_PEERS:-$DIR/previous-peers.tsv}
-STAGE_B_LIST=${STAGE_B_LIST:-poisson3d7:100 poisson2d5:1024 poisson3d13:100 er:1000000:8 er:1000000:2 band:1000000:64:16}
+STAGE_B_VALUE=${STAGE_B_VALUE:-0}
+STAGE_B_TIMEOUT=${STAGE_B_TIMEOUT:-60}
+STAGE_B_LIST=${STAGE_B_LIST:-poisson3d7:100 poisson2d5:1024 poisson3d13:100 er:1000000:8 er:1000000:2 band:1000000:64:16 \
+$DIR/matrices/cage11.mtx.gz $DIR/matrices/delaunay_n16.mtx.gz $DIR/matrices/finan512.mtx.gz $DIR/matrices/Andrews.mtx.gz \
+$DIR/matrices/bcsstk29.mtx.gz $DIR/matrices/fe_body.mtx.gz}
 BENCH_TIMEOUT=${BENCH_TIMEOUT:-300}
 PEER_TIMEOUT=${PEER_TIMEOUT:-45}
 PEER_BUDGET=${PEER_BUDGET:-70}
@@ -103,8 +108,8 @@ fi
 
 if [[ "$STAGES" == *" stage-b "* ]]; then
   read -r -a stage_b_inputs <<<"$STAGE_B_LIST"
-  stage "spgemm-bench without RMerge's stage of B: ${#stage_b_inputs[@]} inputs"
-  SPGEMM_RMERGE_STAGE_B=0 timeout "$BENCH_TIMEOUT" "$BENCH" "${stage_b_inputs[@]}" --algorithms auto,rmerge \
+  stage "spgemm-bench with SPGEMM_RMERGE_STAGE_B=$STAGE_B_VALUE: ${#stage_b_inputs[@]} inputs"
+  SPGEMM_RMERGE_STAGE_B=$STAGE_B_VALUE timeout "$STAGE_B_TIMEOUT" "$BENCH" "${stage_b_inputs[@]}" --algorithms auto,rmerge \
     --repeats "$REPEATS" --warmups "$WARMUPS" --no-check --tsv "$OUT/bench-nostage.tsv" >"$OUT/bench-nostage.log" 2>&1 ||
     echo "spgemm-bench (no stage of B): exit $?"
 fi
@@ -129,7 +134,7 @@ if [[ -s "$OUT/bench.tsv" ]]; then
     --tsv "$OUT/h100-peers.tsv" --markdown "$OUT/h100-peers.md"
 fi
 if [[ -s "$OUT/bench-nostage.tsv" && -s "$OUT/bench.tsv" ]]; then
-  echo "RMerge's stage of B (ms with / without; SPGEMM_RMERGE_STAGE_B):"
+  echo "RMerge's stage of B (ms: default / SPGEMM_RMERGE_STAGE_B=$STAGE_B_VALUE):"
   awk -F'\t' 'FNR == 1 { for (i = 1; i <= NF; ++i) c[$i] = i; next }
     FILENAME ~ /nostage/ { off[$c["matrix"] " " $c["algorithm"]] = $c["ms"]; next }
     ($c["algorithm"] == "auto" || $c["algorithm"] == "rmerge") { on[$c["matrix"] " " $c["algorithm"]] = $c["ms"] }

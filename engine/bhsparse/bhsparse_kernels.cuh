@@ -451,13 +451,14 @@ __device__ __forceinline__ void copy_list(const index_t* from_cols, const T* fro
 // each), a dump with its checkpoint (and the row to next_queue) where it
 // would outgrow the capacity, else the result (and its nnz to c_len).
 template <typename T>
-__global__ void merge_round_kernel(long_row<T>* __restrict__ state, const int* __restrict__ queue, int capacity,
-                                   index_t* __restrict__ area_cols, T* __restrict__ area_vals,
-                                   int* __restrict__ next_queue, unsigned* __restrict__ next_count,
-                                   const offset_t* __restrict__ a_off, const index_t* __restrict__ a_col,
-                                   const T* __restrict__ a_val, const offset_t* __restrict__ b_off,
-                                   const index_t* __restrict__ b_col, const T* __restrict__ b_val,
-                                   offset_t* __restrict__ c_len) {
+__global__ void __launch_bounds__(1024)
+    merge_round_kernel(long_row<T>* __restrict__ state, const int* __restrict__ queue, int capacity,
+                       index_t* __restrict__ area_cols, T* __restrict__ area_vals,
+                       int* __restrict__ next_queue, unsigned* __restrict__ next_count,
+                       const offset_t* __restrict__ a_off, const index_t* __restrict__ a_col,
+                       const T* __restrict__ a_val, const offset_t* __restrict__ b_off,
+                       const index_t* __restrict__ b_col, const T* __restrict__ b_val,
+                       offset_t* __restrict__ c_len) {
   extern __shared__ __align__(16) unsigned char smem[];
   T* vals = reinterpret_cast<T*>(smem);
   index_t* keys = reinterpret_cast<index_t*>(vals + capacity);
@@ -529,12 +530,13 @@ __global__ void l2_sizes_kernel(const long_row<T>* __restrict__ state, const int
 // level-1 list of `capacity` entries in shared memory taking the new
 // columns until it is full, then merged into level 2 by merge path.
 template <typename T>
-__global__ void merge_global_kernel(long_row<T>* __restrict__ state, const int* __restrict__ queue, int capacity,
-                                    const std::int64_t* __restrict__ l2_at, index_t* __restrict__ l2_cols,
-                                    T* __restrict__ l2_vals, const offset_t* __restrict__ a_off,
-                                    const index_t* __restrict__ a_col, const T* __restrict__ a_val,
-                                    const offset_t* __restrict__ b_off, const index_t* __restrict__ b_col,
-                                    const T* __restrict__ b_val, offset_t* __restrict__ c_len) {
+__global__ void __launch_bounds__(1024)
+    merge_global_kernel(long_row<T>* __restrict__ state, const int* __restrict__ queue, int capacity,
+                        const std::int64_t* __restrict__ l2_at, index_t* __restrict__ l2_cols,
+                        T* __restrict__ l2_vals, const offset_t* __restrict__ a_off,
+                        const index_t* __restrict__ a_col, const T* __restrict__ a_val,
+                        const offset_t* __restrict__ b_off, const index_t* __restrict__ b_col,
+                        const T* __restrict__ b_val, offset_t* __restrict__ c_len) {
   extern __shared__ __align__(16) unsigned char smem[];
   T* vals = reinterpret_cast<T*>(smem);
   index_t* keys = reinterpret_cast<index_t*>(vals + capacity);

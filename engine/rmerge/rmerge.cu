@@ -274,9 +274,8 @@ device_csr<T> multiply_planned(const cuda::csr_view<T>& a, const cuda::csr_view<
 
 // Entries of B a warp of the last pass stages (rmerge_tuning.hpp; 0: none).
 int b_stage_of(const method::job& job, const plan& p) {
-  return p.split_levels == 0 && job.tuning.rmerge_stage_b != 0
-             ? b_stage_capacity(p.last, job.facts.a_rows(), job.facts.b_rows())
-             : 0;
+  if (p.split_levels > 0) return 0;
+  return b_stage_capacity(p.last, job.facts.a_rows(), job.facts.b_rows(), job.tuning.rmerge_stage_b);
 }
 
 }  // namespace

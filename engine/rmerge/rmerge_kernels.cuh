@@ -77,6 +77,7 @@ inline constexpr int warps_per_block = 128 / 32;
 // (b_stage_entries + 1 ints), where its row of B starts (b_stage_entries
 // offsets), then b_stage_capacity columns and (value pass) values.
 inline constexpr int b_stage_entries = 128;  // left entries of a warp at most: 32 / W rows of W * R
+inline constexpr int b_stage_unroll = 4;     // entries a lane copies per round
 
 template <typename T>
 __host__ __device__ constexpr std::size_t b_stage_bytes(int capacity, bool values) {
@@ -130,20 +131,44 @@ __device__ __forceinline__ bool stage_b(unsigned char* area, int capacity, offse
   if (total > capacity) return false;  // uniform: every lane summed the same lengths
   if (lane == 0) first_product[entries] = static_cast<int>(total);
   __syncwarp();
-  for (int q = lane; q < total; q += 32) {
-    int lo = 0;
-    int hi = entries - 1;
-    while (lo < hi) {  // the last entry whose first product is at most q
-      const int mid = (lo + hi + 1) >> 1;
-      if (first_product[mid] <= q) {
-        lo = mid;
-      } else {
-        hi = mid - 1;
+  // b_stage_unroll entries a lane per round: their loads in flight together.
+  for (int q0 = 0; q0 < total; q0 += 32 * b_stage_unroll) {
+    offset_t from[b_stage_unroll];
+#pragma unroll
+    for (int u = 0; u < b_stage_unroll; ++u) {
+      const int q = q0 + u * 32 + lane;
+      from[u] = -1;
+      if (q < total) {
+        int lo = 0;
+        int hi = entries - 1;
+        while (lo < hi) {  // the last entry whose first product is at most q
+          const int mid = (lo + hi + 1) >> 1;
+          if (first_product[mid] <= q) {
+            lo = mid;
+          } else {
+            hi = mid - 1;
+          }
+        }
+        from[u] = b_begin[lo] + (q - first_product[lo]);
       }
     }
-    const offset_t from = b_begin[lo] + (q - first_product[lo]);
-    cols[q] = b_col[from];
-    if constexpr (!Count) vals[q] = b_val[from];
+    index_t c[b_stage_unroll];
+    T v[b_stage_unroll];
+#pragma unroll
+    for (int u = 0; u < b_stage_unroll; ++u) {
+      if (from[u] >= 0) {
+        c[u] = b_col[from[u]];
+        if constexpr (!Count) v[u] = b_val[from[u]];
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < b_stage_unroll; ++u) {
+      if (from[u] >= 0) {
+        const int q = q0 + u * 32 + lane;
+        cols[q] = c[u];
+        if constexpr (!Count) vals[q] = v[u];
+      }
+    }
   }
   __syncwarp();
   return true;

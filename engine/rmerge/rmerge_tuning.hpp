@@ -83,20 +83,22 @@ inline int stage_capacity(const pass_config& pass, std::int64_t rows, std::int64
 }
 
 // Staging of B (rmerge_kernels.cuh, both passes): in one-pass plans where
-// a warp's rows are expected to merge at most max_b_stage entries of B (32 /
-// W rows of A's mean row length, rows of B of their mean length), each warp
-// copies its rows of B into shared memory; capacity: 32 / W rows of the
-// longest row of A times the longest row of B, rounded up to 32, at most
-// max_b_stage (a warp whose rows hold more merges from global memory). Not
-// in split plans: their rows of B are the intermediates, of unknown shape.
-inline constexpr std::int64_t max_b_stage = 1024;
+// a warp's rows are expected to merge at most `most` entries of B
+// (tuning::rmerge_stage_b, at most max_b_stage; 32 / W rows of A's mean row
+// length, rows of B of their mean length), each warp copies its rows of B
+// into shared memory; capacity: 32 / W rows of the longest row of A times
+// the longest row of B, rounded up to 32, at most `most` (a warp whose rows
+// hold more merges from global memory). Not in split plans: their rows of B
+// are the intermediates, of unknown shape.
+inline constexpr std::int64_t max_b_stage = 2048;
 
-inline int b_stage_capacity(const pass_config& pass, const row_stats& a, const row_stats& b) {
+inline int b_stage_capacity(const pass_config& pass, const row_stats& a, const row_stats& b, std::int64_t most) {
+  most = std::min(most, max_b_stage) / 32 * 32;
   const std::int64_t rows_per_warp = 32 / pass.subwarp;
   const double expected = static_cast<double>(rows_per_warp) * a.mean_row_length() * b.mean_row_length();
-  if (expected <= 0 || expected > static_cast<double>(max_b_stage)) return 0;
+  if (most <= 0 || expected <= 0 || expected > static_cast<double>(most)) return 0;
   const std::int64_t bound = rows_per_warp * a.max_row_length * b.max_row_length;
-  return static_cast<int>(std::min<std::int64_t>((bound + 31) / 32 * 32, max_b_stage));
+  return static_cast<int>(std::min<std::int64_t>((bound + 31) / 32 * 32, most));
 }
 
 // Smallest power of two >= 2 (and <= 32) with W * R >= length.

@@ -21,11 +21,12 @@ struct rmerge_config {
 
 struct tuning {
   rmerge_config rmerge;
-  // RMerge, one-pass plans: 1 copies each warp's rows of B into shared
-  // memory before merging them where they are expected to fit (the cursors
-  // then read the copy, not a 32-byte sector of global memory per entry);
-  // 0 merges from global memory (engine/rmerge/rmerge_tuning.hpp).
-  std::int64_t rmerge_stage_b = 1;
+  // RMerge, one-pass plans: the most entries of B each warp copies into
+  // shared memory before merging its rows, where they are expected to fit
+  // (the cursors then read the copy, not a 32-byte sector of global memory
+  // per entry); 0 merges from global memory; at most 2048
+  // (engine/rmerge/rmerge_tuning.hpp).
+  std::int64_t rmerge_stage_b = 1024;
   // Hash method, segment rows: the least output bound of a row computed per
   // segment of B's columns (docs/planner.md, "Segment rows").
   std::int64_t segment_min_bound = 1024;
