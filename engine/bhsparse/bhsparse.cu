@@ -83,6 +83,7 @@ struct counts {
   std::int64_t max_long = 0;
   std::int64_t long_bound = 0;
   std::int64_t long_entries = 0;
+  std::int64_t long_products = 0;
   std::int64_t rows_of(int first, int last) const {  // bins [first, last]
     std::int64_t n = 0;
     for (int b = first; b <= last; ++b) n += hist[static_cast<std::size_t>(b)];
@@ -100,6 +101,7 @@ counts counts_of(const ull* host) {
   c.max_long = static_cast<std::int64_t>(host[kernels::counter::max_long]);
   c.long_bound = static_cast<std::int64_t>(host[kernels::counter::long_bound]);
   c.long_entries = static_cast<std::int64_t>(host[kernels::counter::long_entries]);
+  c.long_products = static_cast<std::int64_t>(host[kernels::counter::long_products]);
   return c;
 }
 
@@ -112,13 +114,9 @@ void launch_bins(const cuda::structure_view& a, const cuda::structure_view& b, i
   SPGEMM_CUDA_CHECK_LAUNCH();
 }
 
-// The segmented merge's slice budget S: tuning::segmerge_slice_products, at
-// least twice the largest long row's bound plus B's longest row (a chunk of
-// a row then holds its result so far and at least one more row of B), at
-// most 2^30 items.
-std::int64_t slice_products(const tuning& t, std::int64_t max_long, std::int64_t b_longest_row) {
-  return std::clamp<std::int64_t>(std::max(t.segmerge_slice_products, 2 * (max_long + b_longest_row)), 2,
-                                  std::int64_t{1} << 30);
+// The segmented merge's slice (bhsparse_tuning.hpp) for stage (1)'s counts.
+std::int64_t slice_products(const tuning& t, const counts& c, std::int64_t b_longest_row) {
+  return segmerge_slice(t.segmerge_slice_products, c.max_long, b_longest_row, c.long_products);
 }
 
 // The scans of a slice: its run heads (int) and its sub-segment starts.
@@ -139,9 +137,11 @@ std::size_t segmerge_bytes(const counts& c, std::int64_t slice, std::size_t valu
   return w;
 }
 
-// Bytes run() holds at most beside C, for the counts of stage (1); slice:
-// the segmented merge's budget, 0 for the merge path.
-std::size_t workspace_bytes(const counts& c, std::int64_t rows, std::size_t value_bytes, std::int64_t slice) {
+// Bytes run() holds at most beside C, for the counts of stage (1); the long
+// rows by merge path, or (segmented) by segmented merge in slices of `slice`
+// products.
+std::size_t workspace_bytes(const counts& c, std::int64_t rows, std::size_t value_bytes, bool segmented,
+                            std::int64_t slice) {
   const auto n = static_cast<std::size_t>(rows);
   const auto entry = 4 + value_bytes;
   const auto long_rows = static_cast<std::size_t>(c.hist[long_bin]);
@@ -149,8 +149,8 @@ std::size_t workspace_bytes(const counts& c, std::int64_t rows, std::size_t valu
   w += 9 * n + sort_bytes(rows);
   w += static_cast<std::size_t>(c.tilde) * entry;
   w += long_rows * sizeof(kernels::long_row<double>);
-  if (slice > 0) {
-    w += segmerge_bytes(c, slice, value_bytes);
+  if (segmented) {
+    if (long_rows > 0) w += segmerge_bytes(c, slice, value_bytes);  // run() allocates it for long rows only
   } else {
     w += long_rows * 8 + 4;  // two queues, the round's count
     w += static_cast<std::size_t>(c.long_area) * entry + 8 * (long_rows + 1);
@@ -412,14 +412,13 @@ memory_estimate estimate(const method::job& job) {
   cuda::read_back(counters.data(), host.size(), host.data(), job.stream);
   const counts c = counts_of(host.data());
   const bool segmented = job.tuning.bhsparse_segmented_merge != 0;
-  const std::int64_t slice =
-      segmented ? slice_products(job.tuning, c.max_long, job.facts.b_rows().max_row_length) : 0;
+  const std::int64_t slice = segmented ? slice_products(job.tuning, c, job.facts.b_rows().max_row_length) : 0;
   memory_estimate e;
   e.exact = false;
   e.products = c.products;
   e.nnz_bound = c.bound;
   e.output_bytes = cuda::csr_bytes(job.a.rows, c.bound, job.value_bytes);
-  e.workspace_bytes = workspace_bytes(c, job.a.rows, job.value_bytes, slice);
+  e.workspace_bytes = workspace_bytes(c, job.a.rows, job.value_bytes, segmented, slice);
   e.method = std::string(segmented ? "segmerge" : "bhsparse") + " (" + std::to_string(c.rows_of(2, heap_max)) +
              " heap rows, " + std::to_string(c.rows_of(first_esc_bin, long_bin - 1)) + " ESC rows, " +
              std::to_string(c.hist[long_bin]) + " long rows by " +
@@ -495,7 +494,7 @@ device_csr<T> run(const method::job& job, const cuda::csr_view<T>& a, const cuda
   if (lists.n > 0) {
     lists.state = device_buffer<kernels::long_row<T>>(memory, static_cast<std::size_t>(lists.n), stream);
     if (job.tuning.bhsparse_segmented_merge != 0) {
-      const std::int64_t slice = slice_products(job.tuning, n.max_long, job.facts.b_rows().max_row_length);
+      const std::int64_t slice = slice_products(job.tuning, n, job.facts.b_rows().max_row_length);
       segmerge_long_rows(lists, by_bin + start[long_bin], a, b, c_len, slice, memory, stream, job.cancel);
     } else {
       merge_long_rows(lists, by_bin + start[long_bin], a, b, c_len, memory, stream, job.cancel);

@@ -42,6 +42,7 @@
 
 #include "bhsparse/bhsparse_tuning.hpp"
 #include "bhsparse/heap_method.hpp"
+#include "bhsparse/long_rows.hpp"
 #include "cuda/merge_path.hpp"
 #include "cuda/warp_primitives.cuh"
 #include "spgemm/csr.hpp"
@@ -65,7 +66,8 @@ inline constexpr int products = bin_count + 3;
 inline constexpr int max_long = bin_count + 4;    // the largest min(u, cols of B) of a long row
 inline constexpr int long_bound = bin_count + 5;  // sum of min(u, cols of B) over the long rows
 inline constexpr int long_entries = bin_count + 6;  // entries of A in the long rows
-inline constexpr int count = bin_count + 7;
+inline constexpr int long_products = bin_count + 7;  // products of the long rows
+inline constexpr int count = bin_count + 8;
 }  // namespace counter
 
 __device__ __forceinline__ std::int64_t global_thread() {
@@ -110,6 +112,7 @@ __global__ void __launch_bounds__(helper_threads)
       atomicMax(&local[counter::max_long], static_cast<ull>(g));
       atomicAdd(&local[counter::long_bound], static_cast<ull>(g));
       atomicAdd(&local[counter::long_entries], static_cast<ull>(a_off[row + 1] - a_off[row]));
+      atomicAdd(&local[counter::long_products], static_cast<ull>(u));
     }
     atomicAdd(&local[counter::bound], static_cast<ull>(g));
     atomicAdd(&local[counter::products], static_cast<ull>(u));
@@ -347,22 +350,6 @@ __global__ void long_rows_kernel(const int* __restrict__ rows, std::int64_t n, c
   queue[i] = static_cast<int>(i);
 }
 
-// The position of `col` in the sorted keys[0, n), or -1.
-template <typename K>
-__device__ __forceinline__ int find_column(const K& keys, int n, index_t col) {
-  int lo = 0;
-  int hi = n;
-  while (lo < hi) {
-    const int mid = (lo + hi) >> 1;
-    if (keys[mid] < col) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
-  return lo < n && keys[lo] == col ? lo : -1;
-}
-
 // Merges the sorted runs keys[0, na) and keys[na, na + nb) in place (merge
 // path: each thread its share of at most merge_items_per_thread outputs, in
 // registers, then written back). Every thread calls it.
@@ -391,8 +378,9 @@ __device__ __forceinline__ void merge_in_place(index_t* keys, T* vals, int na, i
 
 // One piece of a scaled row of B (product positions [q0, q0 + blockDim) of
 // row [q0, f) of B, scaled by av) against the list: per thread its column,
-// value, position in the list (-1: none) and rank among the new columns;
-// returns the new columns' count. Every thread calls it.
+// value, where the list holds it (long_rows.hpp: a position, a level-1 code,
+// or not_listed) and rank among the new columns; returns the new columns'
+// count. Every thread calls it.
 template <typename T, typename Find>
 __device__ __forceinline__ long long piece_of(offset_t q0, offset_t f, T av, const index_t* __restrict__ b_col,
                                               const T* __restrict__ b_val, Find&& find, index_t& col, T& v,
@@ -401,8 +389,8 @@ __device__ __forceinline__ long long piece_of(offset_t q0, offset_t f, T av, con
   const bool valid = i < f;
   col = valid ? b_col[i] : 0;
   v = valid ? av * b_val[i] : T(0);
-  pos = valid ? find(col) : -1;
-  fresh = valid && pos < 0;
+  pos = valid ? find(col) : not_listed;
+  fresh = valid && is_new_column(pos);
   long long total = 0;
   rank = block_inclusive_scan(fresh ? 1 : 0, total) - (fresh ? 1 : 0);
   return total;
@@ -477,9 +465,10 @@ __global__ void __launch_bounds__(1024)
     int pos;
     long long rank;
     bool fresh;
-    const long long added = piece_of(q0, f, av, b_col, b_val, [&](index_t c) { return find_column(keys, merged, c); },
-                                     col, v, pos, rank, fresh);
-    if (merged + added > capacity) {  // the checkpoint: nothing of this piece is in the list yet
+    const long long added = piece_of(
+        q0, f, av, b_col, b_val, [&](index_t c) { return static_cast<int>(find_sorted(keys, merged, c)); }, col, v,
+        pos, rank, fresh);
+    if (outgrows(merged, added, capacity)) {  // the checkpoint: nothing of this piece is in the list yet
       copy_list(keys, vals, my_cols, my_vals, merged);
       if (threadIdx.x == 0) {
         st.merged = merged;
@@ -580,31 +569,16 @@ __global__ void __launch_bounds__(1024)
     int pos;
     long long rank;
     bool fresh;
-    // Position in level 2 (>= 0), or in level 1 (<= -2: -2 - position), or none (-1).
+    // Level 2, level 1 or new (long_rows.hpp): a column of level 1 is not new.
     const long long added = piece_of(
-        q0, f, av, b_col, b_val,
-        [&](index_t c) {
-          std::int64_t l = 0;
-          std::int64_t h = n2;
-          while (l < h) {
-            const std::int64_t mid = (l + h) >> 1;
-            if (x_cols[mid] < c) {
-              l = mid + 1;
-            } else {
-              h = mid;
-            }
-          }
-          if (l < n2 && x_cols[l] == c) return static_cast<int>(l);  // g <= cols of B < 2^31
-          const int p1 = find_column(keys, n1, c);
-          return p1 >= 0 ? -2 - p1 : -1;
-        },
-        col, v, pos, rank, fresh);
-    if (n1 + added > capacity) {  // level 1 is full: merge it into level 2, then take the piece again
+        q0, f, av, b_col, b_val, [&](index_t c) { return find_in_levels(x_cols, n2, keys, n1, c); }, col, v, pos,
+        rank, fresh);
+    if (outgrows(n1, added, capacity)) {  // level 1 is full: merge it into level 2, then take the piece again
       flush();
       return 0;
     }
-    if (pos >= 0) x_vals[pos] += v;
-    if (pos <= -2) vals[-2 - pos] += v;
+    if (in_level2(pos)) x_vals[pos] += v;
+    if (in_level1(pos)) vals[level1_position(pos)] += v;
     if (fresh) {
       keys[n1 + rank] = col;
       vals[n1 + rank] = v;

@@ -98,4 +98,18 @@ SPGEMM_HOST_DEVICE inline std::int64_t long_row_area_bound(std::int64_t g, int c
   return area;
 }
 
+// The segmented merge's slice (segmerge): the products of long rows
+// expanded at once. The budget (tuning::segmerge_slice_products), at least
+// twice the largest long row's bound plus B's longest row (a chunk of a row
+// then holds its result so far and at least one more row of B), at most 2^30;
+// and never more than the long rows' products, so that a product with few
+// long rows, or none (0), holds no slice larger than its long rows: the
+// estimate of a product without long rows is bhsparse's.
+inline std::int64_t segmerge_slice(std::int64_t budget, std::int64_t max_long, std::int64_t b_longest_row,
+                                   std::int64_t long_products) {
+  std::int64_t s = budget > 2 * (max_long + b_longest_row) ? budget : 2 * (max_long + b_longest_row);
+  s = s < 2 ? 2 : (s > (std::int64_t{1} << 30) ? std::int64_t{1} << 30 : s);
+  return long_products < s ? long_products : s;
+}
+
 }  // namespace spgemm::bhsparse

@@ -1,6 +1,8 @@
 // bhSPARSE's bins and its per-row pieces that run on the host as on the
-// device (engine/bhsparse/bhsparse_tuning.hpp, heap_method.hpp) and the merge
-// path (engine/cuda/merge_path.hpp). CPU only.
+// device (engine/bhsparse/bhsparse_tuning.hpp, heap_method.hpp,
+// long_rows.hpp), a long row through the merge rounds and the global round as
+// the kernels take it, and the merge path (engine/cuda/merge_path.hpp). CPU
+// only.
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -12,6 +14,7 @@
 
 #include "bhsparse/bhsparse_tuning.hpp"
 #include "bhsparse/heap_method.hpp"
+#include "bhsparse/long_rows.hpp"
 #include "cuda/merge_path.hpp"
 
 namespace spgemm::bhsparse {
@@ -82,6 +85,209 @@ TEST(BhsparseHeap, SortsAndFusesARow) {
       }
     }
   }
+}
+
+// The global round's lookup: a column of level 1 is found there, not new
+// (every negative code used to read as new: the column went into level 1
+// twice, and a row grew past its bound and its lists).
+TEST(BhsparseLongRows, ALevelOneColumnIsNotNew) {
+  const std::vector<int> level2 = {1, 4, 9, 30};
+  const std::vector<int> level1 = {2, 5, 31};
+  EXPECT_EQ(find_in_levels(level2, 4, level1, 3, 9), 2);
+  EXPECT_TRUE(in_level2(find_in_levels(level2, 4, level1, 3, 1)));
+  for (int p = 0; p < 3; ++p) {
+    const int code = find_in_levels(level2, 4, level1, 3, level1[static_cast<std::size_t>(p)]);
+    EXPECT_TRUE(in_level1(code));
+    EXPECT_FALSE(in_level2(code));
+    EXPECT_FALSE(is_new_column(code));
+    EXPECT_EQ(level1_position(code), p);
+  }
+  for (const int col : {0, 3, 6, 29, 32}) {
+    const int code = find_in_levels(level2, 4, level1, 3, col);
+    EXPECT_TRUE(is_new_column(code)) << col;
+    EXPECT_FALSE(in_level1(code) || in_level2(code)) << col;
+  }
+  EXPECT_EQ(find_sorted(level2, 0, 1), not_listed);
+  EXPECT_TRUE(is_new_column(find_in_levels(level2, 0, level1, 0, 4)));
+  EXPECT_FALSE(outgrows(10, 6, 16));
+  EXPECT_TRUE(outgrows(10, 7, 16));
+}
+
+// One long row on the host as the kernels take it (bhsparse_kernels.cuh):
+// merge rounds of capacity 256, 512, ... capacity_max, a block of
+// merge_threads(capacity) threads taking a piece of that many products of a
+// scaled row of B at a time; a piece that outgrows the list checkpoints the
+// row (the entry of A and the piece's start), which the next round resumes;
+// past capacity_max the global round, level 2 (the last dump) and a level-1
+// list of capacity_max entries, flushed into level 2 when a piece would
+// outgrow it. Returns the row and what it held.
+struct long_row_run {
+  std::vector<int> cols;
+  std::vector<double> vals;
+  std::int64_t area = 0;  // entries of the rounds' lists it took (long_row_area_bound's share)
+  std::int64_t longest = 0;  // the most entries its lists held at once
+  bool global = false;
+};
+
+long_row_run merge_long_row(const std::vector<std::vector<std::pair<int, double>>>& scaled_rows, int capacity_max,
+                            std::int64_t bound) {
+  long_row_run out;
+  std::vector<int> keys;
+  std::vector<double> vals;
+  std::size_t entry = 0;  // the checkpoint
+  std::size_t resume = 0;
+  // Merges the sorted new columns into the sorted list by merge path.
+  auto merge_into = [](std::vector<int>& k, std::vector<double>& v, const std::vector<int>& nk,
+                       const std::vector<double>& nv) {
+    std::vector<int> mk(k.size() + nk.size());
+    std::vector<double> mv(mk.size());
+    const auto na = static_cast<std::int64_t>(k.size());
+    const auto nb = static_cast<std::int64_t>(nk.size());
+    cuda::serial_merge(k, na, nk, nb, 0, 0, na + nb, [&](std::int64_t i, bool from_a, std::int64_t at) {
+      mk[static_cast<std::size_t>(i)] = from_a ? k[static_cast<std::size_t>(at)] : nk[static_cast<std::size_t>(at)];
+      mv[static_cast<std::size_t>(i)] = from_a ? v[static_cast<std::size_t>(at)] : nv[static_cast<std::size_t>(at)];
+    });
+    k = std::move(mk);
+    v = std::move(mv);
+  };
+  // Walks the pieces from the checkpoint; take(piece) returns 1 (next piece), 0 (the same again) or -1 (stop).
+  auto walk = [&](int threads, auto&& take) {
+    for (; entry < scaled_rows.size(); ++entry, resume = 0) {
+      const auto& row = scaled_rows[entry];
+      while (resume < row.size()) {
+        const std::size_t end = std::min(row.size(), resume + static_cast<std::size_t>(threads));
+        const int next = take(row, resume, end);
+        if (next < 0) return false;
+        if (next > 0) resume = end;
+      }
+    }
+    return true;
+  };
+  for (int capacity = first_merge_capacity; capacity <= capacity_max; capacity *= 2) {
+    out.area += capacity;
+    const bool done = walk(merge_threads(capacity), [&](const auto& row, std::size_t q0, std::size_t q1) {
+      std::vector<int> nk;
+      std::vector<double> nv;
+      std::vector<std::pair<int, double>> hits;
+      for (std::size_t q = q0; q < q1; ++q) {
+        const auto code = static_cast<int>(find_sorted(keys, static_cast<std::int64_t>(keys.size()), row[q].first));
+        if (is_new_column(code)) {
+          nk.push_back(row[q].first);
+          nv.push_back(row[q].second);
+        } else {
+          hits.emplace_back(code, row[q].second);
+        }
+      }
+      if (outgrows(static_cast<std::int64_t>(keys.size()), static_cast<std::int64_t>(nk.size()), capacity)) return -1;
+      for (const auto& [at, v] : hits) vals[static_cast<std::size_t>(at)] += v;
+      merge_into(keys, vals, nk, nv);
+      out.longest = std::max<std::int64_t>(out.longest, static_cast<std::int64_t>(keys.size()));
+      return 1;
+    });
+    if (done) {
+      out.cols = keys;
+      out.vals = vals;
+      return out;
+    }
+  }
+  // The global round.
+  out.global = true;
+  out.area += 2 * bound;
+  std::vector<int> l1k;
+  std::vector<double> l1v;
+  auto flush = [&]() {
+    merge_into(keys, vals, l1k, l1v);
+    l1k.clear();
+    l1v.clear();
+  };
+  walk(merge_threads(capacity_max), [&](const auto& row, std::size_t q0, std::size_t q1) {
+    std::vector<int> nk;
+    std::vector<double> nv;
+    std::vector<std::pair<int, double>> hits;
+    for (std::size_t q = q0; q < q1; ++q) {
+      const int code = find_in_levels(keys, static_cast<std::int64_t>(keys.size()), l1k,
+                                      static_cast<int>(l1k.size()), row[q].first);
+      if (is_new_column(code)) {
+        nk.push_back(row[q].first);
+        nv.push_back(row[q].second);
+      } else {
+        hits.emplace_back(code, row[q].second);
+      }
+    }
+    if (outgrows(static_cast<std::int64_t>(l1k.size()), static_cast<std::int64_t>(nk.size()), capacity_max)) {
+      flush();
+      return 0;
+    }
+    for (const auto& [code, v] : hits) {
+      if (in_level2(code)) vals[static_cast<std::size_t>(code)] += v;
+      if (in_level1(code)) l1v[static_cast<std::size_t>(level1_position(code))] += v;
+    }
+    merge_into(l1k, l1v, nk, nv);
+    out.longest = std::max<std::int64_t>(out.longest, static_cast<std::int64_t>(keys.size() + l1k.size()));
+    return 1;
+  });
+  if (!l1k.empty()) flush();
+  out.cols = keys;
+  out.vals = vals;
+  return out;
+}
+
+// Long rows of every size, through every round and the global round (a
+// small capacity_max): the row equals a std::map's, its lists never hold
+// more than its bound, and the rounds it takes stay within the estimate's
+// share (long_row_area_bound).
+TEST(BhsparseLongRows, RoundsAndTheGlobalRoundMergeEveryProductOnce) {
+  std::mt19937 rng(23);
+  const int capacity_max = 1024;
+  int globals = 0;
+  for (int trial = 0; trial < 120; ++trial) {
+    const int b_cols = 40 + static_cast<int>(rng() % 6000);
+    const int entries = 1 + static_cast<int>(rng() % 60);
+    std::vector<std::vector<std::pair<int, double>>> scaled(static_cast<std::size_t>(entries));
+    std::map<int, double> expect;
+    std::int64_t products = 0;
+    for (auto& row : scaled) {
+      const int len = static_cast<int>(rng() % std::min(b_cols, 400));
+      std::vector<int> cols(static_cast<std::size_t>(b_cols));
+      for (int c = 0; c < b_cols; ++c) cols[static_cast<std::size_t>(c)] = c;
+      std::shuffle(cols.begin(), cols.end(), rng);
+      cols.resize(static_cast<std::size_t>(len));
+      std::sort(cols.begin(), cols.end());
+      for (const int c : cols) {
+        const double v = static_cast<double>(1 + rng() % 64) / 8.0;  // exact sums in any order
+        row.emplace_back(c, v);
+        expect[c] += v;
+      }
+      products += len;
+    }
+    const std::int64_t bound = std::min<std::int64_t>(products, b_cols);
+    const long_row_run run = merge_long_row(scaled, capacity_max, bound);
+    globals += run.global ? 1 : 0;
+    ASSERT_EQ(run.cols.size(), expect.size()) << "trial " << trial;
+    std::size_t i = 0;
+    for (const auto& [col, sum] : expect) {
+      ASSERT_EQ(run.cols[i], col) << "trial " << trial;
+      ASSERT_EQ(run.vals[i], sum) << "trial " << trial;
+      ++i;
+    }
+    EXPECT_LE(run.longest, bound) << "trial " << trial;
+    EXPECT_LE(run.area, long_row_area_bound(bound, capacity_max)) << "trial " << trial;
+    EXPECT_EQ(run.global, static_cast<std::int64_t>(expect.size()) > capacity_max) << "trial " << trial;
+  }
+  EXPECT_GT(globals, 10);  // the global round ran, flushes among them
+  EXPECT_LT(globals, 110);
+}
+
+// The segmented merge's slice: no larger than the long rows' products (none
+// without long rows: segmerge's estimate is then bhsparse's), at least twice
+// the largest long row's bound plus B's longest row, at most 2^30.
+TEST(BhsparseLongRows, SegmentedMergeSlice) {
+  const std::int64_t budget = std::int64_t{1} << 24;
+  EXPECT_EQ(segmerge_slice(budget, 0, 500, 0), 0);
+  EXPECT_EQ(segmerge_slice(budget, 20000, 100, 320000), 320000);
+  EXPECT_EQ(segmerge_slice(budget, 20000, 100, std::int64_t{1} << 40), budget);
+  EXPECT_EQ(segmerge_slice(1000, 20000, 100, std::int64_t{1} << 40), 2 * (20000 + 100));
+  EXPECT_EQ(segmerge_slice(budget, std::int64_t{1} << 30, 0, std::int64_t{1} << 40), std::int64_t{1} << 30);
 }
 
 TEST(MergePath, SplitsMatchASerialMerge) {
