@@ -1,7 +1,8 @@
 // The planner, per job (algorithm::automatic): the block method where A and B
-// are made of dense blocks of one size, the dense method where the rows of C
-// are dense in a narrow B, else RMerge or the hash method from the shape of
-// A's rows: choose_method(). Host-only (no CUDA headers),
+// are made of dense blocks of one size, RMerge where rows of A are longer
+// than a narrow B is wide, else RMerge or the hash method from the shape of
+// A's rows: choose_method(). The dense, bhsparse and segmerge methods run by
+// name only (none measured faster than this choice: docs/planner.md). Host-only (no CUDA headers),
 // unit-tested on the CPU (tests/engine/planner_test.cpp); the measurements
 // behind the rule are in docs/planner.md.
 #pragma once
@@ -48,13 +49,6 @@ struct row_shape {
   // The device's SMs (0: unknown).
   int sm_count = 0;
   double mean_row_length() const { return rows > 0 ? static_cast<double>(nnz_a) / static_cast<double>(rows) : 0; }
-  // Products per row of A estimated from B's mean row (nnz(A) x nnz(B) /
-  // rows of B / rows of A): no pass over the product.
-  double estimated_products_per_row() const {
-    return rows > 0 && b_rows > 0 ? static_cast<double>(nnz_a) * static_cast<double>(nnz_b) /
-                                        static_cast<double>(b_rows) / static_cast<double>(rows)
-                                  : 0;
-  }
 };
 
 // RMerge where every row of A is merged in one pass (longest row <= W * R =
@@ -74,18 +68,22 @@ inline constexpr double rmerge_max_length_spread = 12;
 inline constexpr std::int64_t rmerge_wide_subwarp_length = 64;
 inline constexpr std::int64_t rmerge_min_warps_per_sm = 32;
 
-// Dense accumulators (engine/dense/) where the rows of C are dense in a
-// narrow B: at most dense_max_columns columns of B (one tile of the dense
-// method) and, estimated from B's mean row, at least
-// dense_min_products_per_column products per row of A and column of B. A *
-// A^T of a wide matrix of few rows (LP constraint matrices: nw04, 36 rows of
-// 130,000 products into 36 columns) serializes a hash table of a few slots.
-inline constexpr std::int64_t dense_max_columns = 4096;
-inline constexpr double dense_min_products_per_column = 2;
+// Rows of A longer than B has columns, B narrow (at most
+// narrow_b_max_columns): A * A^T of a wide matrix of few rows (LP
+// constraint matrices: nw04, 36 rows of 17,700 entries into 36 columns;
+// fast0507, 507 rows of 807 into 507). The hash method serializes on a
+// table of a few slots (nw04/aat 13.7 ms); RMerge splits the rows, and every
+// level's intermediate rows hold at most B's columns (0.35 ms, the dense
+// method 0.39; fast0507/aat 0.38 against 0.44 and hash 2.6). Where rows of
+// A are shorter than B is wide the products spread over its columns
+// (mbeacxc: rows of 100 into 496 columns, hash 0.42 ms, dense 0.64, RMerge
+// 1.38; pilot87/aat: 36 into 2030) and the rules of A's row shape apply.
+inline constexpr std::int64_t narrow_b_max_columns = 4096;
+inline constexpr double narrow_b_min_row_per_column = 1;
 
-inline bool dense_rows_of_c(const row_shape& s) {
-  return s.b_cols > 0 && s.b_cols <= dense_max_columns &&
-         s.estimated_products_per_row() >= dense_min_products_per_column * static_cast<double>(s.b_cols);
+inline bool long_rows_into_narrow_b(const row_shape& s) {
+  return s.b_cols > 0 && s.b_cols <= narrow_b_max_columns &&
+         s.mean_row_length() >= narrow_b_min_row_per_column * static_cast<double>(s.b_cols);
 }
 
 inline bool rmerge_fills_the_gpu(const row_shape& s) {
@@ -109,9 +107,9 @@ inline choice choose_method(const row_shape& s) {
   } else if (s.block_size >= block_min_size) {
     c.algo = algorithm::block;
     c.reason = "A and B made of dense " + std::to_string(s.block_size) + "x" + std::to_string(s.block_size) + " blocks";
-  } else if (dense_rows_of_c(s)) {
-    c.algo = algorithm::dense;
-    c.reason = "rows of C dense in " + std::to_string(s.b_cols) + " columns of B";
+  } else if (long_rows_into_narrow_b(s)) {
+    c.algo = algorithm::rmerge;
+    c.reason = "rows of A longer than B's " + std::to_string(s.b_cols) + " columns: RMerge's levels stay narrow";
   } else if (s.max_row_length <= rmerge_max_row_length &&
              static_cast<double>(s.max_row_length) <= rmerge_max_length_spread * s.mean_row_length()) {
     if (rmerge_fills_the_gpu(s)) {

@@ -82,7 +82,8 @@ inline int stage_capacity(const pass_config& pass, std::int64_t rows, std::int64
   return static_cast<int>(std::min<std::int64_t>((per_warp + 31) / 32 * 32, max_stage_capacity));
 }
 
-// Staging of B (rmerge_kernels.cuh, both passes): in one-pass plans where
+// Staging of B (rmerge_kernels.cuh, both passes; off unless
+// tuning::rmerge_stage_b is set: docs/planner.md): in one-pass plans where
 // a warp's rows are expected to merge at most `most` entries of B
 // (tuning::rmerge_stage_b, at most max_b_stage; 32 / W rows of A's mean row
 // length, rows of B of their mean length), each warp copies its rows of B

@@ -191,20 +191,23 @@ row_shape with_b(row_shape s, std::int64_t b_rows, std::int64_t b_cols, std::int
   return s;
 }
 
-TEST(Planner, ChoosesDenseWhereRowsOfCAreDenseInANarrowB) {
+TEST(Planner, ChoosesRmergeWhereRowsOfAAreLongerThanANarrowBIsWide) {
   // nw04 * nw04^T: 36 rows of 17,700 entries; B = A^T, 87,482 rows of 7.3 entries, 36 columns.
-  EXPECT_EQ(planner::choose_method(with_b({36, 636666, 42032, false, 1}, 87482, 36, 636666)).algo, algorithm::dense);
-  // fast0507 * fast0507^T: 5,200 products per row into 507 columns.
+  EXPECT_EQ(planner::choose_method(with_b({36, 636666, 42032, false, 1}, 87482, 36, 636666)).algo, algorithm::rmerge);
+  // fast0507 * fast0507^T: rows of 807 entries into 507 columns.
   EXPECT_EQ(planner::choose_method(with_b({507, 409349, 7753, false, 1}, 63009, 507, 409349)).algo,
-            algorithm::dense);
-  // mbeacxc: 10,000 products per row into 496 columns.
-  EXPECT_EQ(planner::choose_method(with_b({496, 49920, 484, false, 1}, 496, 496, 49920)).algo, algorithm::dense);
-  // bcsstk13: 1,750 products per row into 2,003 columns: not dense enough.
-  EXPECT_NE(planner::choose_method(with_b({2003, 83883, 95, false, 1}, 2003, 2003, 83883)).algo, algorithm::dense);
-  // The same density in more columns than one tile of the dense method.
-  EXPECT_NE(planner::choose_method(with_b({36, 6366660, 420320, false, 1}, 87482, dense_max_columns + 1, 6366660))
+            algorithm::rmerge);
+  // mbeacxc: rows of 100 entries into 496 columns: the hash method (its rows are longer than 128).
+  EXPECT_EQ(planner::choose_method(with_b({496, 49920, 484, false, 1}, 496, 496, 49920)).algo, algorithm::hash);
+  // pilot87 * pilot87^T: rows of 36 entries into 2,030 columns.
+  EXPECT_EQ(planner::choose_method(with_b({2030, 73152, 383, false, 1}, 6680, 2030, 73152)).algo, algorithm::hash);
+  // bcsstk13: rows of 42 into 2,003 columns, 15 rows per SM.
+  EXPECT_EQ(planner::choose_method(with_b({2003, 83883, 95, false, 1}, 2003, 2003, 83883)).algo, algorithm::hash);
+  // Rows as long as B is wide, but B wider than the rule's limit: A's row shape decides.
+  EXPECT_EQ(planner::choose_method(
+                with_b({36, 36 * (narrow_b_max_columns + 1), 42032, false, 1}, 87482, narrow_b_max_columns + 1, 636666))
                 .algo,
-            algorithm::dense);
+            algorithm::hash);
   // Blocks first.
   EXPECT_EQ(planner::choose_method(with_b({496, 49920, 484, false, 2}, 496, 496, 49920)).algo, algorithm::block);
 }

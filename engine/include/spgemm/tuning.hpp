@@ -24,9 +24,11 @@ struct tuning {
   // RMerge, one-pass plans: the most entries of B each warp copies into
   // shared memory before merging its rows, where they are expected to fit
   // (the cursors then read the copy, not a 32-byte sector of global memory
-  // per entry); 0 merges from global memory; at most 2048
-  // (engine/rmerge/rmerge_tuning.hpp).
-  std::int64_t rmerge_stage_b = 1024;
+  // per entry); 0 (the default) merges from global memory; at most 2048
+  // (engine/rmerge/rmerge_tuning.hpp). Off: on an H100 it lost on stencils,
+  // FEM and meshes (poisson3d7:100 1.55 ms with 1024 against 0.82 without)
+  // and won only on uniform random rows (docs/planner.md, RMerge).
+  std::int64_t rmerge_stage_b = 0;
   // Hash method, segment rows: the least output bound of a row computed per
   // segment of B's columns (docs/planner.md, "Segment rows").
   std::int64_t segment_min_bound = 1024;
