@@ -2,10 +2,15 @@
 # spgemmd image. Build and run (see docs/deployment.md):
 #
 #   docker build -t spgemmd .
-#   docker run --gpus all -p 50051:50051 spgemmd
+#   deploy/make-credentials.sh creds && sudo chown -R 10001:10001 creds   # a CA, a certificate, a token
+#   docker run --gpus all -p 50051:50051 -v "$PWD/creds:/etc/spgemmd:ro" \
+#     -e SPGEMMD_TLS_CERT=/etc/spgemmd/tls.crt -e SPGEMMD_TLS_KEY=/etc/spgemmd/tls.key \
+#     -e SPGEMMD_TOKENS_FILE=/etc/spgemmd/tokens spgemmd
 #
 #   docker build --build-arg CPU_ONLY=1 -t spgemmd:cpu .     # hosts without GPUs
-#   docker run -p 50051:50051 spgemmd:cpu
+#
+# The image listens on 0.0.0.0: without TLS and tokens spgemmd refuses to start
+# (say so with -e SPGEMMD_INSECURE=true to serve a trusted network unprotected).
 #
 # Build arguments:
 #   CPU_ONLY=1      Debian 12 build and runtime stages, no CUDA (the GPU backend is not built).
@@ -91,8 +96,9 @@ RUN groupadd --system --gid 10001 spgemm \
             --shell /usr/sbin/nologin spgemm \
  && /opt/spgemm/bin/spgemmd --help >/dev/null
 
-# Settings come from SPGEMMD_* variables (a command-line flag wins). The
-# defaults are spgemmd's own; listed here so `docker inspect` shows them.
+# Settings come from SPGEMMD_* variables (a command-line flag wins). Listed
+# here so `docker inspect` shows them; the addresses are the container's own
+# (spgemmd's defaults are loopback), so TLS and tokens are needed to start.
 ENV PATH=/opt/spgemm/bin:${PATH} \
     NVIDIA_VISIBLE_DEVICES=all \
     NVIDIA_DRIVER_CAPABILITIES=compute,utility \
@@ -108,7 +114,8 @@ WORKDIR /var/lib/spgemm
 EXPOSE 50051 9464
 # spgemmd drains on SIGTERM for SPGEMMD_GRACE_SECONDS: stop with `docker stop -t 30`.
 STOPSIGNAL SIGTERM
-# grpc.health.v1.Health/Check on the address SPGEMMD_LISTEN names (wildcard host -> loopback).
+# grpc.health.v1.Health/Check on the address SPGEMMD_LISTEN names (wildcard host -> loopback),
+# over TLS where SPGEMMD_TLS_CERT is set.
 HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 \
   CMD ["/opt/spgemm/bin/spgemmd-health-probe", "--timeout=4"]
 ENTRYPOINT ["/opt/spgemm/bin/spgemmd"]

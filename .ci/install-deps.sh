@@ -11,7 +11,7 @@ set -euo pipefail
 
 apt_packages=(
   build-essential cmake ninja-build pkg-config git ca-certificates
-  zlib1g-dev
+  zlib1g-dev libssl-dev openssl
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
   libgtest-dev libgmock-dev libcli11-dev
   python3 python3-pip python3-venv python3-yaml

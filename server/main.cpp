@@ -1,7 +1,8 @@
 // spgemmd: the SpGEMM service. Opens the backends, warms them up, serves
-// spgemm.v1.Spgemm (plus grpc.health.v1 and reflection) on --listen and
-// Prometheus metrics on --metrics_listen, and shuts down gracefully on
-// SIGTERM/SIGINT. Settings: spgemmd --help, or docs/service.md.
+// spgemm.v1.Spgemm (plus grpc.health.v1 and reflection) on --listen, over TLS
+// and to callers with tokens where configured, and Prometheus metrics on
+// --metrics_listen; reads its tokens again on SIGHUP and shuts down gracefully
+// on SIGTERM/SIGINT. Settings: spgemmd --help, or docs/service.md.
 #include <malloc.h>
 #include <signal.h>
 #include <unistd.h>
@@ -17,6 +18,9 @@
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
 
+#include "auth/authenticator.hpp"
+#include "auth/exposure.hpp"
+#include "auth/tls.hpp"
 #include "core/matrix_cache.hpp"
 #include "core/scheduler.hpp"
 #include "ops/config.hpp"
@@ -68,6 +72,25 @@ void warm_up(spgemm::backend& b) {
   std::exit(1);
 }
 
+// A setting that can not be served, as config.cpp reports a bad value.
+[[noreturn]] void refuse(const std::string& message) {
+  std::fprintf(stderr, "spgemmd: %s\n", message.c_str());
+  std::exit(2);
+}
+
+// SIGHUP: the tokens file again. A bad file leaves the tokens before it in place.
+void reload_tokens(auth::authenticator& auth) {
+  if (!auth.needs_tokens()) {
+    log_event("info", "sighup", {{"message", "no --tokens_file to read again"}});
+    return;
+  }
+  try {
+    log_event("info", "tokens_reloaded", {{"tokens", static_cast<int64_t>(auth.reload())}});
+  } catch (const std::exception& e) {
+    log_event("error", "tokens_reload_failed", {{"message", std::string(e.what()) + "; the tokens before it stay"}});
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -78,16 +101,36 @@ int main(int argc, char** argv) {
   // and up still map their own pages and go back to the OS when freed.
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
   mallopt(M_TRIM_THRESHOLD, 256 << 20);
-  // Block the shutdown signals before any thread starts; main waits for them.
+  // Block the shutdown and reload signals before any thread starts; main waits for them.
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
   const config cfg = parse_config(argc, argv);
   set_log_format(cfg.log_format == "json" ? log_format::json : log_format::text);
+
+  // Who may call, and over what, before anything starts (docs/configuration.md#security).
+  const std::string refusal =
+      auth::exposure_refusal(cfg.listen, !cfg.tls_cert.empty(), !cfg.tokens_file.empty(), cfg.insecure);
+  if (!refusal.empty()) refuse(refusal);
+  std::unique_ptr<auth::authenticator> authenticator;
+  std::shared_ptr<grpc::ServerCredentials> credentials;
+  try {
+    authenticator = cfg.tokens_file.empty() ? std::make_unique<auth::authenticator>()
+                                            : std::make_unique<auth::authenticator>(cfg.tokens_file);
+    credentials = auth::server_credentials({cfg.tls_cert, cfg.tls_key, cfg.tls_client_ca});
+  } catch (const std::exception& e) {
+    refuse(e.what());
+  }
+  if (!auth::is_local_address(cfg.listen) && (cfg.tls_cert.empty() || cfg.tokens_file.empty())) {
+    log_event("warn", "insecure", {{"address", cfg.listen},
+                                   {"message", "--insecure: serving an address other hosts can reach without " +
+                                                   std::string(cfg.tls_cert.empty() ? "TLS" : "tokens")}});
+  }
 
   std::vector<std::shared_ptr<spgemm::backend>> backends;
   try {
@@ -138,7 +181,7 @@ int main(int argc, char** argv) {
 
   metrics_registry registry;
   service_metrics metrics(registry, cache, sched);
-  service_state state(cache, sched, metrics, cfg, SPGEMMD_VERSION);
+  service_state state(cache, sched, metrics, *authenticator, cfg, SPGEMMD_VERSION);
 
   metrics_http_server metrics_server(registry);
   if (!cfg.metrics_listen.empty()) {
@@ -160,7 +203,7 @@ int main(int argc, char** argv) {
   // and vanishing at random). Without it the bind fails and we say so.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   int port = 0;
-  builder.AddListeningPort(cfg.listen, grpc::InsecureServerCredentials(), &port);
+  builder.AddListeningPort(cfg.listen, credentials, &port);
   builder.SetMaxReceiveMessageSize(static_cast<int>(cfg.max_message_bytes));
   builder.RegisterService(&service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
@@ -170,10 +213,12 @@ int main(int argc, char** argv) {
   }
   if (!cfg.port_file.empty() && !write_port_file(cfg.port_file, port)) die("cannot write " + cfg.port_file);
   log_event("info", "serving", {{"address", cfg.listen}, {"port", port}, {"version", SPGEMMD_VERSION},
-                                {"devices", static_cast<int64_t>(backends.size())}});
+                                {"devices", static_cast<int64_t>(backends.size())}, {"tls", !cfg.tls_cert.empty()},
+                                {"client_certificates", !cfg.tls_client_ca.empty()},
+                                {"tokens", authenticator->needs_tokens()}});
 
   int sig = 0;
-  sigwait(&signals, &sig);
+  while (sigwait(&signals, &sig) == 0 && sig == SIGHUP) reload_tokens(*authenticator);
   log_event("info", "shutdown", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}, {"grace_seconds", cfg.grace_seconds}});
 
   // Stop accepting (new calls get UNAVAILABLE), let in-flight calls finish

@@ -82,6 +82,7 @@ struct global_options {
   std::string token;
   bool tls = false;
   std::string ca_cert;
+  std::string client_cert, client_key;
   double timeout_s = 0;
 };
 
@@ -307,8 +308,12 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--token", g.token, "Bearer token sent with every call (env SPGEMM_TOKEN)");
   app.add_flag("--tls", g.tls, "Connect with TLS");
-  app.add_option("--ca-cert", g.ca_cert, "PEM root certificates for --tls (default: the system's)")
+  app.add_option("--ca,--ca-cert", g.ca_cert, "PEM root certificates for TLS (default: the system's); implies --tls")
       ->check(CLI::ExistingFile);
+  app.add_option("--cert", g.client_cert,
+                 "PEM client certificate, for a server that asks for one (with --key); implies --tls")
+      ->check(CLI::ExistingFile);
+  app.add_option("--key", g.client_key, "PEM private key of --cert")->check(CLI::ExistingFile);
   app.add_option("--timeout", g.timeout_s, "Deadline of each call in seconds (0: none)")->capture_default_str();
 
   // multiply
@@ -387,8 +392,10 @@ int main(int argc, char** argv) {
   auto connect = [&]() -> sc::Client& {
     sc::connection_options o;
     o.address = g.server;
-    o.tls = g.tls;
+    o.tls = g.tls || !g.ca_cert.empty() || !g.client_cert.empty();
     o.root_cert_file = g.ca_cert;
+    o.client_cert_file = g.client_cert;
+    o.client_key_file = g.client_key;
     o.token = g.token;
     o.deadline = std::chrono::milliseconds(static_cast<std::int64_t>(g.timeout_s * 1e3));
     o.cancel = irq.cancellation();
@@ -416,8 +423,10 @@ int main(int argc, char** argv) {
       if (!mul_b.empty() && mul_b != mul_a) b_file = to_client(spgemm::load_matrix(mul_b));
       const sc::csr_matrix& b = b_file ? *b_file : a;
       sc::cluster_options co;
-      co.connection.tls = g.tls;
+      co.connection.tls = g.tls || !g.ca_cert.empty() || !g.client_cert.empty();
       co.connection.root_cert_file = g.ca_cert;
+      co.connection.client_cert_file = g.client_cert;
+      co.connection.client_key_file = g.client_key;
       co.connection.token = g.token;
       co.connection.deadline = std::chrono::milliseconds(static_cast<std::int64_t>(g.timeout_s * 1e3));
       co.connection.cancel = irq.cancellation();
@@ -546,6 +555,16 @@ int main(int argc, char** argv) {
       auto& c = connect();
       v1::ServerStatus s = c.status();
       std::printf("server      spgemmd %s, up %s\n", s.version().c_str(), human_duration(s.uptime_seconds()).c_str());
+      if (!s.tenant().empty()) {
+        // The token's tenant: not an admin, it sees its own part below (quotas 0: none).
+        const v1::TenantQuotas& q = s.quotas();
+        auto bytes = [](std::int64_t b) { return b > 0 ? human_bytes(static_cast<double>(b)) : std::string("none"); };
+        auto jobs = [](std::int32_t n) { return n > 0 ? std::to_string(n) : std::string("none"); };
+        std::printf("tenant      %s%s; quotas: device %s, host %s, running jobs %s, queued jobs %s\n",
+                    s.tenant().c_str(), s.admin() ? " (admin: the whole server below)" : " (its own part below)",
+                    bytes(q.device_bytes()).c_str(), bytes(q.host_bytes()).c_str(), jobs(q.running_jobs()).c_str(),
+                    jobs(q.queued_jobs()).c_str());
+      }
       std::printf("matrices    %s stored, %s spilled to host (host budget %s)\n", count(s.matrices()).c_str(),
                   human_bytes(static_cast<double>(s.host_cached_bytes())).c_str(),
                   human_bytes(static_cast<double>(s.host_budget_bytes())).c_str());
@@ -554,6 +573,12 @@ int main(int argc, char** argv) {
       for (const auto& d : s.devices()) {
         std::printf("device      %s%s%s\n", d.name().c_str(), d.description().empty() ? "" : ": ",
                     d.description().c_str());
+        if (!s.admin()) {
+          std::printf("            budget %s, cached %s, %d jobs running\n",
+                      human_bytes(static_cast<double>(d.budget_bytes())).c_str(),
+                      human_bytes(static_cast<double>(d.cached_bytes())).c_str(), d.jobs_running());
+          continue;
+        }
         std::printf("            budget %s, cached %s, reserved %s, peak %s, free %s of %s, %d jobs running\n",
                     human_bytes(static_cast<double>(d.budget_bytes())).c_str(),
                     human_bytes(static_cast<double>(d.cached_bytes())).c_str(),

@@ -1,8 +1,8 @@
 // spgemmd-health-probe: asks a gRPC server's standard health service
 // (grpc.health.v1.Health/Check) whether it is SERVING. Exit 0 if it is, 1 if
 // it answered anything else, 2 if it could not be reached or the call failed,
-// 3 on a usage error. Used by the image's HEALTHCHECK; Kubernetes probes the
-// same service natively (`grpc: {port: 50051}`).
+// 3 on a usage error. Used by the image's HEALTHCHECK and the Kubernetes
+// probes (an exec probe: Kubernetes' own gRPC probe speaks no TLS).
 //
 // It needs no generated code: the two health messages are tiny, so they are
 // encoded and decoded by hand and sent through gRPC's generic stub.
@@ -10,9 +10,15 @@
 //   HealthCheckResponse { ServingStatus status = 1; }  // SERVING = 1
 //
 // Usage: spgemmd-health-probe [--addr=HOST:PORT] [--service=NAME] [--timeout=SECONDS]
+//                             [--tls] [--ca=FILE] [--cert=FILE --key=FILE]
 // The address defaults to SPGEMMD_LISTEN (the server's own setting) with a
 // wildcard host (0.0.0.0, [::] or empty) replaced by the loopback address,
-// else 127.0.0.1:50051.
+// else 127.0.0.1:50051. TLS is on with --tls, or where SPGEMMD_TLS_CERT is set
+// (the server serves TLS). With --ca the server's certificate is checked
+// against those roots; without, it is not: the probe asks a server on its own
+// host whether it serves, and sends nothing secret (the health service takes
+// no token). --cert/--key present a client certificate, for a server that
+// asks for one (--tls_client_ca).
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -21,8 +27,15 @@
 #include <string>
 #include <vector>
 
+#include <fstream>
+#include <memory>
+#include <sstream>
+
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
+#include <grpcpp/security/tls_certificate_provider.h>
+#include <grpcpp/security/tls_certificate_verifier.h>
+#include <grpcpp/security/tls_credentials_options.h>
 #include <grpcpp/support/byte_buffer.h>
 
 namespace {
@@ -91,6 +104,49 @@ long decode_status(const std::string& s) {
   return i == s.size() ? status : -1;
 }
 
+struct tls_options {
+  bool on = false;
+  std::string ca, cert, key;  // files
+};
+
+bool read_file(const std::string& path, std::string* out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream text;
+  text << in.rdbuf();
+  *out = text.str();
+  return true;
+}
+
+// The channel's credentials; nullptr (after a message) where a file can not be read.
+std::shared_ptr<grpc::ChannelCredentials> credentials(const tls_options& t) {
+  if (!t.on) return grpc::InsecureChannelCredentials();
+  std::string ca, cert, key;
+  for (const auto& [path, out] : {std::pair{&t.ca, &ca}, {&t.cert, &cert}, {&t.key, &key}}) {
+    if (!path->empty() && !read_file(*path, out)) {
+      std::fprintf(stderr, "health probe: cannot read %s\n", path->c_str());
+      return nullptr;
+    }
+  }
+  if (!ca.empty()) {
+    grpc::SslCredentialsOptions o;
+    o.pem_root_certs = ca;
+    o.pem_private_key = key;
+    o.pem_cert_chain = cert;
+    return grpc::SslCredentials(o);
+  }
+  grpc::experimental::TlsChannelCredentialsOptions o;
+  o.set_verify_server_certs(false);
+  o.set_check_call_host(false);
+  o.set_certificate_verifier(std::make_shared<grpc::experimental::NoOpCertificateVerifier>());
+  if (!cert.empty()) {
+    o.set_certificate_provider(std::make_shared<grpc::experimental::StaticDataCertificateProvider>(
+        std::vector<grpc::experimental::IdentityKeyCertPair>{{key, cert}}));
+    o.watch_identity_key_cert_pairs();
+  }
+  return grpc::experimental::TlsCredentials(o);
+}
+
 const char* status_name(long s) {
   switch (s) {
     case 0: return "UNKNOWN";
@@ -107,6 +163,9 @@ int main(int argc, char** argv) {
   std::string address = default_address();
   std::string service;
   double timeout_s = 3;
+  tls_options tls;
+  const char* server_cert = std::getenv("SPGEMMD_TLS_CERT");
+  tls.on = server_cert != nullptr && *server_cert != '\0';
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a.rfind("--addr=", 0) == 0) {
@@ -115,17 +174,35 @@ int main(int argc, char** argv) {
       service = a.substr(10);
     } else if (a.rfind("--timeout=", 0) == 0) {
       timeout_s = std::atof(a.c_str() + 10);
+    } else if (a == "--tls") {
+      tls.on = true;
+    } else if (a.rfind("--ca=", 0) == 0) {
+      tls.on = true;
+      tls.ca = a.substr(5);
+    } else if (a.rfind("--cert=", 0) == 0) {
+      tls.on = true;
+      tls.cert = a.substr(7);
+    } else if (a.rfind("--key=", 0) == 0) {
+      tls.key = a.substr(6);
     } else {
       std::fprintf(stderr,
                    "usage: %s [--addr=HOST:PORT] [--service=NAME] [--timeout=SECONDS]\n"
+                   "          [--tls] [--ca=FILE] [--cert=FILE --key=FILE]\n"
+                   "TLS: with --tls, or where SPGEMMD_TLS_CERT is set; --ca checks the server's certificate.\n"
                    "Exit 0: SERVING; 1: answered, not serving; 2: unreachable or failed.\n",
                    argv[0]);
       return a == "-h" || a == "--help" ? 0 : exit_usage;
     }
   }
   if (!(timeout_s > 0)) timeout_s = 3;
+  if (tls.cert.empty() != tls.key.empty()) {
+    std::fprintf(stderr, "health probe: --cert and --key go together\n");
+    return exit_usage;
+  }
 
-  auto channel = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
+  const std::shared_ptr<grpc::ChannelCredentials> creds = credentials(tls);
+  if (!creds) return exit_usage;
+  auto channel = grpc::CreateChannel(address, creds);
   grpc::GenericStub stub(channel);
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() +

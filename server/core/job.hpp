@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/caller.hpp"
 #include "core/matrix_cache.hpp"
 #include "core/outcome.hpp"
 #include "spgemm/backend.hpp"
@@ -43,6 +44,7 @@ struct job_step {
 
 struct job {
   std::string kind;       // "multiply", "galerkin", "transpose"
+  caller owner;           // whose call it is: its tenant's turn and quotas
   std::string algorithm;  // what the call asked for ("auto", "hash", "transpose"), until `methods` says what ran
   int priority = 0;
   std::vector<pin> inputs;  // pinned by the caller

@@ -17,13 +17,14 @@ bool same_size(const spgemm::matrix_info& a, const spgemm::matrix_info& b) {
 
 }  // namespace
 
-job_run::job_run(matrix_cache& cache, scheduler& sched, std::string tenant, bool keep, std::string keep_name,
+job_run::job_run(matrix_cache& cache, scheduler& sched, caller who, bool keep, std::string keep_name,
                  steady::time_point call_started)
-    : cache_(cache), sched_(sched), tenant_(std::move(tenant)), keep_(keep), keep_name_(std::move(keep_name)),
+    : cache_(cache), sched_(sched), caller_(std::move(who)), keep_(keep), keep_name_(std::move(keep_name)),
       call_started_(call_started) {}
 
 outcome job_run::submit(std::shared_ptr<job> j, std::function<void(ending)> ended) {
   report_.algorithm = j->algorithm;
+  j->owner = caller_;
   j->done = [this, ended = std::move(ended)](job& done, outcome result) { end(done, std::move(result), ended); };
   // While the job is this thread's: a kept result of one step that ran
   // before has its size known (the memo); that needs the job placed.
@@ -120,7 +121,7 @@ outcome job_run::take_result(job& j, const std::optional<entry_info>& announced,
                                     std::to_string(announced->info.nnz) +
                                     " it had before and its handle announced; retry"};
     }
-    e->kept = cache_.insert_stored(tenant_, j.res, std::move(j.result), keep_name_, 0,
+    e->kept = cache_.insert_stored(caller_, j.res, std::move(j.result), keep_name_, 0,
                                    announced ? &*announced : nullptr);
     j.res.release();
     kept_at_ = steady::now();

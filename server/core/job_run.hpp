@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 
+#include "core/caller.hpp"
 #include "core/job.hpp"
 #include "core/matrix_cache.hpp"
 #include "core/outcome.hpp"
@@ -52,14 +53,14 @@ class job_run {
     std::shared_ptr<spgemm::stored_matrix> product;
   };
 
-  // A call that began at `call_started` and wants its result kept under
-  // `keep_name`, or streamed.
-  job_run(matrix_cache& cache, scheduler& sched, std::string tenant, bool keep, std::string keep_name,
+  // A call of `who` that began at `call_started` and wants its result kept
+  // under `keep_name` (its tenant's), or streamed.
+  job_run(matrix_cache& cache, scheduler& sched, caller who, bool keep, std::string keep_name,
           steady::time_point call_started);
   job_run(const job_run&) = delete;  // its job calls back into it
   job_run& operator=(const job_run&) = delete;
 
-  // Submits `j` (a recipe's). `ended` is called once, from a scheduler
+  // Submits `j` (a recipe's) as the caller's. `ended` is called once, from a scheduler
   // thread, when it ends; not where submit fails.
   outcome submit(std::shared_ptr<job> j, std::function<void(ending)> ended);
   // The entry a kept result will be, where its size is known before it runs,
@@ -86,7 +87,7 @@ class job_run {
 
   matrix_cache& cache_;
   scheduler& sched_;
-  const std::string tenant_;
+  const caller caller_;
   const bool keep_;
   const std::string keep_name_;
   const steady::time_point call_started_;

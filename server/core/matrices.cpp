@@ -14,29 +14,28 @@ outcome empty_handle() { return {status::invalid_argument, "request field 'handl
 
 std::string shape(const spgemm::matrix_info& m) { return std::to_string(m.rows) + " x " + std::to_string(m.cols); }
 
-outcome pin_matrix(matrix_cache& cache, const std::string& tenant, const char* field, const std::string& handle,
-                   pin* out) {
+outcome pin_matrix(matrix_cache& cache, const caller& who, const char* field, const std::string& handle, pin* out) {
   if (handle.empty()) {
     return {status::invalid_argument,
             std::string("request field '") + field +
                 "' is empty: give the handle of a stored matrix (from Upload or a kept result)"};
   }
-  *out = cache.acquire(tenant, handle);
+  *out = cache.acquire(who, handle);
   if (!*out) return not_found(handle);
   return {};
 }
 
-outcome describe_matrix(matrix_cache& cache, const std::string& tenant, const std::string& handle, entry_info* out) {
+outcome describe_matrix(matrix_cache& cache, const caller& who, const std::string& handle, entry_info* out) {
   if (handle.empty()) return empty_handle();
-  auto e = cache.describe(tenant, handle);
+  auto e = cache.describe(who, handle);
   if (!e) return not_found(handle);
   *out = std::move(*e);
   return {};
 }
 
-outcome delete_matrix(matrix_cache& cache, const std::string& tenant, const std::string& handle, std::size_t* freed) {
+outcome delete_matrix(matrix_cache& cache, const caller& who, const std::string& handle, std::size_t* freed) {
   if (handle.empty()) return empty_handle();
-  auto bytes = cache.erase(tenant, handle);
+  auto bytes = cache.erase(who, handle);
   if (!bytes) return not_found(handle);
   *freed = *bytes;
   return {};

@@ -4,9 +4,22 @@
 #include <cstdio>
 #include <random>
 
+#include "core/outcome.hpp"
 #include "spgemm/errors.hpp"
 
 namespace spgemmd::core {
+
+namespace {
+
+// Why a matrix of `bytes` more does not fit `tenant`'s quota `name`.
+std::string over_quota(const std::string& tenant, const char* name, std::size_t quota, std::size_t used,
+                       std::size_t bytes) {
+  return "tenant '" + tenant + "' is at its " + name + " quota: its matrices take " + std::to_string(used) +
+         " bytes of " + std::to_string(quota) + ", a matrix of " + std::to_string(bytes) +
+         " bytes more does not fit (those in use by its jobs can not move); delete matrices, or ask for a larger quota";
+}
+
+}  // namespace
 
 pin& pin::operator=(pin&& o) noexcept {
   if (this != &o) {
@@ -92,6 +105,7 @@ entry_info matrix_cache::snapshot(const cache_entry& e) const {
   entry_info s;
   s.handle = e.handle;
   s.name = e.name;
+  s.tenant = e.tenant;
   s.info = e.info;
   s.bytes = e.bytes;
   s.on_device = e.device >= 0;
@@ -114,15 +128,89 @@ bool matrix_cache::make_room(int device, std::size_t bytes) {
             [](const cache_entry* a, const cache_entry* b) { return a->last_used_steady < b->last_used_steady; });
   for (cache_entry* e : candidates) {
     if (d.used() + bytes <= d.budget) break;
-    if (host_used_ + e->bytes > host_budget_) continue;
-    e->host = std::make_shared<const spgemm::any_csr>(backends_[device]->fetch(*e->stored));
-    e->stored.reset();
-    e->last_device = device;
-    e->device = -1;
-    d.cached -= e->bytes;
-    host_used_ += e->bytes;
+    spill(*e);
   }
   return d.used() + bytes <= d.budget;
+}
+
+bool matrix_cache::make_tenant_room(const std::string& tenant, std::size_t bytes) {
+  const tenant_state& t = state_of(tenant);
+  const std::size_t quota = t.limits.device_bytes;
+  if (quota == 0 || t.on_devices + bytes <= quota) return true;
+  if (bytes > quota) return false;
+  std::vector<cache_entry*> candidates;
+  for (auto it = entries_.lower_bound({tenant, ""}); it != entries_.end() && it->first.first == tenant; ++it) {
+    if (it->second->device >= 0 && it->second->active == 0) candidates.push_back(it->second.get());
+  }
+  std::sort(candidates.begin(), candidates.end(),
+            [](const cache_entry* a, const cache_entry* b) { return a->last_used_steady < b->last_used_steady; });
+  for (cache_entry* e : candidates) {
+    if (t.on_devices + bytes <= quota) break;
+    spill(*e);
+  }
+  return t.on_devices + bytes <= quota;
+}
+
+bool matrix_cache::spill(cache_entry& e) {
+  const tenant_state& t = state_of(e.tenant);
+  if (host_used_ + e.bytes > host_budget_) return false;
+  if (t.limits.host_bytes > 0 && t.held.host + e.bytes > t.limits.host_bytes) return false;
+  auto host = std::make_shared<const spgemm::any_csr>(backends_[e.device]->fetch(*e.stored));
+  count_out(e);
+  e.host = std::move(host);
+  e.stored.reset();
+  e.last_device = e.device;
+  e.device = -1;
+  count_in(e);
+  return true;
+}
+
+matrix_cache::tenant_state& matrix_cache::state_of(const std::string& tenant) {
+  tenant_state& t = tenants_[tenant];
+  if (t.held.device.empty()) t.held.device.assign(devices_.size(), 0);
+  return t;
+}
+
+matrix_cache::tenant_state& matrix_cache::tenant_of(const caller& who) {
+  tenant_state& t = state_of(who.tenant);
+  t.limits = who.limits;
+  return t;
+}
+
+void matrix_cache::count_in(const cache_entry& e) {
+  tenant_state& t = state_of(e.tenant);
+  if (e.device >= 0) {
+    devices_[e.device].cached += e.bytes;
+    t.held.device[e.device] += e.bytes;
+    t.on_devices += e.bytes;
+  } else {
+    host_used_ += e.bytes;
+    t.held.host += e.bytes;
+  }
+}
+
+void matrix_cache::count_out(const cache_entry& e) {
+  tenant_state& t = state_of(e.tenant);
+  if (e.device >= 0) {
+    devices_[e.device].cached -= e.bytes;
+    t.held.device[e.device] -= e.bytes;
+    t.on_devices -= e.bytes;
+  } else {
+    host_used_ -= e.bytes;
+    t.held.host -= e.bytes;
+  }
+}
+
+matrix_cache::entry_map::iterator matrix_cache::find(const caller& who, const std::string& handle) {
+  auto it = entries_.find({who.tenant, handle});
+  if (it != entries_.end() || !who.admin) return it;
+  // An admin names any tenant's matrix by its handle alone (handles are unique).
+  return std::find_if(entries_.begin(), entries_.end(), [&](const auto& kv) { return kv.first.second == handle; });
+}
+
+void matrix_cache::add(const std::shared_ptr<cache_entry>& e) {
+  entries_[{e->tenant, e->handle}] = e;
+  ++state_of(e->tenant).held.matrices;
 }
 
 std::shared_ptr<cache_entry> matrix_cache::make_entry(const std::string& tenant, const spgemm::matrix_info& info,
@@ -147,10 +235,11 @@ entry_info matrix_cache::promise_stored(const spgemm::matrix_info& info, int dev
   return snapshot(*e);
 }
 
-entry_info matrix_cache::insert_host(const std::string& tenant, spgemm::any_csr& m, const std::string& name,
+entry_info matrix_cache::insert_host(const caller& who, spgemm::any_csr& m, const std::string& name,
                                      int64_t ttl_seconds) {
-  auto e = make_entry(tenant, spgemm::info_of(m), name, ttl_seconds);
+  auto e = make_entry(who.tenant, spgemm::info_of(m), name, ttl_seconds);
   std::lock_guard<std::mutex> lock(mutex_);
+  tenant_state& t = tenant_of(who);
   // Devices by room, most first.
   std::vector<int> order(devices_.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
@@ -158,48 +247,66 @@ entry_info matrix_cache::insert_host(const std::string& tenant, spgemm::any_csr&
     return devices_[a].budget - std::min(devices_[a].budget, devices_[a].used()) >
            devices_[b].budget - std::min(devices_[b].budget, devices_[b].used());
   });
-  for (int d : order) {
+  const bool device_quota = make_tenant_room(who.tenant, e->bytes);
+  for (std::size_t i = 0; device_quota && i < order.size(); ++i) {
+    const int d = order[i];
     if (!make_room(d, e->bytes)) continue;
     e->stored = backends_[d]->store(m);
     e->device = e->last_device = d;
-    devices_[d].cached += e->bytes;
+    count_in(*e);
     note_used(d);
-    entries_[{tenant, e->handle}] = e;
+    add(e);
     return snapshot(*e);
   }
-  if (host_used_ + e->bytes <= host_budget_) {
+  const bool host_quota = t.limits.host_bytes == 0 || t.held.host + e->bytes <= t.limits.host_bytes;
+  if (host_quota && host_used_ + e->bytes <= host_budget_) {
     e->host = std::make_shared<const spgemm::any_csr>(std::move(m));
     e->device = -1;
     e->last_device = order.empty() ? 0 : order.front();
-    host_used_ += e->bytes;
-    entries_[{tenant, e->handle}] = e;
+    count_in(*e);
+    add(e);
     return snapshot(*e);
+  }
+  if (!host_quota) throw quota_exceeded(over_quota(who.tenant, "host_bytes", t.limits.host_bytes, t.held.host, e->bytes));
+  if (!device_quota) {
+    throw quota_exceeded(over_quota(who.tenant, "device_bytes", t.limits.device_bytes, t.on_devices, e->bytes));
   }
   throw spgemm::error(spgemm::error_kind::does_not_fit,
                       "no room for a matrix of " + std::to_string(e->bytes) +
                           " bytes: every device budget and the host budget are in use; delete matrices or retry later");
 }
 
-entry_info matrix_cache::insert_stored(const std::string& tenant, reservation& res,
+entry_info matrix_cache::insert_stored(const caller& who, reservation& res,
                                        std::shared_ptr<spgemm::stored_matrix> m, const std::string& name,
                                        int64_t ttl_seconds, const entry_info* promised) {
-  auto e = make_entry(tenant, m->info(), name, ttl_seconds, promised);
+  auto e = make_entry(who.tenant, m->info(), name, ttl_seconds, promised);
   e->stored = std::move(m);
   e->device = e->last_device = res.device();
   std::lock_guard<std::mutex> lock(mutex_);
+  const tenant_state& t = tenant_of(who);
+  if (!make_tenant_room(who.tenant, e->bytes)) {
+    throw quota_exceeded(over_quota(who.tenant, "device_bytes", t.limits.device_bytes, t.on_devices, e->bytes));
+  }
   auto& d = devices_[res.device()];
   const std::size_t moved = std::min(res.bytes_, e->bytes);
   res.bytes_ -= moved;
   d.reserved -= moved;
-  d.cached += e->bytes;
+  count_in(*e);
   note_used(res.device());
-  entries_[{tenant, e->handle}] = e;
+  add(e);
   return snapshot(*e);
 }
 
-pin matrix_cache::acquire(const std::string& tenant, const std::string& handle) {
+bool matrix_cache::make_quota_room(const caller& who, std::size_t bytes) {
   std::lock_guard<std::mutex> lock(mutex_);
-  auto it = entries_.find({tenant, handle});
+  tenant_of(who);
+  return make_tenant_room(who.tenant, bytes);
+}
+
+pin matrix_cache::acquire(const caller& who, const std::string& handle) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  tenant_of(who);  // its quotas, for restoring its matrices to a device
+  auto it = find(who, handle);
   if (it == entries_.end()) return {};
   auto& e = it->second;
   ++e->pins;
@@ -224,14 +331,11 @@ void matrix_cache::unpin(const std::shared_ptr<cache_entry>& e) {
 }
 
 void matrix_cache::free_entry(cache_entry& e) {
-  if (e.device >= 0) {
-    devices_[e.device].cached -= e.bytes;
-    e.stored.reset();
-    e.device = -1;
-  } else if (e.host) {
-    host_used_ -= e.bytes;
-    e.host.reset();
-  }
+  if (e.device < 0 && !e.host) return;  // freed before
+  count_out(e);
+  e.stored.reset();
+  e.host.reset();
+  e.device = -1;
 }
 
 std::shared_ptr<spgemm::stored_matrix> matrix_cache::make_resident(cache_entry& e, int device) {
@@ -247,19 +351,22 @@ std::shared_ptr<spgemm::stored_matrix> matrix_cache::make_resident(cache_entry& 
   // In use on another device: it moves once that job is done (the job reads
   // the copy there, which would stay allocated beside the cache's count).
   if (e.device >= 0 && e.active > 0) return nullptr;
+  // From the host, it adds to its tenant's bytes on the devices.
+  if (e.device < 0 && !make_tenant_room(e.tenant, e.bytes)) return nullptr;
   if (!make_room(device, e.bytes)) return nullptr;
   ++d.uses;
+  std::shared_ptr<spgemm::stored_matrix> stored;
   if (e.device >= 0) {  // on another device: move it through the host
     spgemm::any_csr tmp = backends_[e.device]->fetch(*e.stored);
-    e.stored = backends_[device]->store(tmp);
-    devices_[e.device].cached -= e.bytes;
+    stored = backends_[device]->store(tmp);
   } else {
-    e.stored = backends_[device]->store(*e.host);
-    e.host.reset();
-    host_used_ -= e.bytes;
+    stored = backends_[device]->store(*e.host);
   }
+  count_out(e);
+  e.stored = std::move(stored);
+  e.host.reset();
   e.device = e.last_device = device;
-  d.cached += e.bytes;
+  count_in(e);
   ++e.active;
   note_used(device);
   return e.stored;
@@ -321,14 +428,15 @@ void matrix_cache::shrink(int device, std::size_t* bytes_field, std::size_t to) 
   notify_freed();
 }
 
-std::optional<std::size_t> matrix_cache::erase(const std::string& tenant, const std::string& handle) {
+std::optional<std::size_t> matrix_cache::erase(const caller& who, const std::string& handle) {
   std::size_t bytes = 0;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto it = entries_.find({tenant, handle});
+    auto it = find(who, handle);
     if (it == entries_.end()) return std::nullopt;
     auto e = it->second;
     entries_.erase(it);
+    --state_of(e->tenant).held.matrices;
     bytes = e->bytes;
     e->deleted = true;
     if (e->pins > 0) return bytes;  // freed when the last job using it finishes
@@ -338,19 +446,19 @@ std::optional<std::size_t> matrix_cache::erase(const std::string& tenant, const 
   return bytes;
 }
 
-std::vector<entry_info> matrix_cache::list(const std::string& tenant) {
+std::vector<entry_info> matrix_cache::list(const caller& who) {
   std::lock_guard<std::mutex> lock(mutex_);
   std::vector<entry_info> out;
   for (const auto& [key, e] : entries_) {
-    if (key.first == tenant) out.push_back(snapshot(*e));
+    if (who.sees(key.first)) out.push_back(snapshot(*e));
   }
   std::sort(out.begin(), out.end(), [](const entry_info& a, const entry_info& b) { return a.created < b.created; });
   return out;
 }
 
-std::optional<entry_info> matrix_cache::describe(const std::string& tenant, const std::string& handle) {
+std::optional<entry_info> matrix_cache::describe(const caller& who, const std::string& handle) {
   std::lock_guard<std::mutex> lock(mutex_);
-  auto it = entries_.find({tenant, handle});
+  auto it = find(who, handle);
   if (it == entries_.end()) return std::nullopt;
   return snapshot(*it->second);
 }
@@ -368,6 +476,11 @@ cache_stats matrix_cache::stats() {
   return s;
 }
 
+tenant_stats matrix_cache::stats_of(const std::string& tenant) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return state_of(tenant).held;
+}
+
 int matrix_cache::sweep_expired() {
   int removed = 0;
   {
@@ -378,6 +491,7 @@ int matrix_cache::sweep_expired() {
       if (e->pins == 0 && e->ttl_seconds > 0 && now - e->last_used_steady > std::chrono::seconds(e->ttl_seconds)) {
         e->deleted = true;
         free_entry(*e);
+        --state_of(e->tenant).held.matrices;
         it = entries_.erase(it);
         ++removed;
       } else {

@@ -9,6 +9,14 @@
 // use them: a pinned entry never spills and a deleted pinned entry lives on,
 // unlisted, until its last pin goes. A background sweep deletes entries
 // unused for longer than their time to live.
+//
+// Every entry belongs to the tenant whose call made it; a caller finds only
+// what it sees (core/caller.hpp): another tenant's handle is unknown to it.
+// The cache counts each tenant's bytes on the devices and in host memory and
+// keeps them within the tenant's quotas: a matrix placed on a device first
+// spills that tenant's own cold matrices where its device quota needs room;
+// a matrix spills only where its tenant's host quota has room; where neither
+// holds a new matrix, it is refused (quota_exceeded, naming the quota).
 #pragma once
 
 #include <chrono>
@@ -23,6 +31,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/caller.hpp"
 #include "spgemm/backend.hpp"
 #include "spgemm/csr.hpp"
 
@@ -36,6 +45,7 @@ class matrix_cache;
 // What a caller may read of an entry (a snapshot).
 struct entry_info {
   std::string handle, name;
+  std::string tenant;  // its owner
   spgemm::matrix_info info;
   std::size_t bytes = 0;
   bool on_device = false;
@@ -114,6 +124,14 @@ struct device_stats {
   int64_t uses = 0, hits = 0;
 };
 
+// One tenant's matrices: their bytes per device and in host memory (deleted
+// ones still in use by a job count until freed), and how many are listed.
+struct tenant_stats {
+  std::vector<std::size_t> device;
+  std::size_t host = 0;
+  int64_t matrices = 0;
+};
+
 struct cache_stats {
   std::vector<device_stats> devices;
   std::size_t host_bytes = 0, host_budget = 0;
@@ -133,14 +151,18 @@ class matrix_cache {
   // A new handle: "m-" and 32 hex digits from a CSPRNG.
   static std::string new_handle();
 
-  // Adds an uploaded matrix: a copy onto the device with the most room
-  // (spilling cold entries), else `m` itself (moved from) into host memory.
-  // Throws spgemm::error(does_not_fit) where neither has room.
-  entry_info insert_host(const std::string& tenant, spgemm::any_csr& m, const std::string& name, int64_t ttl_seconds);
-  // Adds a result stored on `res.device()`; its bytes move from the
-  // reservation (which shrinks by them) to the cache. With `promised`
-  // (from promise_stored), under that handle and creation time.
-  entry_info insert_stored(const std::string& tenant, reservation& res,
+  // Adds an uploaded matrix of `who`'s tenant: a copy onto the device with
+  // the most room (spilling cold entries) where its device quota allows,
+  // else `m` itself (moved from) into host memory. Throws quota_exceeded
+  // where its quotas hold it nowhere, spgemm::error(does_not_fit) where the
+  // budgets do not.
+  entry_info insert_host(const caller& who, spgemm::any_csr& m, const std::string& name, int64_t ttl_seconds);
+  // Adds a result of `who`'s tenant stored on `res.device()`; its bytes move
+  // from the reservation (which shrinks by them) to the cache. With
+  // `promised` (from promise_stored), under that handle and creation time.
+  // Throws quota_exceeded where the tenant's device quota can not make room
+  // (its own cold matrices spilled).
+  entry_info insert_stored(const caller& who, reservation& res,
                            std::shared_ptr<spgemm::stored_matrix> m, const std::string& name, int64_t ttl_seconds,
                            const entry_info* promised = nullptr);
   // What insert_stored will add for a result of `info` on `device`, its
@@ -148,15 +170,20 @@ class matrix_cache {
   entry_info promise_stored(const spgemm::matrix_info& info, int device, const std::string& name,
                             int64_t ttl_seconds) const;
 
-  // Pins an entry; an empty pin where there is no such (live) entry.
-  pin acquire(const std::string& tenant, const std::string& handle);
+  // Spills `who`'s tenant's cold matrices until `bytes` more of its fit its
+  // device quota; false where they can not.
+  bool make_quota_room(const caller& who, std::size_t bytes);
+
+  // Pins an entry `who` sees; an empty pin where there is no such (live) entry.
+  pin acquire(const caller& who, const std::string& handle);
 
   // Makes a pinned entry resident on `device` (restoring it from the host or
   // moving it from another device), spilling cold entries for room, and keeps
   // it there until release_resident. Counts a use (a hit when it was resident
-  // there already). nullptr when there is no room now, or when the entry is
-  // in use on another device. (Pins alone do not stop a spill: queued jobs
-  // pin their inputs, and those must stay movable.)
+  // there already). nullptr when there is no room now (on the device, or in
+  // its tenant's device quota), or when the entry is in use on another
+  // device. (Pins alone do not stop a spill: queued jobs pin their inputs,
+  // and those must stay movable.)
   std::shared_ptr<spgemm::stored_matrix> make_resident(cache_entry& e, int device);
   // Ends a make_resident: the entry may spill again. (It frees nothing, so
   // the on_freed callback is not called.)
@@ -169,11 +196,14 @@ class matrix_cache {
   void locate(cache_entry& e, int* device, std::shared_ptr<spgemm::stored_matrix>* stored,
               std::shared_ptr<const spgemm::any_csr>* host);
 
-  // Deletes; returns the bytes freed (now, or when its last pin goes), nullopt when unknown.
-  std::optional<std::size_t> erase(const std::string& tenant, const std::string& handle);
-  std::vector<entry_info> list(const std::string& tenant);
-  std::optional<entry_info> describe(const std::string& tenant, const std::string& handle);
+  // Deletes an entry `who` sees; returns the bytes freed (now, or when its
+  // last pin goes), nullopt when unknown.
+  std::optional<std::size_t> erase(const caller& who, const std::string& handle);
+  // The entries `who` sees, oldest first.
+  std::vector<entry_info> list(const caller& who);
+  std::optional<entry_info> describe(const caller& who, const std::string& handle);
   cache_stats stats();
+  tenant_stats stats_of(const std::string& tenant);
 
   // Deletes unpinned entries unused for longer than their TTL; returns how many.
   int sweep_expired();
@@ -189,12 +219,36 @@ class matrix_cache {
     int64_t uses = 0, hits = 0;
     std::size_t used() const { return cached + reserved; }
   };
+  struct tenant_state {
+    quotas limits;  // as its latest call gave them
+    tenant_stats held;
+    std::size_t on_devices = 0;  // the sum of held.device
+  };
+  using entry_map = std::map<std::pair<std::string, std::string>, std::shared_ptr<cache_entry>>;
 
   void unpin(const std::shared_ptr<cache_entry>& e);
   bool grow(int device, std::size_t* bytes_field, std::size_t bytes);
   void shrink(int device, std::size_t* bytes_field, std::size_t to);
   // Spills unpinned LRU entries of `device` until `bytes` more fit. Lock held.
   bool make_room(int device, std::size_t bytes);
+  // Spills `tenant`'s own unpinned LRU entries, from any device, until `bytes`
+  // more of its matrices fit its device quota. Lock held.
+  bool make_tenant_room(const std::string& tenant, std::size_t bytes);
+  // Moves `e` from its device to host memory where the host budget and its
+  // tenant's host quota have room. Lock held.
+  bool spill(cache_entry& e);
+  // The state of `tenant` (made where new). Lock held.
+  tenant_state& state_of(const std::string& tenant);
+  // The state of `who`'s tenant, its quotas updated from `who`. Lock held.
+  tenant_state& tenant_of(const caller& who);
+  // Adds `e`'s bytes to, or takes them from, where it lives (its device or
+  // the host) and its tenant's count. Lock held.
+  void count_in(const cache_entry& e);
+  void count_out(const cache_entry& e);
+  // The listed entry `handle` that `who` sees, or end(). Lock held.
+  entry_map::iterator find(const caller& who, const std::string& handle);
+  // Adds a new entry to the listing. Lock held.
+  void add(const std::shared_ptr<cache_entry>& e);
   void free_entry(cache_entry& e);  // lock held
   void note_used(int device);       // lock held
   entry_info snapshot(const cache_entry& e) const;
@@ -209,7 +263,8 @@ class matrix_cache {
   std::size_t host_budget_ = 0, host_used_ = 0;
   int64_t default_ttl_ = 0;
   std::mutex mutex_;
-  std::map<std::pair<std::string, std::string>, std::shared_ptr<cache_entry>> entries_;
+  entry_map entries_;
+  std::map<std::string, tenant_state> tenants_;
   std::function<void()> on_freed_;
 
   std::mutex sweep_mutex_;

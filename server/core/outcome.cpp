@@ -21,6 +21,8 @@ outcome outcome_of(std::exception_ptr e) {
     std::rethrow_exception(e);
   } catch (const spgemm::error& err) {
     return outcome_of(err);
+  } catch (const quota_exceeded& err) {
+    return {status::over_quota, err.what()};
   } catch (const std::bad_alloc&) {
     return {status::does_not_fit, "out of host memory"};
   } catch (const std::exception& err) {

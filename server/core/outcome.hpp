@@ -4,6 +4,7 @@
 #pragma once
 
 #include <exception>
+#include <stdexcept>
 #include <string>
 
 #include "spgemm/errors.hpp"
@@ -16,6 +17,7 @@ enum class status {
   not_found,         // no matrix with that handle: unknown, expired or deleted
   does_not_fit,      // more memory than a budget holds (the engine's does_not_fit; out of host memory)
   queue_full,        // the job queue is full: retry later
+  over_quota,        // the caller's tenant is at one of its quotas (the message names it)
   shutting_down,     // the server is stopping: retry elsewhere
   cancelled,         // the caller went away, or its deadline passed (the engine's cancelled)
   device_failure,    // a device call failed (the engine's device_failure); the server stays up
@@ -30,11 +32,18 @@ struct outcome {
   bool ok() const { return code == status::ok; }
 };
 
+// Thrown where a tenant would go over one of its quotas (core/caller.hpp);
+// its message names the quota. outcome_of makes it over_quota.
+class quota_exceeded : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // The outcome of an engine error: its kind, its message.
 outcome outcome_of(const spgemm::error& e);
 // The outcome of any exception (from a catch block: std::current_exception()):
-// an engine error as above, std::bad_alloc as does_not_fit (out of host
-// memory), anything else internal.
+// an engine error as above, quota_exceeded as over_quota, std::bad_alloc as
+// does_not_fit (out of host memory), anything else internal.
 outcome outcome_of(std::exception_ptr e);
 
 }  // namespace spgemmd::core

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <set>
-
+#include <tuple>
 
 namespace spgemmd::core {
 
@@ -14,11 +14,12 @@ double seconds_between(steady::time_point from, steady::time_point to) {
 
 double seconds_since(steady::time_point t) { return seconds_between(t, steady::now()); }
 
-std::size_t unique_input_bytes(const job& j) {
+// The bytes of the job's inputs, each counted once; with `owner`, only its tenant's.
+std::size_t unique_input_bytes(const job& j, const std::string* owner = nullptr) {
   std::set<const cache_entry*> seen;
   std::size_t bytes = 0;
   for (const auto& p : j.inputs) {
-    if (seen.insert(&*p).second) bytes += p->bytes;
+    if ((owner == nullptr || p->tenant == *owner) && seen.insert(&*p).second) bytes += p->bytes;
   }
   return bytes;
 }
@@ -48,9 +49,40 @@ void scheduler::enqueue_locked(std::shared_ptr<job> j) {
   };
   auto it = std::find_if(queue_.begin(), queue_.end(),
                          [&](const std::shared_ptr<job>& o) { return goes_before(*j, *o); });
+  ++tenants_[j->owner.tenant].jobs.queue_depth;
   queue_.insert(it, std::move(j));
   dirty_ = true;
   posted_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void scheduler::dequeued_locked(const job& j) { --tenants_[j.owner.tenant].jobs.queue_depth; }
+
+std::shared_ptr<job> scheduler::next_in_turn_locked() {
+  auto it = queue_.begin();
+  if (it == queue_.end()) return nullptr;
+  if ((*it)->next_step > 0) return *it;  // between its steps: first, whatever its tenant's quotas
+  while (it != queue_.end()) {
+    // One priority: the job of the fewest ahead of it of its own tenant, the
+    // tenant served least recently first, then the earliest.
+    const int priority = (*it)->priority;
+    std::map<std::string, int> ahead;
+    std::shared_ptr<job> best;
+    std::tuple<int, uint64_t, uint64_t> best_turn;
+    for (; it != queue_.end() && (*it)->priority == priority; ++it) {
+      const job& j = **it;
+      const int rank = ahead[j.owner.tenant]++;
+      const tenant_jobs& t = tenants_[j.owner.tenant];
+      const int most = j.owner.limits.running_jobs;
+      if (most > 0 && t.jobs.running >= most) continue;
+      const auto turn = std::make_tuple(rank, t.last_served, j.seq);
+      if (!best || turn < best_turn) {
+        best = *it;
+        best_turn = turn;
+      }
+    }
+    if (best) return best;  // else every tenant of this priority is at its running_jobs quota
+  }
+  return nullptr;
 }
 
 outcome scheduler::submit(std::shared_ptr<job> j) {
@@ -59,6 +91,11 @@ outcome scheduler::submit(std::shared_ptr<job> j) {
   if (static_cast<int>(queue_.size()) >= max_queue_) {
     return {status::queue_full,
             "the job queue is full (" + std::to_string(queue_.size()) + " jobs waiting); retry later"};
+  }
+  const int most = j->owner.limits.queued_jobs;
+  if (most > 0 && tenants_[j->owner.tenant].jobs.queue_depth >= most) {
+    return {status::over_quota, "tenant '" + j->owner.tenant + "' is at its queued_jobs quota: " +
+                                    std::to_string(most) + " of its jobs wait already; retry when they have run"};
   }
   j->seq = next_seq_++;
   enqueue_locked(j);
@@ -80,6 +117,13 @@ void scheduler::poke() {
   }
   // Nothing waits: the next submit admits at once, no need to wake anyone.
   if (queued) dispatch_cv_.notify_one();
+}
+
+scheduler_stats scheduler::stats_of(const std::string& tenant) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  scheduler_stats s = tenants_[tenant].jobs;
+  s.running_per_device.resize(running_.size(), 0);
+  return s;
 }
 
 scheduler_stats scheduler::stats() {
@@ -112,6 +156,13 @@ scheduler::admission scheduler::try_admit(const std::shared_ptr<job>& j, outcome
   const int d = j->device;
   const std::size_t budget = cache_.budget(d);
   const std::size_t input_bytes = unique_input_bytes(*j);
+  const std::size_t quota = j->owner.limits.device_bytes;
+  if (const std::size_t own = unique_input_bytes(*j, &j->owner.tenant); quota > 0 && own > quota) {
+    *ended = {status::over_quota, "the job's inputs of tenant '" + j->owner.tenant + "' take " +
+                                      std::to_string(own) + " bytes, over its device_bytes quota of " +
+                                      std::to_string(quota) + ": they can never be on a device together"};
+    return admission::finished;
+  }
   if (input_bytes > budget) {
     *ended = {status::does_not_fit,
               "the job's inputs take " + std::to_string(input_bytes) + " bytes; the budget of " +
@@ -178,6 +229,7 @@ std::shared_ptr<job> scheduler::admit_pass(std::unique_lock<std::mutex>& lock, b
     for (auto it = queue_.begin(); it != queue_.end();) {
       if ((*it)->cancel.cancelled()) {
         cancelled.push_back(*it);
+        dequeued_locked(**it);
         it = queue_.erase(it);
       } else {
         ++it;
@@ -191,9 +243,11 @@ std::shared_ptr<job> scheduler::admit_pass(std::unique_lock<std::mutex>& lock, b
       }
       lock.lock();
     }
-    // Admit from the head while jobs fit (strict order: a head that waits blocks the rest).
-    while (!stopping_ && !queue_.empty()) {
-      auto j = queue_.front();
+    // Admit in turn while jobs fit (a job that waits for memory blocks the
+    // rest, so that a large one is not passed over forever).
+    while (!stopping_) {
+      auto j = next_in_turn_locked();
+      if (!j) break;
       lock.unlock();
       outcome ended;
       const steady::time_point admitting = steady::now();
@@ -201,12 +255,18 @@ std::shared_ptr<job> scheduler::admit_pass(std::unique_lock<std::mutex>& lock, b
       lock.lock();
       if (a == admission::wait) break;
       queue_.remove(j);
+      dequeued_locked(*j);
       j->admitted_at = steady::now();
       j->times.queue += seconds_between(j->queued_at, j->admitted_at);
       if (a == admission::admitted) {
         j->times.admit += seconds_between(admitting, j->admitted_at);
         ++running_[j->device];
         ++running_total_;
+        tenant_jobs& t = tenants_[j->owner.tenant];
+        t.jobs.running_per_device.resize(running_.size(), 0);
+        ++t.jobs.running_per_device[j->device];
+        ++t.jobs.running;
+        t.last_served = ++serve_clock_;
         if (take && !mine) {
           mine = std::move(j);
         } else {
@@ -240,6 +300,7 @@ void scheduler::dispatch_loop() {
   // Stopping: whatever still waits ends now.
   std::list<std::shared_ptr<job>> left;
   left.swap(queue_);
+  for (const auto& j : left) dequeued_locked(*j);
   lock.unlock();
   for (auto& j : left) finish(j, {status::shutting_down, "the server is shutting down"});
 }
@@ -263,6 +324,9 @@ void scheduler::run_job(std::unique_lock<std::mutex>& lock, std::shared_ptr<job>
   lock.lock();
   --running_[j->device];
   --running_total_;
+  tenant_jobs& t = tenants_[j->owner.tenant];
+  --t.jobs.running_per_device[j->device];
+  --t.jobs.running;
   dirty_ = true;
   if (ended.ok() && j->next_step < j->steps.size()) {
     if (j->cancel.cancelled()) {
@@ -338,10 +402,13 @@ void scheduler::finish(const std::shared_ptr<job>& j, outcome ended) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     dirty_ = true;  // memory freed: the caller's thread (worker or dispatcher) looks at the queue next
+    scheduler_stats& t = tenants_[j->owner.tenant].jobs;
     if (ended.ok()) {
       ++completed_;
+      ++t.completed;
     } else {
       ++failed_;
+      ++t.failed;
     }
   }
   if (j->done) {

@@ -8,8 +8,8 @@
 // unpinned cache entries to the host for room). After a step the reservation
 // shrinks to what the job still holds (intermediates, then the result). A job
 // that can not be admitted waits in a bounded queue ordered by priority,
-// FIFO within a priority; a job between its steps goes first, since only its
-// end frees what it holds. A job that waits holds no input on the device:
+// tenants taking turns within a priority (below), FIFO within a tenant; a job
+// between its steps goes first, since only its end frees what it holds. A job that waits holds no input on the device:
 // those stay free to spill. It is rejected (does_not_fit) only when it could
 // never fit: its inputs, what it holds and the step's estimate exceed the
 // device budget; a full queue turns it away (queue_full). A job runs on the
@@ -17,6 +17,15 @@
 // the most room; up to `workers` jobs run at once per device. A cancelled job
 // leaves the queue at once, or stops at the engine's next phase boundary, and
 // releases everything it held.
+//
+// Tenants take turns within a priority: the next job is the earliest of the
+// tenant with the fewest jobs ahead of it in that priority, the tenant served
+// least recently first among equals, so one tenant's burst delays another's
+// job by at most one of its own at a time. A tenant at its running_jobs quota
+// waits (the others go on); one with its queued_jobs quota waiting is turned
+// away (over_quota), and so is a job whose own inputs exceed its tenant's
+// device_bytes quota (they could never be on the devices together). A job
+// between its steps is held back by neither.
 #pragma once
 
 #include <atomic>
@@ -24,8 +33,10 @@
 #include <condition_variable>
 #include <cstdint>
 #include <list>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -35,6 +46,7 @@
 
 namespace spgemmd::core {
 
+// The whole scheduler's jobs, or one tenant's.
 struct scheduler_stats {
   int queue_depth = 0;
   int running = 0;
@@ -52,8 +64,9 @@ class scheduler {
   scheduler(matrix_cache& cache, int max_queue, int workers_per_device);
   ~scheduler();
 
-  // Queues a job; queue_full when the queue is full, shutting_down when
-  // stopped (its `done` is not called then). A worker runs it, never the
+  // Queues a job; queue_full when the queue is full, over_quota when its
+  // tenant has its queued_jobs quota waiting, shutting_down when stopped (its
+  // `done` is not called then). A worker runs it, never the
   // caller: on the H100 the engine ran 0.06 to 0.1 ms slower on a gRPC thread
   // just woken by the request than on a worker, more than waking a worker
   // costs (bench/results/h100-service.md).
@@ -66,6 +79,7 @@ class scheduler {
   // Ends every queued job with shutting_down, cancels running ones and waits for them.
   void stop();
   scheduler_stats stats();
+  scheduler_stats stats_of(const std::string& tenant);
 
  private:
   void dispatch_loop();
@@ -83,6 +97,11 @@ class scheduler {
   admission try_admit(const std::shared_ptr<job>& j, outcome* ended);
   void finish(const std::shared_ptr<job>& j, outcome ended);
   void enqueue_locked(std::shared_ptr<job> j);
+  // Takes `j`, which left the queue, off its tenant's count. Lock held.
+  void dequeued_locked(const job& j);
+  // The queued job whose turn it is (see above); nullptr where every tenant
+  // waiting is at its running_jobs quota. Lock held.
+  std::shared_ptr<job> next_in_turn_locked();
   void release_resident(job& j);
 
   matrix_cache& cache_;
@@ -90,10 +109,16 @@ class scheduler {
   int workers_per_device_;
   std::mutex mutex_;
   std::condition_variable dispatch_cv_, work_cv_;
-  std::list<std::shared_ptr<job>> queue_;  // sorted: priority desc, seq asc
+  std::list<std::shared_ptr<job>> queue_;  // sorted: started first, priority desc, seq asc
   std::list<std::shared_ptr<job>> ready_;  // admitted, waiting for a worker
   std::vector<int> running_;
   int running_total_ = 0;
+  struct tenant_jobs {
+    scheduler_stats jobs;
+    uint64_t last_served = 0;  // serve_clock_ when a job of it was last admitted; 0: never
+  };
+  std::map<std::string, tenant_jobs> tenants_;
+  uint64_t serve_clock_ = 0;
   uint64_t next_seq_ = 0;
   bool stopping_ = false;
   bool dirty_ = true;

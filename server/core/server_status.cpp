@@ -23,4 +23,20 @@ server_status status_of(matrix_cache& cache, scheduler& sched) {
   return s;
 }
 
+server_status status_of(matrix_cache& cache, scheduler& sched, const caller& who) {
+  server_status s = status_of(cache, sched);
+  if (who.admin) return s;
+  const tenant_stats held = cache.stats_of(who.tenant);
+  s.jobs = sched.stats_of(who.tenant);
+  s.host_bytes = held.host;
+  s.matrices = held.matrices;
+  for (std::size_t i = 0; i < s.devices.size(); ++i) {
+    device_status& d = s.devices[i];
+    d.cache = {d.cache.name, d.cache.budget, held.device[i], 0, 0, 0, 0};
+    d.jobs_running = s.jobs.running_per_device[i];
+    d.memory = {d.memory.total_bytes, 0, 0, 0};
+  }
+  return s;
+}
+
 }  // namespace spgemmd::core

@@ -1,6 +1,6 @@
 // One reading of the whole server: every device's budget, cache, jobs and
 // memory, the queue, the host spill space. The Status call and the metrics
-// scrape both read it.
+// scrape both read it; a caller that is not an admin reads its tenant's part.
 #pragma once
 
 #include <cstddef>
@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/caller.hpp"
 #include "core/matrix_cache.hpp"
 #include "core/scheduler.hpp"
 #include "spgemm/backend.hpp"
@@ -30,5 +31,9 @@ struct server_status {
 };
 
 server_status status_of(matrix_cache& cache, scheduler& sched);
+// What `who` may see of it: everything for an admin; else its tenant's
+// matrices and jobs, and of the devices and the host only what they are
+// (names, sizes, budgets), none of the server-wide use.
+server_status status_of(matrix_cache& cache, scheduler& sched, const caller& who);
 
 }  // namespace spgemmd::core

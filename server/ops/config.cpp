@@ -12,13 +12,14 @@
 
 #include "wire/address.hpp"
 
-ABSL_FLAG(std::string, listen, "0.0.0.0:50051",
+ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
           "gRPC listen address host[:port], port 50051 where none is given; port 0 picks a free port "
-          "(see --port_file). A port another process listens on stops the start. Env: SPGEMMD_LISTEN");
+          "(see --port_file). A port another process listens on stops the start. An address other hosts "
+          "can reach needs --tls_cert/--tls_key and --tokens_file, or --insecure. Env: SPGEMMD_LISTEN");
 ABSL_FLAG(std::string, port_file, "",
           "If set, the bound gRPC port is written to this file once the server is serving. "
           "Env: SPGEMMD_PORT_FILE");
-ABSL_FLAG(std::string, metrics_listen, "0.0.0.0:9464",
+ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
           "Prometheus metrics address host[:port] (GET /metrics), port 9464 where none is given; empty "
           "disables; port 0 picks a free port (see --metrics_port_file). Env: SPGEMMD_METRICS_LISTEN");
 ABSL_FLAG(std::string, metrics_port_file, "",
@@ -61,6 +62,18 @@ ABSL_FLAG(int32_t, workers, 0,
           "Jobs that may run at once per backend (when their estimates fit together); 0: 4. "
           "Env: SPGEMMD_WORKERS");
 ABSL_FLAG(bool, warmup, true, "Run a tiny multiply on every backend at start. Env: SPGEMMD_WARMUP");
+ABSL_FLAG(std::string, tls_cert, "",
+          "PEM certificate chain (the server's first): serve gRPC over TLS; needs --tls_key. Env: SPGEMMD_TLS_CERT");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert. Env: SPGEMMD_TLS_KEY");
+ABSL_FLAG(std::string, tls_client_ca, "",
+          "PEM root certificates: every client must present a certificate they signed (mutual TLS); needs "
+          "--tls_cert. Env: SPGEMMD_TLS_CLIENT_CA");
+ABSL_FLAG(std::string, tokens_file, "",
+          "Bearer tokens, one per line with its tenant, admin flag and quotas (docs/configuration.md#security): "
+          "every call needs one of them; read again on SIGHUP. Empty: one tenant, no tokens. "
+          "Env: SPGEMMD_TOKENS_FILE");
+ABSL_FLAG(bool, insecure, false,
+          "Serve an address other hosts can reach (--listen) without TLS and tokens. Env: SPGEMMD_INSECURE");
 
 namespace spgemmd {
 
@@ -71,7 +84,8 @@ const char* const flag_names[] = {
     "backend",          "device_budget_fraction", "device_budget_bytes", "host_budget_bytes",
     "max_queue",        "default_ttl_seconds", "max_message_bytes", "chunk_bytes",
     "upload_spare_bytes", "grace_seconds",     "log_format",        "cpu_threads",
-    "workers",          "warmup"};
+    "workers",          "warmup",             "tls_cert",          "tls_key",
+    "tls_client_ca",    "tokens_file",        "insecure"};
 
 constexpr int default_metrics_port = 9464;
 
@@ -174,6 +188,11 @@ config parse_config(int argc, char** argv) {
   c.cpu_threads = absl::GetFlag(FLAGS_cpu_threads);
   c.workers = absl::GetFlag(FLAGS_workers);
   c.warmup = absl::GetFlag(FLAGS_warmup);
+  c.tls_cert = absl::GetFlag(FLAGS_tls_cert);
+  c.tls_key = absl::GetFlag(FLAGS_tls_key);
+  c.tls_client_ca = absl::GetFlag(FLAGS_tls_client_ca);
+  c.tokens_file = absl::GetFlag(FLAGS_tokens_file);
+  c.insecure = absl::GetFlag(FLAGS_insecure);
 
   if (c.backend != "auto" && c.backend != "cpu") die("--backend must be 'auto' or 'cpu' (got '" + c.backend + "')");
   if (c.log_format != "text" && c.log_format != "json") die("--log_format must be 'text' or 'json'");
@@ -189,6 +208,8 @@ config parse_config(int argc, char** argv) {
   if (c.grace_seconds < 0) die("--grace_seconds must not be negative");
   if (c.cpu_threads < 0 || c.workers < 0) die("--cpu_threads and --workers must not be negative");
   if (c.workers == 0) c.workers = 4;
+  if (c.tls_cert.empty() != c.tls_key.empty()) die("--tls_cert and --tls_key go together: give both or neither");
+  if (!c.tls_client_ca.empty() && c.tls_cert.empty()) die("--tls_client_ca needs --tls_cert and --tls_key");
   return c;
 }
 

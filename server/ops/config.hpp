@@ -8,9 +8,9 @@
 namespace spgemmd {
 
 struct config {
-  std::string listen = "0.0.0.0:50051";   // gRPC address; port 0 picks a free port
+  std::string listen = "127.0.0.1:50051"; // gRPC address; port 0 picks a free port
   std::string port_file;                  // written with the bound gRPC port once serving
-  std::string metrics_listen = "0.0.0.0:9464";  // Prometheus HTTP; empty disables
+  std::string metrics_listen = "127.0.0.1:9464";  // Prometheus HTTP; empty disables
   std::string metrics_port_file;          // written with the bound metrics port
   std::string backend = "auto";           // auto | cpu
   double device_budget_fraction = 0.8;    // of free device memory (CPU: of physical memory)
@@ -26,6 +26,10 @@ struct config {
   int cpu_threads = 0;                    // CPU backend threads; 0: all
   int workers = 0;                        // jobs run at once per backend; 0: auto
   bool warmup = true;
+  std::string tls_cert, tls_key;          // PEM chain and key: TLS on the gRPC port
+  std::string tls_client_ca;              // PEM roots: clients must present a certificate they signed
+  std::string tokens_file;                // bearer tokens -> tenants and quotas; reloaded on SIGHUP
+  bool insecure = false;                  // serve a non-loopback address without TLS and tokens
 };
 
 // Parses argv (and the SPGEMMD_* environment), exits on --help or a bad

@@ -18,10 +18,15 @@ void set_time(google::protobuf::Timestamp* ts, core::wall::time_point t) {
 
 }  // namespace
 
-std::string tenant_of(const grpc::CallbackServerContext* /*ctx*/) { return ""; }
-
 grpc::Status unavailable() {
   return to_grpc_status({core::status::shutting_down, "the server is shutting down; retry elsewhere"});
+}
+
+grpc::Status open_call(const service_state& s, const grpc::ServerContextBase& ctx, const grpc::Status& parsed,
+                       core::caller* who) {
+  if (s.shutting_down) return unavailable();
+  if (grpc::Status st = s.auth.authenticate(ctx, who); !st.ok()) return st;
+  return parsed;
 }
 
 v1::ValueType to_proto(spgemm::value_type t) { return t == spgemm::value_type::f32 ? v1::FLOAT32 : v1::FLOAT64; }
@@ -40,6 +45,17 @@ void to_proto(const core::entry_info& e, v1::MatrixInfo* out) {
   set_time(out->mutable_created(), e.created);
   set_time(out->mutable_last_used(), e.last_used);
   out->set_ttl_seconds(e.ttl_seconds);
+  out->set_tenant(e.tenant);
+}
+
+void to_proto(const core::caller& who, v1::ServerStatus* out) {
+  out->set_tenant(who.tenant);
+  out->set_admin(who.admin);
+  v1::TenantQuotas* q = out->mutable_quotas();
+  q->set_device_bytes(static_cast<int64_t>(who.limits.device_bytes));
+  q->set_host_bytes(static_cast<int64_t>(who.limits.host_bytes));
+  q->set_running_jobs(who.limits.running_jobs);
+  q->set_queued_jobs(who.limits.queued_jobs);
 }
 
 grpc::Status options_from(const v1::MultiplyOptions& o, spgemm::multiply_options* out) {

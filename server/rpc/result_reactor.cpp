@@ -53,15 +53,14 @@ wire::csr_view view_of(const spgemm::any_csr& m) {
 
 result_reactor::result_reactor(service_state& s, grpc::CallbackServerContext* ctx, std::string kind,
                                int64_t chunk_bytes)
-    : s_(s), kind_(std::move(kind)), chunk_bytes_(clamp_chunk(chunk_bytes, s.cfg.chunk_bytes)),
-      tenant_(tenant_of(ctx)) {}
+    : s_(s), kind_(std::move(kind)), chunk_bytes_(clamp_chunk(chunk_bytes, s.cfg.chunk_bytes)) {}
 
 void result_reactor::fail(grpc::Status status) { finish(std::move(status)); }
 
-void result_reactor::start_job(std::shared_ptr<core::job> j, bool keep, std::string keep_name) {
+void result_reactor::start_job(std::shared_ptr<core::job> j, core::caller who, bool keep, std::string keep_name) {
   keep_ = keep;
   keep_name_ = std::move(keep_name);
-  run_.emplace(s_.cache, s_.sched, tenant_, keep_, keep_name_, created_);
+  run_.emplace(s_.cache, s_.sched, std::move(who), keep_, keep_name_, created_);
   // The headers go now, from gRPC's thread while the job runs: the result's
   // first message, often written from a worker, then carries less.
   StartSendInitialMetadata();

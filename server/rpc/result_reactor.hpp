@@ -28,8 +28,8 @@ class result_reactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
 
   // Ends the call before anything was sent.
   void fail(grpc::Status status);
-  // Runs `j` (a recipe's); streams or keeps its result.
-  void start_job(std::shared_ptr<core::job> j, bool keep, std::string keep_name);
+  // Runs `j` (a recipe's) as `who`'s; streams or keeps its result (its tenant's).
+  void start_job(std::shared_ptr<core::job> j, core::caller who, bool keep, std::string keep_name);
   // Streams the matrix `held`.
   void start_download(core::pin held);
 
@@ -53,7 +53,6 @@ class result_reactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   service_state& s_;
   std::string kind_;
   int64_t chunk_bytes_;
-  std::string tenant_;
   core::steady::time_point created_ = core::steady::now();
   core::steady::time_point stream_started_, last_write_at_;
   std::optional<core::job_run> run_;

@@ -20,41 +20,40 @@ namespace v1 = spgemm::v1;
 namespace {
 
 // Checks a product request and builds its job with a recipe.
-using job_builder = std::function<grpc::Status(const std::string& tenant, std::shared_ptr<core::job>* out)>;
+using job_builder = std::function<grpc::Status(const core::caller& who, std::shared_ptr<core::job>* out)>;
 
-// The shared course of Multiply, Galerkin and Transpose: refuse while shutting
-// down or when the request did not parse (`parsed`), check it and build its
-// job, then run it and stream or keep the result as `output` asks.
+// The shared course of Multiply, Galerkin and Transpose: open the call
+// (open_call: the request parsed as `parsed`), check it and build its job,
+// then run it and stream or keep the result as `output` asks.
 grpc::ServerWriteReactor<grpc::ByteBuffer>* run_product(service_state& s, grpc::CallbackServerContext* ctx,
                                                         const char* kind, const grpc::Status& parsed,
                                                         const v1::ProductOutput& output, const job_builder& build) {
   auto* r = new result_reactor(s, ctx, kind, output.chunk_bytes());
-  if (s.shutting_down || !parsed.ok()) {
-    r->fail(s.shutting_down ? unavailable() : parsed);
-    return r;
-  }
+  core::caller who;
   std::shared_ptr<core::job> j;
-  if (grpc::Status st = build(tenant_of(ctx), &j); !st.ok()) {
+  grpc::Status st = open_call(s, *ctx, parsed, &who);
+  if (st.ok()) st = build(who, &j);
+  if (!st.ok()) {
     r->fail(st);
     return r;
   }
-  r->start_job(std::move(j), output.keep(), output.name());
+  r->start_job(std::move(j), std::move(who), output.keep(), output.name());
   return r;
 }
 
 // Pins the matrix that request field `field` names.
-grpc::Status pin_matrix(service_state& s, const std::string& tenant, const char* field, const std::string& handle,
+grpc::Status pin_matrix(service_state& s, const core::caller& who, const char* field, const std::string& handle,
                         core::pin* out) {
-  return to_grpc_status(core::pin_matrix(s.cache, tenant, field, handle, out));
+  return to_grpc_status(core::pin_matrix(s.cache, who, field, handle, out));
 }
 
 // Pins operands `a` and `b` of a product request and reads its options.
-grpc::Status product_operands(service_state& s, const std::string& tenant, const char* a_field,
+grpc::Status product_operands(service_state& s, const core::caller& who, const char* a_field,
                               const std::string& a_handle, core::pin* a, const char* b_field,
                               const std::string& b_handle, core::pin* b, const v1::MultiplyOptions& o,
                               spgemm::multiply_options* options) {
-  grpc::Status st = pin_matrix(s, tenant, a_field, a_handle, a);
-  if (st.ok()) st = pin_matrix(s, tenant, b_field, b_handle, b);
+  grpc::Status st = pin_matrix(s, who, a_field, a_handle, a);
+  if (st.ok()) st = pin_matrix(s, who, b_field, b_handle, b);
   if (st.ok()) st = options_from(o, options);
   return st;
 }
@@ -70,10 +69,10 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* spgemm_service::Multiply(grpc::Callb
                                                                      const grpc::ByteBuffer* raw) {
   v1::MultiplyRequest request;
   const grpc::Status parsed = parse(*raw, &request);
-  return run_product(state_, ctx, "multiply", parsed, request.output(), [&](const std::string& tenant, auto* out) {
+  return run_product(state_, ctx, "multiply", parsed, request.output(), [&](const core::caller& who, auto* out) {
     core::pin a, b;
     spgemm::multiply_options options;
-    grpc::Status st = product_operands(state_, tenant, "a", request.a(), &a, "b", request.b(), &b,
+    grpc::Status st = product_operands(state_, who, "a", request.a(), &a, "b", request.b(), &b,
                                        request.options(), &options);
     if (!st.ok()) return st;
     return to_grpc_status(core::multiply_job(state_.estimates, std::move(a), std::move(b), options,
@@ -85,10 +84,10 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* spgemm_service::Galerkin(grpc::Callb
                                                                      const grpc::ByteBuffer* raw) {
   v1::GalerkinRequest request;
   const grpc::Status parsed = parse(*raw, &request);
-  return run_product(state_, ctx, "galerkin", parsed, request.output(), [&](const std::string& tenant, auto* out) {
+  return run_product(state_, ctx, "galerkin", parsed, request.output(), [&](const core::caller& who, auto* out) {
     core::pin p, a;
     spgemm::multiply_options options;
-    grpc::Status st = product_operands(state_, tenant, "p", request.p(), &p, "a", request.a(), &a,
+    grpc::Status st = product_operands(state_, who, "p", request.p(), &p, "a", request.a(), &a,
                                        request.options(), &options);
     if (!st.ok()) return st;
     if (request.form() != v1::PT_A_P && request.form() != v1::P_A_PT) {
@@ -105,9 +104,9 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* spgemm_service::Transpose(grpc::Call
                                                                      const grpc::ByteBuffer* raw) {
   v1::TransposeRequest request;
   const grpc::Status parsed = parse(*raw, &request);
-  return run_product(state_, ctx, "transpose", parsed, request.output(), [&](const std::string& tenant, auto* out) {
+  return run_product(state_, ctx, "transpose", parsed, request.output(), [&](const core::caller& who, auto* out) {
     core::pin a;
-    if (grpc::Status st = pin_matrix(state_, tenant, "a", request.a(), &a); !st.ok()) return st;
+    if (grpc::Status st = pin_matrix(state_, who, "a", request.a(), &a); !st.ok()) return st;
     *out = core::transpose_job(std::move(a));
     return grpc::Status::OK;
   });
@@ -118,12 +117,11 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* spgemm_service::Download(grpc::Callb
   v1::DownloadRequest request;
   const grpc::Status parsed = parse(*raw, &request);
   auto* r = new result_reactor(state_, ctx, "download", request.chunk_bytes());
-  if (state_.shutting_down || !parsed.ok()) {
-    r->fail(state_.shutting_down ? unavailable() : parsed);
-    return r;
-  }
+  core::caller who;
   core::pin e;
-  if (grpc::Status st = pin_matrix(state_, tenant_of(ctx), "handle", request.handle(), &e); !st.ok()) {
+  grpc::Status st = open_call(state_, *ctx, parsed, &who);
+  if (st.ok()) st = pin_matrix(state_, who, "handle", request.handle(), &e);
+  if (!st.ok()) {
     r->fail(st);
     return r;
   }

@@ -1,5 +1,6 @@
 // What every reactor of the service reaches: the core (cache, scheduler,
-// remembered estimates), the metrics, the settings, and the service's own state.
+// remembered estimates), who calls (auth), the metrics, the settings, and the
+// service's own state.
 #pragma once
 
 #include <atomic>
@@ -7,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "auth/authenticator.hpp"
 #include "core/estimate_memo.hpp"
 #include "core/matrix_cache.hpp"
 #include "core/scheduler.hpp"
@@ -20,6 +22,7 @@ struct service_state {
   core::matrix_cache& cache;
   core::scheduler& sched;
   service_metrics& metrics;
+  const auth::authenticator& auth;
   const config& cfg;
   std::string version;
   core::steady::time_point started = core::steady::now();
@@ -27,8 +30,9 @@ struct service_state {
   core::estimate_memo estimates{4096};  // of products of stored matrices
   spare_arrays upload_arrays;           // of finished uploads, for the next ones
 
-  service_state(core::matrix_cache& c, core::scheduler& s, service_metrics& m, const config& cf, std::string v)
-      : cache(c), sched(s), metrics(m), cfg(cf), version(std::move(v)),
+  service_state(core::matrix_cache& c, core::scheduler& s, service_metrics& m, const auth::authenticator& a,
+                const config& cf, std::string v)
+      : cache(c), sched(s), metrics(m), auth(a), cfg(cf), version(std::move(v)),
         upload_arrays(static_cast<std::size_t>(cf.upload_spare_bytes)) {}
 };
 

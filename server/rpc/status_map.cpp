@@ -8,7 +8,8 @@ grpc::Status to_grpc_status(const core::outcome& o) {
     case core::status::invalid_argument: return {grpc::StatusCode::INVALID_ARGUMENT, o.message};
     case core::status::not_found: return {grpc::StatusCode::NOT_FOUND, o.message};
     case core::status::does_not_fit:
-    case core::status::queue_full: return {grpc::StatusCode::RESOURCE_EXHAUSTED, o.message};
+    case core::status::queue_full:
+    case core::status::over_quota: return {grpc::StatusCode::RESOURCE_EXHAUSTED, o.message};
     case core::status::shutting_down: return {grpc::StatusCode::UNAVAILABLE, o.message};
     case core::status::cancelled: return {grpc::StatusCode::CANCELLED, o.message};
     case core::status::device_failure:

@@ -9,8 +9,8 @@
 
 namespace spgemmd {
 
-// invalid_argument -> INVALID_ARGUMENT, not_found -> NOT_FOUND, does_not_fit
-// and queue_full -> RESOURCE_EXHAUSTED, shutting_down -> UNAVAILABLE,
+// invalid_argument -> INVALID_ARGUMENT, not_found -> NOT_FOUND, does_not_fit,
+// queue_full and over_quota -> RESOURCE_EXHAUSTED, shutting_down -> UNAVAILABLE,
 // cancelled -> CANCELLED, device_failure and internal -> INTERNAL. The
 // message is the outcome's.
 grpc::Status to_grpc_status(const core::outcome& o);

@@ -26,27 +26,31 @@ grpc::ServerUnaryReactor* finished(grpc::CallbackServerContext* ctx, grpc::Statu
 
 grpc::ServerUnaryReactor* spgemm_service::Delete(grpc::CallbackServerContext* ctx, const v1::DeleteRequest* request,
                                                  v1::DeleteResponse* response) {
-  if (state_.shutting_down) return finished(ctx, unavailable());
+  core::caller who;
+  if (grpc::Status st = open_call(state_, *ctx, grpc::Status::OK, &who); !st.ok()) return finished(ctx, st);
   std::size_t freed = 0;
-  const core::outcome deleted = core::delete_matrix(state_.cache, tenant_of(ctx), request->handle(), &freed);
+  const core::outcome deleted = core::delete_matrix(state_.cache, who, request->handle(), &freed);
   if (!deleted.ok()) return finished(ctx, to_grpc_status(deleted));
   response->set_freed_bytes(static_cast<int64_t>(freed));
-  log_event("info", "delete", {{"handle", request->handle()}, {"freed_bytes", static_cast<int64_t>(freed)}});
+  log_event("info", "delete",
+            {{"handle", request->handle()}, {"tenant", who.tenant}, {"freed_bytes", static_cast<int64_t>(freed)}});
   return finished(ctx, grpc::Status::OK);
 }
 
 grpc::ServerUnaryReactor* spgemm_service::List(grpc::CallbackServerContext* ctx, const v1::ListRequest*,
                                                v1::ListResponse* response) {
-  if (state_.shutting_down) return finished(ctx, unavailable());
-  for (const auto& e : state_.cache.list(tenant_of(ctx))) to_proto(e, response->add_matrices());
+  core::caller who;
+  if (grpc::Status st = open_call(state_, *ctx, grpc::Status::OK, &who); !st.ok()) return finished(ctx, st);
+  for (const auto& e : state_.cache.list(who)) to_proto(e, response->add_matrices());
   return finished(ctx, grpc::Status::OK);
 }
 
 grpc::ServerUnaryReactor* spgemm_service::Describe(grpc::CallbackServerContext* ctx,
                                                    const v1::DescribeRequest* request, v1::MatrixInfo* response) {
-  if (state_.shutting_down) return finished(ctx, unavailable());
+  core::caller who;
+  if (grpc::Status st = open_call(state_, *ctx, grpc::Status::OK, &who); !st.ok()) return finished(ctx, st);
   core::entry_info e;
-  const core::outcome described = core::describe_matrix(state_.cache, tenant_of(ctx), request->handle(), &e);
+  const core::outcome described = core::describe_matrix(state_.cache, who, request->handle(), &e);
   if (!described.ok()) return finished(ctx, to_grpc_status(described));
   to_proto(e, response);
   return finished(ctx, grpc::Status::OK);
@@ -54,7 +58,11 @@ grpc::ServerUnaryReactor* spgemm_service::Describe(grpc::CallbackServerContext* 
 
 grpc::ServerUnaryReactor* spgemm_service::Status(grpc::CallbackServerContext* ctx, const v1::StatusRequest*,
                                                  v1::ServerStatus* response) {
-  const core::server_status s = core::status_of(state_.cache, state_.sched);
+  // Status answers while the server shuts down too; only its caller is checked.
+  core::caller who;
+  if (grpc::Status st = state_.auth.authenticate(*ctx, &who); !st.ok()) return finished(ctx, st);
+  const core::server_status s = core::status_of(state_.cache, state_.sched, who);
+  to_proto(who, response);
   response->set_version(state_.version);
   for (const core::device_status& d : s.devices) {
     v1::DeviceStatus* out = response->add_devices();

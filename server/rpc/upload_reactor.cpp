@@ -69,8 +69,8 @@ spgemm::host_csr_arrays host_arrays(wire::chunk_assembler& a) {
 
 upload_reactor::upload_reactor(service_state& s, grpc::CallbackServerContext* ctx, grpc::ByteBuffer* response)
     : s_(s), ctx_(ctx), response_(response) {
-  if (s_.shutting_down) {
-    finish(unavailable());
+  if (grpc::Status st = open_call(s_, *ctx_, grpc::Status::OK, &caller_); !st.ok()) {
+    finish(std::move(st));
     return;
   }
   StartRead(&in_);
@@ -128,10 +128,12 @@ grpc::Status upload_reactor::on_header(const v1::MatrixHeader& h) {
   if (grpc::Status st = wire::chunk_assembler::check_header(h); !st.ok()) return st;
   const spgemm::matrix_info info{h.rows(), h.cols(), h.nnz(),
                                  h.value_type() == v1::FLOAT32 ? spgemm::value_type::f32 : spgemm::value_type::f64};
-  if (const core::outcome fits = core::upload::check(s_.cache, info); !fits.ok()) return to_grpc_status(fits);
+  if (const core::outcome fits = core::upload::check(s_.cache, caller_, info); !fits.ok()) {
+    return to_grpc_status(fits);
+  }
   assembler_.emplace(h, /*check_columns=*/true, s_.upload_arrays.take(h.rows(), h.nnz(), h.value_type()));
   try {
-    upload_.emplace(s_.cache, s_.sched, info, host_arrays(*assembler_));
+    upload_.emplace(s_.cache, s_.sched, caller_, info, host_arrays(*assembler_));
   } catch (...) {
     return to_grpc_status(std::current_exception());
   }
@@ -162,7 +164,7 @@ void upload_reactor::complete() {
     } else {
       m = assemble<double>(*assembler_);
     }
-    const core::entry_info e = upload_->store(tenant_of(ctx_), m, h.name(), h.ttl_seconds());
+    const core::entry_info e = upload_->store(m, h.name(), h.ttl_seconds());
     upload_.reset();
     assembler_.reset();
     store_ms_ = seconds_since(received) * 1e3;

@@ -35,6 +35,7 @@ class upload_reactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
   service_state& s_;
   grpc::CallbackServerContext* ctx_;
   grpc::ByteBuffer* response_;  // a MatrixInfo
+  core::caller caller_;
   grpc::ByteBuffer in_;
   std::vector<grpc::Slice> slices_;  // of in_, while its chunk is added
   spgemm::wire::chunk_pieces pieces_;

@@ -21,6 +21,9 @@
 
 namespace spgemmd::testing {
 
+// A caller of tenant `name` (not an admin) with quotas `limits`.
+inline core::caller as_tenant(const std::string& name, core::quotas limits = {}) { return {name, false, limits}; }
+
 // A square f64 matrix of `rows` rows with `nnz` entries.
 inline spgemm::matrix_info square(int64_t rows, int64_t nnz) { return {rows, rows, nnz, spgemm::value_type::f64}; }
 
@@ -50,13 +53,15 @@ struct core_fixture {
 
   fake_backend& fake(int device = 0) { return *fakes[static_cast<std::size_t>(device)]; }
 
-  // Uploads a matrix of `info`; its handle.
-  std::string upload(const spgemm::matrix_info& info, const std::string& tenant = "") {
+  // Uploads a matrix of `info` as `who`'s; its handle.
+  std::string upload(const spgemm::matrix_info& info, const core::caller& who = as_tenant("")) {
     spgemm::any_csr m = filled_matrix(info);
-    return cache->insert_host(tenant, m, "", 0).handle;
+    return cache->insert_host(who, m, "", 0).handle;
   }
 
-  core::pin pin(const std::string& handle, const std::string& tenant = "") { return cache->acquire(tenant, handle); }
+  core::pin pin(const std::string& handle, const core::caller& who = as_tenant("")) {
+    return cache->acquire(who, handle);
+  }
 
   core::device_stats device(int d = 0) { return cache->stats().devices[static_cast<std::size_t>(d)]; }
 

@@ -30,7 +30,7 @@ struct job_run_test : ::testing::Test {
 
   // Keeps A * A once, so that the memo knows the size it gives.
   void keep_square_once(core_fixture& f, const std::string& a) {
-    core::job_run first(*f.cache, *f.sched, "", true, "", core::steady::now());
+    core::job_run first(*f.cache, *f.sched, as_tenant(""), true, "", core::steady::now());
     auto ended = submit(first, square_of(f, a));
     ASSERT_TRUE(ready_within(ended, 5s));
     ASSERT_TRUE(ended.get().result.ok());
@@ -40,7 +40,7 @@ struct job_run_test : ::testing::Test {
 TEST_F(job_run_test, a_streamed_result_is_handed_over_with_its_reservation) {
   core_fixture f(1, 1 << 20, 0);
   const std::string a = f.upload(small);
-  core::job_run run(*f.cache, *f.sched, "", /*keep=*/false, "", core::steady::now());
+  core::job_run run(*f.cache, *f.sched, as_tenant(""), /*keep=*/false, "", core::steady::now());
   auto ended = submit(run, square_of(f, a));
   EXPECT_FALSE(run.promise());  // nothing is announced for a streamed result
   ASSERT_TRUE(ready_within(ended, 5s));
@@ -62,7 +62,7 @@ TEST_F(job_run_test, a_streamed_result_is_handed_over_with_its_reservation) {
 TEST_F(job_run_test, a_kept_result_goes_into_the_cache_and_its_reservation_with_it) {
   core_fixture f(1, 1 << 20, 0);
   const std::string a = f.upload(small);
-  core::job_run run(*f.cache, *f.sched, "", /*keep=*/true, "a2", core::steady::now());
+  core::job_run run(*f.cache, *f.sched, as_tenant(""), /*keep=*/true, "a2", core::steady::now());
   auto ended = submit(run, square_of(f, a));
   EXPECT_FALSE(run.promise());  // its size is not known before it first runs
   ASSERT_TRUE(ready_within(ended, 5s));
@@ -71,7 +71,7 @@ TEST_F(job_run_test, a_kept_result_goes_into_the_cache_and_its_reservation_with_
   EXPECT_EQ(e.product, nullptr);
   EXPECT_EQ(e.kept.name, "a2");
   EXPECT_EQ(e.kept.info.nnz, 1000);
-  EXPECT_TRUE(f.cache->describe("", e.kept.handle));
+  EXPECT_TRUE(f.cache->describe(as_tenant(""), e.kept.handle));
   EXPECT_EQ(f.device().reserved, 0u);
   EXPECT_EQ(f.device().cached, 2 * small.bytes());
   EXPECT_GE(run.phases(core::steady::now()).keep, 0);
@@ -82,7 +82,7 @@ TEST_F(job_run_test, a_repeated_kept_product_is_announced_while_it_runs_and_kept
   const std::string a = f.upload(small);
   keep_square_once(f, a);
   f.fake().close_gate();
-  core::job_run again(*f.cache, *f.sched, "", true, "again", core::steady::now());
+  core::job_run again(*f.cache, *f.sched, as_tenant(""), true, "again", core::steady::now());
   auto ended = submit(again, square_of(f, a));
   ASSERT_TRUE(f.fake().wait_running(1));
   const std::optional<core::entry_info> announced = again.promise();
@@ -90,13 +90,13 @@ TEST_F(job_run_test, a_repeated_kept_product_is_announced_while_it_runs_and_kept
   ASSERT_TRUE(again.announce(*announced));
   EXPECT_EQ(announced->info.nnz, 1000);
   EXPECT_EQ(announced->name, "again");
-  EXPECT_FALSE(f.cache->describe("", announced->handle));  // not before it ends
+  EXPECT_FALSE(f.cache->describe(as_tenant(""), announced->handle));  // not before it ends
   f.fake().open_gate();
   ASSERT_TRUE(ready_within(ended, 5s));
   const core::job_run::ending e = ended.get();
   ASSERT_TRUE(e.result.ok()) << e.result.message;
   EXPECT_EQ(e.kept.handle, announced->handle);
-  EXPECT_TRUE(f.cache->describe("", announced->handle));
+  EXPECT_TRUE(f.cache->describe(as_tenant(""), announced->handle));
   EXPECT_FALSE(again.promise());  // once over, never
   EXPECT_FALSE(again.announce(*announced));
 }
@@ -107,7 +107,7 @@ TEST_F(job_run_test, an_announced_result_that_came_out_another_size_is_not_kept)
   keep_square_once(f, a);
   f.fake().set_nnz_factor(2);
   f.fake().close_gate();
-  core::job_run again(*f.cache, *f.sched, "", true, "", core::steady::now());
+  core::job_run again(*f.cache, *f.sched, as_tenant(""), true, "", core::steady::now());
   auto ended = submit(again, square_of(f, a));
   ASSERT_TRUE(f.fake().wait_running(1));
   const std::optional<core::entry_info> announced = again.promise();
@@ -126,7 +126,7 @@ TEST_F(job_run_test, a_job_that_is_not_submitted_never_ends) {
   core_fixture f(1, 1 << 20, 0);
   const std::string a = f.upload(small);
   f.sched->stop();
-  core::job_run run(*f.cache, *f.sched, "", false, "", core::steady::now());
+  core::job_run run(*f.cache, *f.sched, as_tenant(""), false, "", core::steady::now());
   bool called = false;
   const core::outcome submitted = run.submit(square_of(f, a), [&](core::job_run::ending) { called = true; });
   EXPECT_EQ(submitted.code, core::status::shutting_down);
@@ -139,7 +139,7 @@ TEST_F(job_run_test, cancelling_the_run_cancels_its_job) {
   core_fixture f(1, 1 << 20, 0);
   const std::string a = f.upload(small);
   f.fake().set_delay(30s);
-  core::job_run run(*f.cache, *f.sched, "", false, "", core::steady::now());
+  core::job_run run(*f.cache, *f.sched, as_tenant(""), false, "", core::steady::now());
   auto ended = submit(run, square_of(f, a));
   ASSERT_TRUE(f.fake().wait_running(1));
   run.cancel();

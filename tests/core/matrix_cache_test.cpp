@@ -23,8 +23,8 @@ TEST(matrix_cache, uploads_go_to_the_device_until_its_budget_then_spill_the_cold
   EXPECT_EQ(f.device().cached, 3 * bytes);
   EXPECT_EQ(f.fake().allocated(), 3 * bytes);
   EXPECT_EQ(f.cache->stats().host_bytes, bytes);
-  EXPECT_FALSE(f.cache->describe("", a)->on_device);
-  EXPECT_TRUE(f.cache->describe("", d)->on_device);
+  EXPECT_FALSE(f.cache->describe(as_tenant(""), a)->on_device);
+  EXPECT_TRUE(f.cache->describe(as_tenant(""), d)->on_device);
   EXPECT_EQ(f.cache->stats().matrices, 4);
 }
 
@@ -36,8 +36,8 @@ TEST(matrix_cache, a_spilled_matrix_comes_back_on_use_and_pushes_out_the_next_co
   auto stored = f.cache->make_resident(*p, 0);
   ASSERT_NE(stored, nullptr);
   EXPECT_EQ(stored->info().nnz, small.nnz);
-  EXPECT_TRUE(f.cache->describe("", a)->on_device);
-  EXPECT_FALSE(f.cache->describe("", b)->on_device);  // the coldest now
+  EXPECT_TRUE(f.cache->describe(as_tenant(""), a)->on_device);
+  EXPECT_FALSE(f.cache->describe(as_tenant(""), b)->on_device);  // the coldest now
   EXPECT_EQ(f.device().cached, 2 * bytes);
   EXPECT_EQ(f.fake().allocated(), 2 * bytes);
   EXPECT_EQ(f.device().uses, 1);
@@ -47,8 +47,8 @@ TEST(matrix_cache, a_spilled_matrix_comes_back_on_use_and_pushes_out_the_next_co
   auto again = f.cache->make_resident(*p, 0);
   EXPECT_EQ(f.device().hits, 1);
   f.upload(small);
-  EXPECT_TRUE(f.cache->describe("", a)->on_device);
-  EXPECT_FALSE(f.cache->describe("", c)->on_device);
+  EXPECT_TRUE(f.cache->describe(as_tenant(""), a)->on_device);
+  EXPECT_FALSE(f.cache->describe(as_tenant(""), c)->on_device);
   f.cache->release_resident(*p);
   f.cache->release_resident(*p);
 }
@@ -73,24 +73,24 @@ TEST(matrix_cache, a_deleted_pinned_matrix_is_unlisted_at_once_and_freed_with_it
   core_fixture f(1, 4 * bytes, 0);
   const std::string a = f.upload(small);
   core::pin p = f.pin(a);
-  EXPECT_EQ(f.cache->erase("", a), bytes);
-  EXPECT_FALSE(f.cache->describe("", a));
+  EXPECT_EQ(f.cache->erase(as_tenant(""), a), bytes);
+  EXPECT_FALSE(f.cache->describe(as_tenant(""), a));
   EXPECT_FALSE(f.pin(a));
   EXPECT_EQ(f.fake().allocated(), bytes);
   p.reset();
   EXPECT_EQ(f.fake().allocated(), 0u);
   EXPECT_EQ(f.device().cached, 0u);
-  EXPECT_FALSE(f.cache->erase("", a));
+  EXPECT_FALSE(f.cache->erase(as_tenant(""), a));
 }
 
 TEST(matrix_cache, tenants_see_only_their_own_matrices) {
   core_fixture f(1, 4 * small.bytes(), 0);
-  const std::string a = f.upload(small, "t1");
-  EXPECT_TRUE(f.pin(a, "t1"));
-  EXPECT_FALSE(f.pin(a, "t2"));
-  EXPECT_EQ(f.cache->list("t1").size(), 1u);
-  EXPECT_TRUE(f.cache->list("t2").empty());
-  EXPECT_FALSE(f.cache->erase("t2", a));
+  const std::string a = f.upload(small, as_tenant("t1"));
+  EXPECT_TRUE(f.pin(a, as_tenant("t1")));
+  EXPECT_FALSE(f.pin(a, as_tenant("t2")));
+  EXPECT_EQ(f.cache->list(as_tenant("t1")).size(), 1u);
+  EXPECT_TRUE(f.cache->list(as_tenant("t2")).empty());
+  EXPECT_FALSE(f.cache->erase(as_tenant("t2"), a));
 }
 
 TEST(matrix_cache, reservations_spill_for_room_and_never_pass_the_budget) {
@@ -116,7 +116,7 @@ TEST(matrix_cache, memory_freed_is_told) {
   int told = 0;
   f.cache->set_on_freed([&] { ++told; });
   const std::string a = f.upload(small);
-  f.cache->erase("", a);
+  f.cache->erase(as_tenant(""), a);
   EXPECT_EQ(told, 1);
   core::reservation r(f.cache.get(), 0);
   ASSERT_TRUE(r.try_grow(100));
@@ -128,15 +128,15 @@ TEST(matrix_cache, a_stored_result_moves_its_bytes_from_the_reservation_to_the_c
   const std::size_t bytes = small.bytes();
   core_fixture f(1, 4 * bytes, 0);
   const core::entry_info promised = f.cache->promise_stored(small, 0, "c", 0);
-  EXPECT_FALSE(f.cache->describe("", promised.handle));  // nothing added yet
+  EXPECT_FALSE(f.cache->describe(as_tenant(""), promised.handle));  // nothing added yet
   core::reservation r(f.cache.get(), 0);
   ASSERT_TRUE(r.try_grow(bytes + 100));
-  const core::entry_info kept = f.cache->insert_stored("", r, f.fake().allocate(small), "c", 0, &promised);
+  const core::entry_info kept = f.cache->insert_stored(as_tenant(""), r, f.fake().allocate(small), "c", 0, &promised);
   EXPECT_EQ(kept.handle, promised.handle);
   EXPECT_EQ(r.bytes(), 100u);
   EXPECT_EQ(f.device().reserved, 100u);
   EXPECT_EQ(f.device().cached, bytes);
-  EXPECT_TRUE(f.cache->describe("", promised.handle));
+  EXPECT_TRUE(f.cache->describe(as_tenant(""), promised.handle));
 }
 
 TEST(matrix_cache, unused_matrices_expire_after_their_ttl_unless_pinned) {
@@ -146,8 +146,8 @@ TEST(matrix_cache, unused_matrices_expire_after_their_ttl_unless_pinned) {
   core::pin held = f.pin(b);
   std::this_thread::sleep_for(std::chrono::milliseconds(1100));
   EXPECT_EQ(f.cache->sweep_expired(), 1);
-  EXPECT_FALSE(f.cache->describe("", a));
-  EXPECT_TRUE(f.cache->describe("", b));
+  EXPECT_FALSE(f.cache->describe(as_tenant(""), a));
+  EXPECT_TRUE(f.cache->describe(as_tenant(""), b));
   EXPECT_EQ(f.fake().allocated(), small.bytes());
 }
 
@@ -156,10 +156,10 @@ TEST(matrix_cache, the_sweeper_expires_in_the_background) {
   const std::string a = f.upload(small);
   f.cache->start_sweeper(std::chrono::milliseconds(50));
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (f.cache->describe("", a) && std::chrono::steady_clock::now() < until) {
+  while (f.cache->describe(as_tenant(""), a) && std::chrono::steady_clock::now() < until) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  EXPECT_FALSE(f.cache->describe("", a));
+  EXPECT_FALSE(f.cache->describe(as_tenant(""), a));
   EXPECT_EQ(f.fake().allocated(), 0u);
 }
 
@@ -168,8 +168,8 @@ TEST(matrix_cache, jobs_go_where_their_inputs_are_else_where_there_is_room) {
   core_fixture f(2, 4 * bytes, 0);
   const std::string a = f.upload(small);
   const std::string b = f.upload(small);  // on the other device, the roomier now
-  const int device_a = f.cache->describe("", a)->device == "fake0" ? 0 : 1;
-  EXPECT_EQ(f.cache->describe("", b)->device, device_a == 0 ? "fake1" : "fake0");
+  const int device_a = f.cache->describe(as_tenant(""), a)->device == "fake0" ? 0 : 1;
+  EXPECT_EQ(f.cache->describe(as_tenant(""), b)->device, device_a == 0 ? "fake1" : "fake0");
   core::pin pa = f.pin(a);
   EXPECT_EQ(f.cache->preferred_device({&*pa}), device_a);
   core::reservation r(f.cache.get(), device_a);
@@ -181,7 +181,7 @@ TEST(matrix_cache, a_matrix_in_use_on_one_device_does_not_move_to_another_until_
   core_fixture f(2, 4 * small.bytes(), 0);
   const std::string a = f.upload(small);
   core::pin p = f.pin(a);
-  const int here = f.cache->describe("", a)->device == "fake0" ? 0 : 1;
+  const int here = f.cache->describe(as_tenant(""), a)->device == "fake0" ? 0 : 1;
   ASSERT_NE(f.cache->make_resident(*p, here), nullptr);
   // A job there reads its copy: moving it would leave that copy allocated
   // beside the cache's count.

@@ -124,7 +124,7 @@ TEST(scheduler_budget, no_device_ever_holds_more_than_its_budget_under_a_random_
       const bool keep = rng() % 3 == 0;
       keeps[n] = keep;
       auto& run = calls.runs[n];
-      run = std::make_unique<core::job_run>(*f.cache, *f.sched, "", keep, "", core::steady::now());
+      run = std::make_unique<core::job_run>(*f.cache, *f.sched, as_tenant(""), keep, "", core::steady::now());
       const core::outcome submitted = run->submit(std::move(j), [&calls, n](core::job_run::ending e) {
         std::lock_guard<std::mutex> lock(calls.mu);
         calls.ended.emplace_back(n, std::move(e));
@@ -150,7 +150,7 @@ TEST(scheduler_budget, no_device_ever_holds_more_than_its_budget_under_a_random_
             kept_handles.pop_back();
           }
         }
-        if (!handle.empty()) f.cache->erase("", handle);
+        if (!handle.empty()) f.cache->erase(as_tenant(""), handle);
       }
     }
     while (!calls.runs.empty()) finish_one();

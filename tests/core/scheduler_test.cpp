@@ -207,15 +207,15 @@ TEST_F(scheduler_test, cold_matrices_spill_to_the_host_to_make_room_and_come_bac
   ASSERT_TRUE(ready_within(end, 5s));
   job_end e = end.get();
   ASSERT_TRUE(e.result.ok()) << e.result.message;
-  EXPECT_FALSE(f.cache->describe("", b)->on_device);  // the coldest made room
-  EXPECT_TRUE(f.cache->describe("", c)->on_device);
+  EXPECT_FALSE(f.cache->describe(as_tenant(""), b)->on_device);  // the coldest made room
+  EXPECT_TRUE(f.cache->describe(as_tenant(""), c)->on_device);
   EXPECT_EQ(f.cache->stats().host_bytes, bytes);
   e = {};
 
   auto end_k = submit_square(f, b).second;
   ASSERT_TRUE(ready_within(end_k, 5s));
   EXPECT_TRUE(end_k.get().result.ok());
-  EXPECT_TRUE(f.cache->describe("", b)->on_device);
+  EXPECT_TRUE(f.cache->describe(as_tenant(""), b)->on_device);
   EXPECT_LE(f.device().peak_used, f.device().budget);
   EXPECT_LE(f.fake().peak(), f.device().budget);
 }
@@ -281,7 +281,7 @@ TEST_F(scheduler_test, a_job_waiting_for_memory_leaves_its_inputs_free_to_spill)
   EXPECT_EQ(f.sched->stats().queue_depth, 1);
   core::reservation r(f.cache.get(), 0);
   EXPECT_TRUE(r.try_grow(bytes));  // spills b
-  EXPECT_FALSE(f.cache->describe("", b)->on_device);
+  EXPECT_FALSE(f.cache->describe(as_tenant(""), b)->on_device);
   r.release();
   f.fake().open_gate();
   ASSERT_TRUE(ready_within(blocked, 10s));

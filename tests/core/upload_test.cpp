@@ -21,28 +21,28 @@ spgemm::host_csr_arrays arrays_of(const spgemm::any_csr& m) {
 
 TEST(upload, a_matrix_larger_than_every_budget_is_refused_at_its_header) {
   core_fixture f(2, small.bytes() - 1, 0);
-  const core::outcome o = core::upload::check(*f.cache, small);
+  const core::outcome o = core::upload::check(*f.cache, as_tenant(""), small);
   EXPECT_EQ(o.code, core::status::does_not_fit);
   EXPECT_NE(o.message.find("a 100 x 100 matrix with nnz=1000 takes"), std::string::npos) << o.message;
   EXPECT_NE(o.message.find("so it can never be used here"), std::string::npos);
   core_fixture roomy(1, small.bytes(), 0);
-  EXPECT_TRUE(core::upload::check(*roomy.cache, small).ok());
+  EXPECT_TRUE(core::upload::check(*roomy.cache, as_tenant(""), small).ok());
 }
 
 TEST(upload, rows_go_to_a_device_with_room_as_they_arrive) {
   core_fixture f(1, 2 * small.bytes(), 0);
   spgemm::any_csr m = filled_matrix(small);
-  core::upload u(*f.cache, *f.sched, small, arrays_of(m));
+  core::upload u(*f.cache, *f.sched, as_tenant("t"), small, arrays_of(m));
   EXPECT_EQ(f.device().reserved, small.bytes());  // its room, held while it arrives
   u.arrived(50, 500);
   u.arrived(100, 1000);
-  const core::entry_info e = u.store("t", m, "m", 0);
+  const core::entry_info e = u.store(m, "m", 0);
   EXPECT_TRUE(e.on_device);
   EXPECT_EQ(e.name, "m");
   EXPECT_EQ(f.device().reserved, 0u);
   EXPECT_EQ(f.device().cached, small.bytes());
   EXPECT_EQ(f.fake().allocated(), small.bytes());
-  EXPECT_TRUE(f.cache->describe("t", e.handle));
+  EXPECT_TRUE(f.cache->describe(as_tenant("t"), e.handle));
 }
 
 TEST(upload, without_room_on_a_device_the_matrix_goes_to_the_host) {
@@ -50,9 +50,9 @@ TEST(upload, without_room_on_a_device_the_matrix_goes_to_the_host) {
   core::pin busy = f.pin(f.upload(small));
   ASSERT_NE(f.cache->make_resident(*busy, 0), nullptr);  // in use: it does not spill
   spgemm::any_csr m = filled_matrix(small);
-  core::upload u(*f.cache, *f.sched, small, arrays_of(m));
+  core::upload u(*f.cache, *f.sched, as_tenant(""), small, arrays_of(m));
   EXPECT_EQ(f.device().reserved, 0u);
-  const core::entry_info e = u.store("", m, "", 0);
+  const core::entry_info e = u.store(m, "", 0);
   EXPECT_FALSE(e.on_device);
   EXPECT_EQ(f.cache->stats().host_bytes, small.bytes());
   f.cache->release_resident(*busy);
@@ -62,7 +62,7 @@ TEST(upload, an_abandoned_upload_frees_its_room) {
   core_fixture f(1, 2 * small.bytes(), 0);
   spgemm::any_csr m = filled_matrix(small);
   {
-    core::upload u(*f.cache, *f.sched, small, arrays_of(m));
+    core::upload u(*f.cache, *f.sched, as_tenant(""), small, arrays_of(m));
     u.arrived(10, 100);
     EXPECT_EQ(f.device().reserved, small.bytes());
   }

@@ -16,10 +16,12 @@ CI, so these check what the image build would do against this build tree.
       the Kubernetes manifests parse and hold the required objects and fields;
       the dashboard's metrics are ones server/ exports.
   check_deploy.py probe --source S --build B --spgemmd BIN --probe BIN
-      Starts spgemmd with the Kubernetes ConfigMap's settings, checks the
-      image's health probe says SERVING (address from SPGEMMD_LISTEN, as in the
-      HEALTHCHECK), that the live /metrics has every metric the dashboard
-      queries, and that after SIGTERM the server exits 0 and the probe fails.
+      Starts spgemmd with the Kubernetes ConfigMap's settings: without
+      credentials it refuses to serve; with those deploy/make-credentials.sh
+      makes (at the ConfigMap's paths' place) it serves TLS, the image's health
+      probe says SERVING (address and TLS from SPGEMMD_*, as in the
+      HEALTHCHECK), the live /metrics has every metric the dashboard queries,
+      and after SIGTERM the server exits 0 and the probe fails.
 """
 import argparse
 import glob
@@ -422,6 +424,14 @@ def cmd_manifests(a):
     env = sd.get("environment") or {}
     env_keys = list(env) if isinstance(env, dict) else [e.split("=")[0] for e in env]
     check_env_keys(env_keys, flags, "compose spgemmd environment")
+    if isinstance(env, dict):
+        top_secrets = compose.get("secrets") or {}
+        used = [s if isinstance(s, str) else s.get("source") for s in sd.get("secrets") or []]
+        for var in ("SPGEMMD_TLS_CERT", "SPGEMMD_TLS_KEY", "SPGEMMD_TOKENS_FILE"):
+            path = str(env.get(var, ""))
+            name = path[len("/run/secrets/"):] if path.startswith("/run/secrets/") else None
+            check(name in used and "file" in (top_secrets.get(name) or {}),
+                  f"compose: {var} is a secret of spgemmd's, from a file ({path})")
     grace = float(env.get("SPGEMMD_GRACE_SECONDS", 20)) if isinstance(env, dict) else 20
     sgp = str(sd.get("stop_grace_period", "10s"))
     check(sgp.endswith("s") and float(sgp[:-1]) > grace, f"compose: stop_grace_period {sgp} > grace {grace}s")
@@ -505,12 +515,10 @@ def cmd_manifests(a):
           "the container has cpu/memory requests and a memory limit")
     grpc_ports = [p["containerPort"] for p in c.get("ports", []) if p.get("name") == "grpc"]
     check(grpc_ports == [50051], f"container port 'grpc' is 50051 ({grpc_ports})")
-    for probe in ("readinessProbe", "livenessProbe"):
-        pr = c.get(probe, {})
-        g = pr.get("grpc")
-        check(g is not None and g.get("port") == 50051 and g.get("service", "") == "",
-              f"{probe} uses the gRPC health service on 50051 (overall service '')")
-    check(c.get("startupProbe", {}).get("grpc", {}).get("port") == 50051, "startupProbe uses gRPC health too")
+    for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+        command = (c.get(probe, {}).get("exec") or {}).get("command") or [""]
+        check(command[0].endswith("/spgemmd-health-probe") and not any(a.startswith("--addr") for a in command),
+              f"{probe} runs the image's health probe (gRPC health over TLS, address from SPGEMMD_LISTEN)")
     sc = pod["spec"].get("securityContext", {})
     df, _ = read_dockerfile(a.source)
     uid = [args for s, instr, args in df if s == "runtime" and instr == "USER"][-1].split(":")[0]
@@ -524,6 +532,15 @@ def cmd_manifests(a):
         cm_env.update(cms.get(r, {}).get("data", {}))
     check(cm_env and all(k.startswith("SPGEMMD_") for k in cm_env), "the ConfigMap's keys are SPGEMMD_* settings")
     check_env_keys(list(cm_env), flags, "ConfigMap")
+    mounts = {m["name"]: m["mountPath"] for m in c.get("volumeMounts", [])}
+    secrets = {v["name"]: v["secret"].get("secretName") for v in pod["spec"].get("volumes", []) if "secret" in v}
+    secret_dirs = [mounts[n] for n in secrets if n in mounts]
+    check(bool(secret_dirs), f"the pod mounts a Secret ({secrets})")
+    for var in ("SPGEMMD_TLS_CERT", "SPGEMMD_TLS_KEY", "SPGEMMD_TOKENS_FILE"):
+        path = cm_env.get(var, "")
+        check(any(path.startswith(d.rstrip("/") + "/") for d in secret_dirs),
+              f"ConfigMap {var} ({path}) is a file of the mounted Secret")
+    check(sc.get("fsGroup") == sc.get("runAsGroup"), "fsGroup lets the server's group read the Secret's files")
     grace = float(cm_env.get("SPGEMMD_GRACE_SECONDS", 20))
     check(pod["spec"].get("terminationGracePeriodSeconds", 30) > grace,
           f"terminationGracePeriodSeconds > SPGEMMD_GRACE_SECONDS ({grace})")
@@ -611,11 +628,26 @@ def cmd_probe(a):
     tmp = tempfile.mkdtemp(prefix="spgemm-probe-")
     env = dict(os.environ)
     env.update({k: str(v) for k, v in cm.items()})
-    # The ConfigMap's settings, but on free loopback ports and the CPU backend.
+    # The ConfigMap's settings, but on free ports (the wildcard address, as in
+    # the pod; metrics on loopback) and the CPU backend.
     env.update({"SPGEMMD_LISTEN": "0.0.0.0:0", "SPGEMMD_METRICS_LISTEN": "127.0.0.1:0",
                 "SPGEMMD_BACKEND": "cpu", "SPGEMMD_GRACE_SECONDS": "2",
                 "SPGEMMD_PORT_FILE": os.path.join(tmp, "port"),
                 "SPGEMMD_METRICS_PORT_FILE": os.path.join(tmp, "mport")})
+    bare = {k: v for k, v in env.items() if k not in ("SPGEMMD_TLS_CERT", "SPGEMMD_TLS_KEY", "SPGEMMD_TOKENS_FILE")}
+    r = subprocess.run([a.spgemmd], env=bare, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
+    check(r.returncode == 2 and "refusing to serve 0.0.0.0:0" in r.stdout,
+          f"without credentials spgemmd refuses the pod's address (rc={r.returncode}: {r.stdout.strip()[:200]})")
+    # The credentials deploy/make-credentials.sh makes, where the Secret's files would be.
+    creds = os.path.join(tmp, "credentials")
+    r = subprocess.run(["bash", os.path.join(a.source, "deploy", "make-credentials.sh"), creds],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
+    if not check(r.returncode == 0 and "admin token: " in r.stdout, "deploy/make-credentials.sh makes credentials"):
+        print(r.stdout)
+        return
+    token = r.stdout.split("admin token: ", 1)[1].split()[0]
+    for var in ("SPGEMMD_TLS_CERT", "SPGEMMD_TLS_KEY", "SPGEMMD_TOKENS_FILE"):
+        env[var] = os.path.join(creds, os.path.basename(cm[var]))
     log = open(os.path.join(tmp, "log"), "w+")
     proc = subprocess.Popen([a.spgemmd], env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
@@ -624,14 +656,36 @@ def cmd_probe(a):
             log.seek(0)
             print(log.read())
             return
-        penv = dict(os.environ, SPGEMMD_LISTEN=f"0.0.0.0:{port}")
+        # The pod's environment: the address and TLS of the server's own settings.
+        penv = dict(env, SPGEMMD_LISTEN=f"0.0.0.0:{port}")
         r = subprocess.run([a.probe, "--timeout=5"], env=penv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                            text=True, timeout=30)
         check(r.returncode == 0 and "SERVING" in r.stdout,
-              f"the probe (address from SPGEMMD_LISTEN=0.0.0.0:{port}) says SERVING: rc={r.returncode} {r.stdout.strip()}")
-        r = subprocess.run([a.probe, f"--addr=127.0.0.1:{port}", "--service=no.such.Service"], stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, text=True, timeout=30)
+              f"the probe (address and TLS from SPGEMMD_*, port {port}) says SERVING: rc={r.returncode} {r.stdout.strip()}")
+        r = subprocess.run([a.probe, f"--addr=127.0.0.1:{port}", "--ca=" + os.path.join(creds, "ca.crt")],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=30)
+        check(r.returncode == 0, f"the probe checking the certificate against the credentials' CA: rc={r.returncode} "
+                                 f"{r.stdout.strip()}")
+        r = subprocess.run([a.probe, f"--addr=127.0.0.1:{port}", "--timeout=3"], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, timeout=30, env=dict(os.environ, SPGEMMD_TLS_CERT=""))
+        check(r.returncode == 2, f"a plaintext probe gets no answer from the TLS port: rc={r.returncode}")
+        r = subprocess.run([a.probe, f"--addr=127.0.0.1:{port}", "--service=no.such.Service"], env=penv,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=30)
         check(r.returncode == 1, f"the probe fails (rc 1) for an unknown service: rc={r.returncode}")
+        cli = os.path.normpath(os.path.join(os.path.dirname(a.probe), "..", "..", "client", "spgemm"))
+        if check(os.path.exists(cli), f"the CLI is built beside the probe ({cli})"):
+            base = [cli, "--server", f"127.0.0.1:{port}", "--tls", "--ca", os.path.join(creds, "ca.crt")]
+            r = subprocess.run(base + ["--token", token, "status"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               text=True, timeout=30)
+            check(r.returncode == 0, f"the CLI with the admin token over TLS reads the status: rc={r.returncode} "
+                                     f"{r.stdout.strip()[:200]}")
+            r = subprocess.run(base + ["status"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               timeout=30, env=dict(os.environ, SPGEMM_TOKEN=token))
+            check(r.returncode == 0, f"the CLI takes the token from SPGEMM_TOKEN: rc={r.returncode}")
+            r = subprocess.run(base + ["status"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               timeout=30, env={k: v for k, v in os.environ.items() if k != "SPGEMM_TOKEN"})
+            check(r.returncode != 0 and "UNAUTHENTICATED" in r.stdout.upper(),
+                  f"the CLI without a token is refused: rc={r.returncode} {r.stdout.strip()[:200]}")
 
         mport = wait_for_file(os.path.join(tmp, "mport"), proc, 10)
         body = urllib.request.urlopen(f"http://127.0.0.1:{mport}/metrics", timeout=10).read().decode()
@@ -653,7 +707,7 @@ def cmd_probe(a):
             proc.kill()
             rc = None
         check(rc == 0, f"spgemmd exits 0 on SIGTERM (rc={rc})")
-        r = subprocess.run([a.probe, f"--addr=127.0.0.1:{port}", "--timeout=2"], stdout=subprocess.PIPE,
+        r = subprocess.run([a.probe, f"--addr=127.0.0.1:{port}", "--timeout=2"], env=penv, stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True, timeout=30)
         check(r.returncode == 2, f"the probe fails (rc 2) once the server is gone: rc={r.returncode}")
     finally:

@@ -375,6 +375,13 @@ Client::Client(connection_options options) : channel_(std::make_shared<detail::c
   if (options.tls) {
     grpc::SslCredentialsOptions ssl;
     if (!options.root_cert_file.empty()) ssl.pem_root_certs = read_file(options.root_cert_file);
+    if (options.client_cert_file.empty() != options.client_key_file.empty()) {
+      throw Error(grpc::StatusCode::INVALID_ARGUMENT, "a client certificate and its key go together: give both");
+    }
+    if (!options.client_cert_file.empty()) {
+      ssl.pem_cert_chain = read_file(options.client_cert_file);
+      ssl.pem_private_key = read_file(options.client_key_file);
+    }
     creds = grpc::SslCredentials(ssl);
   } else {
     creds = grpc::InsecureChannelCredentials();

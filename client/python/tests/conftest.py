@@ -9,6 +9,7 @@ Environment:
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import signal
@@ -152,20 +153,19 @@ class Server:
         self.log.close()
 
 
-@pytest.fixture(scope="session")
-def server_address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """Starts spgemmd on a free port for the session; yields host:port.
+@contextlib.contextmanager
+def spgemmd(tmp: Path, *flags: str) -> Iterator[str]:
+    """Runs spgemmd on a free loopback port with ``flags``; yields host:port.
 
     The backend is the CPU unless SPGEMM_TEST_BACKEND says otherwise ("auto" on a GPU host).
     """
     binary = spgemmd_binary()
-    tmp = tmp_path_factory.mktemp("spgemmd")
     port_file = tmp / "port"
     log_path = tmp / "spgemmd.log"
     log = open(log_path, "wb")
     proc = subprocess.Popen(
         [binary, "--listen=127.0.0.1:0", "--port_file=%s" % port_file, "--metrics_listen=",
-         "--backend=%s" % os.environ.get("SPGEMM_TEST_BACKEND", "cpu")],
+         "--backend=%s" % os.environ.get("SPGEMM_TEST_BACKEND", "cpu"), *flags],
         stdout=log,
         stderr=subprocess.STDOUT,
     )
@@ -190,6 +190,13 @@ def server_address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             proc.kill()
             proc.wait()
         log.close()
+
+
+@pytest.fixture(scope="session")
+def server_address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Starts spgemmd on a free port for the session; yields host:port."""
+    with spgemmd(tmp_path_factory.mktemp("spgemmd")) as address:
+        yield address
 
 
 @pytest.fixture(scope="session")

@@ -15,7 +15,7 @@ from . import errors
 from .client import Client, Operand, RemoteMatrix
 from .cluster import Cluster, PanelReport
 from .errors import *  # noqa: F401,F403 -- SpgemmError, its subclasses, ERRORS_BY_CODE
-from .info import DeviceStatus, JobStats, MatrixInfo, ServerStatus
+from .info import DeviceStatus, JobStats, MatrixInfo, ServerStatus, TenantQuotas
 
 __version__: str = "0.1.0"
 
@@ -29,6 +29,7 @@ __all__ = [
     "JobStats",
     "DeviceStatus",
     "ServerStatus",
+    "TenantQuotas",
 ]
 # The error classes and ERRORS_BY_CODE, as spgemm.errors lists them
 # (from_rpc_error stays in spgemm.errors).

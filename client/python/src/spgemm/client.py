@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union, overload
 
 try:  # Python 3.8+
@@ -56,6 +57,14 @@ class _Rpcs:
                 (True, True): channel.stream_stream,
             }[(method.client_streaming, method.server_streaming)]
             setattr(self, method.name, factory(path, request_serializer=ser, response_deserializer=de))
+
+
+def _pem(value: Union[None, bytes, str, "os.PathLike[str]"]) -> Optional[bytes]:
+    """PEM bytes: as given, or read from a path."""
+    if value is None or isinstance(value, bytes):
+        return value
+    with open(value, "rb") as f:
+        return f.read()
 
 
 def _output_type(dtype: Any) -> int:
@@ -157,10 +166,16 @@ class Client:
     Args:
         address: ``host:port`` of the server; port 50051 where none is given;
             default: ``SPGEMM_SERVER``, else ``localhost:50051``.
-        token: a bearer token sent as ``authorization: Bearer <token>`` metadata.
-        tls: ``None``/``False`` for a plaintext channel, ``True`` for TLS with the
-            system's roots, a path to a PEM file of root certificates, or
-            ``grpc.ChannelCredentials``.
+        token: a bearer token sent as ``authorization: Bearer <token>`` metadata
+            (for a server started with ``--tokens_file``).
+        tls: ``None``/``False`` for a plaintext channel (unless a certificate
+            argument below is given), ``True`` for TLS with the system's roots,
+            a path to a PEM file of root certificates, or ``grpc.ChannelCredentials``.
+        root_certificates: PEM root certificates the server's certificate must
+            chain to (bytes, or a path); ``None``: the system's. Implies TLS.
+        certificate_chain, private_key: a client certificate and its key (bytes,
+            or paths), for a server that asks for one (``--tls_client_ca``).
+            Implies TLS.
         timeout: default deadline in seconds of every call (``None``: none).
         chunk_bytes: size of the chunks uploads send and downloads ask for
             (default 2 MiB; keep it well under gRPC's 4 MiB message limit).
@@ -180,6 +195,9 @@ class Client:
         *,
         token: Optional[str] = None,
         tls: Union[None, bool, str, grpc.ChannelCredentials] = None,
+        root_certificates: Union[None, bytes, str, "os.PathLike[str]"] = None,
+        certificate_chain: Union[None, bytes, str, "os.PathLike[str]"] = None,
+        private_key: Union[None, bytes, str, "os.PathLike[str]"] = None,
         timeout: Optional[float] = None,
         chunk_bytes: int = _wire.DEFAULT_CHUNK_BYTES,
         progress: Optional[bool] = None,
@@ -199,16 +217,20 @@ class Client:
         self._metadata: Tuple[Tuple[str, str], ...] = (("authorization", "Bearer " + token),) if token else ()
         opts = [("grpc.max_receive_message_length", _MAX_RECEIVE), ("grpc.max_send_message_length", -1)]
         opts += list(options)
-        if tls is None or tls is False:
+        if (certificate_chain is None) != (private_key is None):
+            raise ValueError("spgemm: certificate_chain and private_key go together: give both")
+        given = root_certificates is not None or certificate_chain is not None
+        if (tls is None or tls is False) and not given:
             self._channel = grpc.insecure_channel(address, options=opts)
         else:
-            if tls is True:
-                creds = grpc.ssl_channel_credentials()
-            elif isinstance(tls, str):
-                with open(tls, "rb") as f:
-                    creds = grpc.ssl_channel_credentials(root_certificates=f.read())
-            else:
+            if isinstance(tls, grpc.ChannelCredentials):
                 creds = tls
+            else:
+                creds = grpc.ssl_channel_credentials(
+                    root_certificates=_pem(tls if isinstance(tls, str) else root_certificates),
+                    private_key=_pem(private_key),
+                    certificate_chain=_pem(certificate_chain),
+                )
             self._channel = grpc.secure_channel(address, creds, options=opts)
         self._rpc = _Rpcs(self._channel)
 

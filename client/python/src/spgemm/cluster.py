@@ -151,7 +151,7 @@ class Cluster:
             yet) gets one channel with gRPC's ``round_robin`` policy.
         retry_down_after: seconds a failed server is left out before it is tried again.
         max_parallel: jobs or panels in flight at once (default: 2 per server).
-        **client_options: passed to every :class:`Client` (token, tls, timeout, ...).
+        **client_options: passed to every :class:`Client` (token, tls, root_certificates, timeout, ...).
     """
 
     def __init__(
@@ -175,7 +175,7 @@ class Cluster:
                 if len(resolved) > 1:
                     for r in resolved:
                         opts = list(base_opts)
-                        if client_options.get("tls"):
+                        if any(client_options.get(k) for k in ("tls", "root_certificates", "certificate_chain")):
                             opts.append(("grpc.ssl_target_name_override", host))
                         self._add(r, Client(r, options=opts, **client_options))
                     continue

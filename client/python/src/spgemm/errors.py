@@ -97,7 +97,8 @@ class PermissionDenied(SpgemmError, code=grpc.StatusCode.PERMISSION_DENIED):
 
 
 class ResourceExhausted(SpgemmError, MemoryError, code=grpc.StatusCode.RESOURCE_EXHAUSTED):
-    """A job or matrix that can never fit the server's budget, or a full queue (RESOURCE_EXHAUSTED)."""
+    """A job or matrix that can never fit the server's budget, a full queue, or a quota of the
+    caller's tenant (the message names it) (RESOURCE_EXHAUSTED)."""
 
 
 class FailedPrecondition(SpgemmError, code=grpc.StatusCode.FAILED_PRECONDITION):

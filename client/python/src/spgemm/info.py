@@ -10,7 +10,7 @@ import numpy as np
 
 from .v1 import spgemm_pb2 as pb
 
-__all__ = ["MatrixInfo", "JobStats", "DeviceStatus", "ServerStatus"]
+__all__ = ["MatrixInfo", "JobStats", "DeviceStatus", "TenantQuotas", "ServerStatus"]
 
 
 _T = TypeVar("_T")
@@ -54,6 +54,7 @@ class MatrixInfo:
     created: Optional[datetime.datetime]
     last_used: Optional[datetime.datetime]
     ttl_seconds: int
+    tenant: str = ""  #: its owner ("" on a server without tokens)
 
     @classmethod
     def from_proto(cls, m: pb.MatrixInfo) -> "MatrixInfo":
@@ -114,8 +115,27 @@ class DeviceStatus:
 
 
 @dataclass(frozen=True)
+class TenantQuotas:
+    """The limits of the caller's tenant (0: none)."""
+
+    device_bytes: int = 0  #: its matrices cached on the devices
+    host_bytes: int = 0  #: its matrices in host memory
+    running_jobs: int = 0  #: its jobs running at once (more wait)
+    queued_jobs: int = 0  #: its jobs waiting at once (more are refused)
+
+    @classmethod
+    def from_proto(cls, q: pb.TenantQuotas) -> "TenantQuotas":
+        """Converts a spgemm.v1.TenantQuotas message."""
+        return _from_fields(cls, q)
+
+
+@dataclass(frozen=True)
 class ServerStatus:
-    """What Status reports: version, devices, queue, cache and job counts."""
+    """What Status reports: version, devices, queue, cache and job counts.
+
+    A caller that is not an admin sees its own tenant's part: its matrices,
+    jobs and bytes cached; of the devices only their names, sizes and budgets.
+    """
 
     version: str
     devices: List[DeviceStatus] = field(default_factory=list)
@@ -127,8 +147,13 @@ class ServerStatus:
     uptime_seconds: float = 0.0
     jobs_completed: int = 0
     jobs_failed: int = 0
+    tenant: str = ""  #: the caller's, as its token names it
+    admin: bool = False  #: whether the caller sees every tenant's matrices and the whole server
+    quotas: TenantQuotas = field(default_factory=TenantQuotas)
 
     @classmethod
     def from_proto(cls, s: pb.ServerStatus) -> "ServerStatus":
         """Converts a spgemm.v1.ServerStatus message."""
-        return _from_fields(cls, s, devices=[DeviceStatus.from_proto(d) for d in s.devices])
+        return _from_fields(
+            cls, s, devices=[DeviceStatus.from_proto(d) for d in s.devices], quotas=TenantQuotas.from_proto(s.quotas)
+        )

@@ -56,6 +56,9 @@ struct connection_options {
   std::string address = "localhost:50051";
   bool tls = false;
   std::string root_cert_file;  // PEM roots for TLS; empty: the system's
+  // PEM client certificate chain and its key, for a server that asks for one
+  // (spgemmd --tls_client_ca); both or neither.
+  std::string client_cert_file, client_key_file;
   std::string token;           // sent as "authorization: Bearer <token>" when set
   std::chrono::milliseconds deadline{0};  // per call; 0: none
   // gRPC load-balancing policy of the channel, e.g. "round_robin" for a
