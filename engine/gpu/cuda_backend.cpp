@@ -91,6 +91,7 @@ resolved resolve(algorithm asked, const stored_facts& facts, const cuda::structu
   shape.b_cols = b.cols;
   shape.nnz_b = b.nnz;
   shape.sm_count = cuda::current_device_facts().sm_count;
+  shape.a_diagonal_distance = a.diagonal_distance;
   const planner::choice c = planner::choose_method(shape);
   return {&methods().find(c.algo), c.reason};
 }

@@ -1,18 +1,36 @@
 // The planner, per job (algorithm::automatic): the block method where A and B
 // are made of dense blocks of one size, RMerge where rows of A are longer
 // than a narrow B is wide, else RMerge or the hash method from the shape of
-// A's rows: choose_method(). The dense, bhsparse and segmerge methods run by
-// name only (none measured faster than this choice: docs/planner.md). Host-only (no CUDA headers),
+// A's rows and how far off the diagonal they lie: choose_method(). The dense,
+// bhsparse and segmerge methods run by name only (docs/planner.md: where
+// they beat this choice, by too little or on too few matrices for a rule).
+// Host-only (no CUDA headers; diagonal_offset is host and device),
 // unit-tested on the CPU (tests/engine/planner_test.cpp); the measurements
-// behind the rule are in docs/planner.md.
+// behind the rules are in docs/planner.md.
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <string>
 
+#include "planner/host_device.hpp"
+#include "planner/row_bins.hpp"
 #include "spgemm/multiply.hpp"
 
 namespace spgemm::planner {
+
+// How far an entry (row, col) of a rows x cols matrix lies from its
+// diagonal, as a share of the matrix: |col / cols - row / rows|, 0 .. 1.
+// Its mean over the entries (row_stats::diagonal_distance) tells how
+// scattered the rows of B are that consecutive rows of A gather: a
+// uniformly random matrix has 1/3, banded, stencil and mesh matrices in a
+// local order a few hundredths.
+SPGEMM_HOST_DEVICE inline double diagonal_offset(std::int64_t row, std::int64_t col, std::int64_t rows,
+                                                 std::int64_t cols) {
+  const double d = static_cast<double>(col) / static_cast<double>(cols) -
+                   static_cast<double>(row) / static_cast<double>(rows);
+  return d < 0 ? -d : d;
+}
 
 // The shape of a matrix's rows: what the per-job rule and RMerge's plan
 // read (planner/statistics.hpp measures it; the GPU backend keeps it per
@@ -21,6 +39,9 @@ struct row_stats {
   std::int64_t rows = 0;
   std::int64_t nnz = 0;
   std::int64_t max_row_length = 0;
+  // The mean diagonal_offset of the entries (0 without entries); the GPU
+  // backend measures it once per stored matrix (planner/statistics.hpp).
+  double diagonal_distance = 0;
   double mean_row_length() const { return rows > 0 ? static_cast<double>(nnz) / static_cast<double>(rows) : 0.0; }
 };
 
@@ -48,7 +69,15 @@ struct row_shape {
   std::int64_t nnz_b = 0;
   // The device's SMs (0: unknown).
   int sm_count = 0;
+  // A's row_stats::diagonal_distance (< 0: unknown, the rule that reads it
+  // does not apply).
+  double a_diagonal_distance = -1;
   double mean_row_length() const { return rows > 0 ? static_cast<double>(nnz_a) / static_cast<double>(rows) : 0; }
+  // Products a row of A is expected to have: its mean length times B's mean
+  // row (0 where B's shape is unknown).
+  double expected_row_products() const {
+    return b_rows > 0 ? mean_row_length() * static_cast<double>(nnz_b) / static_cast<double>(b_rows) : 0;
+  }
 };
 
 // RMerge where every row of A is merged in one pass (longest row <= W * R =
@@ -91,6 +120,32 @@ inline bool rmerge_fills_the_gpu(const row_shape& s) {
          s.rows >= rmerge_min_warps_per_sm * s.sm_count;
 }
 
+// Rows of A scattered far from the diagonal (a_diagonal_distance at least
+// scattered_min_diagonal_distance) gather their rows of B from all over it:
+// RMerge's cursors, a lane per row of B, load a sector of B per product with
+// little reuse in L1, and its sub-warp steps once per entry of C, while the
+// hash method reads each row of B with coalesced loads. There the hash
+// method wins on rows of moderate products: from scattered_min_row_products
+// expected (below, its own cost per row -- a warp's table, sort and write in
+// two passes, ~2 ns on the H100, some 40 products' worth -- leaves RMerge
+// ahead even on random rows) up to what its warp tables hold at load 0.8
+// (its block tables are slower: er:200000:32, 1,024 products a row,
+// RMerge 24 ms against 33). H100 at 4976e0d, RMerge without the stage of B
+// (docs/planner.md, Level 1): finan512 (0.23 of the matrix off the
+// diagonal, 49 products a row expected) hash 0.55 ms against RMerge 0.69,
+// Andrews (0.30, 161) 0.80 / 0.87, er:1000000:8 (0.33, 64) 5.0 / 6.3; kept
+// RMerge: delaunay_n16 (0.19, 36) 0.17 / 0.28, wing (0.33, 15) 0.09 /
+// 0.22, cage11 (0.05, 204) 0.49 / 1.19, fe_pwt (0.10, 63) 0.12 / 0.19.
+inline constexpr double scattered_min_diagonal_distance = 0.2;
+inline constexpr double scattered_min_row_products = 40;
+inline constexpr double scattered_max_row_products = warp_max_table * 4.0 / 5.0;
+
+inline bool scattered_rows_for_hash(const row_shape& s) {
+  const double p = s.expected_row_products();
+  return s.a_diagonal_distance >= scattered_min_diagonal_distance && p >= scattered_min_row_products &&
+         p <= scattered_max_row_products;
+}
+
 // Operands made of dense b x b blocks (multi-dof FEM: elasticity, b = 3) take
 // the block method (engine/block/): its symbolic pass runs on the block
 // patterns (b^3 fewer products, b^2 fewer entries), its numeric pass
@@ -112,12 +167,19 @@ inline choice choose_method(const row_shape& s) {
     c.reason = "rows of A longer than B's " + std::to_string(s.b_cols) + " columns: RMerge's levels stay narrow";
   } else if (s.max_row_length <= rmerge_max_row_length &&
              static_cast<double>(s.max_row_length) <= rmerge_max_length_spread * s.mean_row_length()) {
-    if (rmerge_fills_the_gpu(s)) {
-      c.algo = algorithm::rmerge;
-      c.reason = "regular rows of A that fit one merge pass";
-    } else {
+    if (!rmerge_fills_the_gpu(s)) {
       c.algo = algorithm::hash;
       c.reason = "too few rows of A for RMerge's 32-lane merges";
+    } else if (scattered_rows_for_hash(s)) {
+      char text[160];
+      std::snprintf(text, sizeof text,
+                    "rows of A %.2f of the matrix off the diagonal, %.0f products a row expected: coalesced rows of B",
+                    s.a_diagonal_distance, s.expected_row_products());
+      c.algo = algorithm::hash;
+      c.reason = text;
+    } else {
+      c.algo = algorithm::rmerge;
+      c.reason = "regular rows of A that fit one merge pass";
     }
   } else {
     c.algo = algorithm::hash;

@@ -227,6 +227,29 @@ TEST(GpuBackend, DescribesItself) {
   EXPECT_LE(m.free_bytes, m.total_bytes);
 }
 
+// The planner reads how far A's entries lie off the diagonal (measured once
+// per stored matrix on the device; planner/job_rules.hpp): uniformly random
+// rows of 64 products go to the hash method, the same rows in a narrow band
+// to RMerge; both products exact.
+TEST(GpuBackend, PlannerReadsHowFarRowsLieOffTheDiagonal) {
+  SPGEMM_REQUIRE_GPU();
+  backend& g = gpu();
+  const auto method_of = [&](const csr_matrix<double>& a) {
+    const auto sa = g.store(a);
+    return g.estimate_multiply(*sa, *sa, {}).method;
+  };
+  const auto scattered = testing::with_random_values(generate("er:20000:8"), 5);
+  const std::string random_rows = method_of(scattered);
+  EXPECT_EQ(random_rows.rfind("auto: hash", 0), 0u) << random_rows;
+  EXPECT_NE(random_rows.find("0.33 of the matrix off the diagonal, 64 products a row"), std::string::npos)
+      << random_rows;
+  expect_product(scattered, scattered, algorithm::automatic);
+  const auto banded = testing::with_random_values(generate("band:20000:40:8"), 6);
+  const std::string band_rows = method_of(banded);
+  EXPECT_EQ(band_rows.rfind("auto: rmerge", 0), 0u) << band_rows;
+  expect_product(banded, banded, algorithm::automatic);
+}
+
 TEST(GpuBackend, FreesWhatItStored) {
   SPGEMM_REQUIRE_GPU();
   backend& g = gpu();

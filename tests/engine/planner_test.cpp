@@ -1,4 +1,7 @@
 // The planner's host-only rules (engine/planner/job_rules.hpp, row_bins.hpp), on the CPU.
+#include <cmath>
+#include <string>
+
 #include <gtest/gtest.h>
 
 #include "planner/job_rules.hpp"
@@ -226,6 +229,69 @@ TEST(Planner, HashWhereRmergeWouldRunFewWideSubwarps) {
   row_shape unknown = bcsstk13;
   unknown.sm_count = 0;
   EXPECT_EQ(planner::choose_method(unknown).algo, algorithm::rmerge);
+}
+
+// A square operand's row shape with its diagonal distance, B = A.
+row_shape square(std::int64_t rows, std::int64_t nnz, std::int64_t max_len, double diagonal) {
+  row_shape s = with_b({rows, nnz, max_len, false, 1}, rows, rows, nnz);
+  s.a_diagonal_distance = diagonal;
+  return s;
+}
+
+TEST(Planner, DiagonalOffsetIsTheShareOfTheMatrixOffTheDiagonal) {
+  EXPECT_DOUBLE_EQ(diagonal_offset(0, 0, 10, 10), 0);
+  EXPECT_DOUBLE_EQ(diagonal_offset(5, 5, 10, 10), 0);
+  EXPECT_DOUBLE_EQ(diagonal_offset(0, 5, 10, 10), 0.5);
+  EXPECT_DOUBLE_EQ(diagonal_offset(9, 0, 10, 10), 0.9);
+  // Rectangular: rows and columns each as a share of their range.
+  EXPECT_DOUBLE_EQ(diagonal_offset(50, 5, 100, 10), 0);
+  EXPECT_DOUBLE_EQ(diagonal_offset(0, 25, 10, 100), 0.25);
+  // A uniformly random matrix: 1/3 in the mean.
+  const std::int64_t n = 400;
+  double sum = 0;
+  for (std::int64_t r = 0; r < n; ++r) {
+    for (std::int64_t c = 0; c < n; ++c) sum += diagonal_offset(r, c, n, n);
+  }
+  EXPECT_NEAR(sum / static_cast<double>(n * n), 1.0 / 3.0, 0.01);
+}
+
+TEST(Planner, HashForScatteredRowsOfModerateProducts) {
+  // finan512: 0.23 of the matrix off the diagonal, 7 per row (49 products), longest 54.
+  const row_shape finan512 = square(74752, 522240, 54, 0.226);
+  EXPECT_EQ(planner::choose_method(finan512).algo, algorithm::hash);
+  EXPECT_NE(planner::choose_method(finan512).reason.find("0.23 of the matrix off the diagonal"), std::string::npos)
+      << planner::choose_method(finan512).reason;
+  // Andrews: 0.30, 12.7 per row (161 products).
+  EXPECT_EQ(planner::choose_method(square(60000, 760154, 36, 0.297)).algo, algorithm::hash);
+  // er:1000000:8: uniformly random, 64 products a row.
+  EXPECT_EQ(planner::choose_method(square(1000000, 8000000, 8, 1.0 / 3)).algo, algorithm::hash);
+  // Rows near the diagonal keep RMerge: cage11 (0.05, 204 products), fe_pwt (0.10, 63).
+  EXPECT_EQ(planner::choose_method(square(39082, 559722, 31, 0.049)).algo, algorithm::rmerge);
+  EXPECT_EQ(planner::choose_method(square(36519, 289588, 15, 0.095)).algo, algorithm::rmerge);
+  // Few products a row keep RMerge however scattered: delaunay_n16 (0.19, 36), wing (0.33, 15),
+  // er:1000000:2 (4).
+  EXPECT_EQ(planner::choose_method(square(65536, 393150, 17, 0.192)).algo, algorithm::rmerge);
+  EXPECT_EQ(planner::choose_method(square(62032, 243088, 4, 0.328)).algo, algorithm::rmerge);
+  EXPECT_EQ(planner::choose_method(square(1000000, 2000000, 2, 1.0 / 3)).algo, algorithm::rmerge);
+  // More than a warp table holds: er:200000:32 (1,024 products a row) keeps RMerge.
+  EXPECT_EQ(planner::choose_method(square(200000, 6400000, 32, 1.0 / 3)).algo, algorithm::rmerge);
+  // The bounds themselves.
+  const double at_least = scattered_min_row_products;
+  EXPECT_TRUE(scattered_rows_for_hash(square(1000, static_cast<std::int64_t>(1000 * std::sqrt(at_least) + 1), 8,
+                                             scattered_min_diagonal_distance)));
+  EXPECT_FALSE(scattered_rows_for_hash(square(1000, 6000, 8, 0.5)));                // 36 products a row
+  EXPECT_FALSE(scattered_rows_for_hash(square(1000, 21000, 30, 0.5)));              // 441
+  EXPECT_TRUE(scattered_rows_for_hash(square(1000, 20000, 30, 0.5)));               // 400
+  EXPECT_FALSE(scattered_rows_for_hash(square(1000, 8000, 8, 0.19)));               // near the diagonal
+  // Unknown distance or unknown B: the rule does not apply.
+  EXPECT_FALSE(scattered_rows_for_hash(square(1000, 8000, 8, -1)));
+  row_shape no_b{1000, 8000, 8, false, 1};
+  no_b.a_diagonal_distance = 0.5;
+  EXPECT_FALSE(scattered_rows_for_hash(no_b));
+  EXPECT_EQ(planner::choose_method(no_b).algo, algorithm::rmerge);
+  // Rules before it still decide: few rows (bcsstk13-like) take hash for their own reason.
+  EXPECT_EQ(planner::choose_method(square(2003, 83883, 95, 0.5)).reason,
+            "too few rows of A for RMerge's 32-lane merges");
 }
 
 TEST(Planner, ColumnRangesWhereRowsOfBAreLong) {
