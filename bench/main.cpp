@@ -443,7 +443,12 @@ void run_matrix(environment& env, const options& o, const std::vector<method>& m
       std::optional<spgemm::any_csr> result;
       // Estimated once, as the service's memo does for a repeated product;
       // the peak is the product's own bytes (workspace + C).
-      const std::size_t limit = be->estimate_multiply(*sa, *sb, mo).total();
+      const spgemm::memory_estimate estimate = be->estimate_multiply(*sa, *sb, mo);
+      const std::size_t limit = estimate.total();
+      // The planner's choice, one line on stderr: which method auto's time is of, and why.
+      if (m.algo == spgemm::algorithm::automatic) {
+        std::fprintf(stderr, "plan: %s: %s\n", r.matrix.c_str(), estimate.method.c_str());
+      }
       bench::warmup warm(o.warmups);
       // The calls' own time against --method-seconds: the check's copy of C
       // (seconds for a C of 10^9 entries) would otherwise leave only the

@@ -260,6 +260,16 @@ def main():
     if per_method:
         summary.append("per method (method ms / auto ms, < 1: faster than auto): " +
                        ", ".join(f"{x} {fmt(g, '.2f')} ({k})" for x, (g, k) in per_method.items()))
+    # The planner's misses: a method of ours more than 10% faster than auto on a matrix.
+    misses = []
+    for m in rows.values():
+        auto = m.ours.get("auto", math.nan)
+        faster = [(v, x) for x, v in m.ours.items() if x != "auto" and v > 0 and auto > 1.1 * v]
+        if faster:
+            v, x = min(faster)
+            misses.append(f"{m.name} {x} {fmt_ms(v)} vs {fmt_ms(auto)}")
+    summary.append(f"auto more than 10% slower than a method of ours on {len(misses)}" +
+                   (": " + ", ".join(misses) if misses else ""))
     if workspace:
         over = [f"{name} {w:.1f}" for name, w in sorted(workspace.items(), key=lambda kv: -kv[1]) if w > 12]
         worst = max(workspace, key=workspace.get)

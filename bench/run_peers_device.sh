@@ -17,6 +17,7 @@
 #   export.log        spgemm-export-mtx's (the .mtx files go to $MTX_DIR, not $OUT)
 #   peers.tsv, peer-logs/  peer_runs.py's results and each driver's output
 #   h100-peers.tsv/.md the merged table and its summary
+#   plans.txt         the method auto ran on each input, and why (spgemm-bench's plan lines)
 # The summary comes last on stdout, then the GPU tests' verdict. Exit status 1
 # when a test failed or a result of ours did not match.
 #
@@ -164,6 +165,14 @@ if [[ -s "$OUT/bench.tsv" ]]; then
   [[ -f "$PREVIOUS_PEERS" ]] && previous=(--previous "$PREVIOUS_PEERS")
   python3 "$HERE/peers_summary.py" "$OUT/bench.tsv" --peers "$OUT/peers.tsv" "${previous[@]}" "${manifests[@]}" \
     --tsv "$OUT/h100-peers.tsv" --markdown "$OUT/h100-peers.md"
+fi
+if grep -q '^plan: ' "$OUT/bench.log" 2>/dev/null; then
+  # spgemm-bench's line per input: the method auto ran and why.
+  grep '^plan: ' "$OUT/bench.log" >"$OUT/plans.txt"
+  echo "auto's methods (plans.txt): $(sed -E 's/^plan: .*: auto: ([a-z]+).*/\1/' "$OUT/plans.txt" | sort | uniq -c |
+    awk '{ printf "%s%s %s", sep, $1, $2; sep = ", " }')"
+  scattered='^plan: ([^:]+(:[^:]+)*): auto: hash.*\(rows of A ([0-9.]+) of the matrix off the diagonal, ([0-9]+) products.*'
+  grep 'off the diagonal' "$OUT/plans.txt" | sed -E "s/$scattered/  scattered rows, hash: \\1 (\\3, \\4 products a row)/"
 fi
 if [[ -s "$OUT/bench-stage-b.tsv" && -s "$OUT/bench.tsv" ]]; then
   echo "RMerge's stage of B (ms: default / SPGEMM_RMERGE_STAGE_B=$STAGE_B_VALUE):"
