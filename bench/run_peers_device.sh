@@ -169,7 +169,7 @@ fi
 if grep -q '^plan: ' "$OUT/bench.log" 2>/dev/null; then
   # spgemm-bench's line per input: the method auto ran and why.
   grep '^plan: ' "$OUT/bench.log" >"$OUT/plans.txt"
-  echo "auto's methods (plans.txt): $(sed -E 's/^plan: .*: auto: ([a-z]+).*/\1/' "$OUT/plans.txt" | sort | uniq -c |
+  echo "auto's methods (plans.txt): $(sed -nE 's/^plan: .*: auto: ([a-z]+).*/\1/p' "$OUT/plans.txt" | sort | uniq -c |
     awk '{ printf "%s%s %s", sep, $1, $2; sep = ", " }')"
   scattered='^plan: ([^:]+(:[^:]+)*): auto: hash.*\(rows of A ([0-9.]+) of the matrix off the diagonal, ([0-9]+) products.*'
   grep 'off the diagonal' "$OUT/plans.txt" | sed -E "s/$scattered/  scattered rows, hash: \\1 (\\3, \\4 products a row)/"
