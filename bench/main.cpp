@@ -44,6 +44,11 @@ struct options {
   std::string precision = "f64";
   int repeats = 9;
   int warmups = 2;
+  // Seconds of calls one method may take on one matrix, warm-ups included
+  // (0: no limit; the check's copy of C is not counted): past it the method
+  // stops with the calls it has timed, at least one after its warm-ups (or,
+  // where its first call alone took longer, that call as its time).
+  double method_seconds = 0;
   std::string tsv_path;
   std::string markdown_path;
   std::string commit;
@@ -438,8 +443,18 @@ void run_matrix(environment& env, const options& o, const std::vector<method>& m
       std::optional<spgemm::any_csr> result;
       // Estimated once, as the service's memo does for a repeated product;
       // the peak is the product's own bytes (workspace + C).
-      const std::size_t limit = be->estimate_multiply(*sa, *sb, mo).total();
+      const spgemm::memory_estimate estimate = be->estimate_multiply(*sa, *sb, mo);
+      const std::size_t limit = estimate.total();
+      // The planner's choice, one line on stderr: which method auto's time is of, and why.
+      if (m.algo == spgemm::algorithm::automatic) {
+        std::fprintf(stderr, "plan: %s: %s\n", r.matrix.c_str(), estimate.method.c_str());
+      }
       bench::warmup warm(o.warmups);
+      // The calls' own time against --method-seconds: the check's copy of C
+      // (seconds for a C of 10^9 entries) would otherwise leave only the
+      // first, cold call timed (the pool grows there; cuSPARSE, run before,
+      // trims it).
+      double spent_ms = 0;
       for (int k = 0; static_cast<int>(ms.size()) < o.repeats; ++k) {
         const bool warming = warm.is_warmup(k);
         std::size_t peak = 0;
@@ -452,7 +467,13 @@ void run_matrix(environment& env, const options& o, const std::vector<method>& m
           if (o.check) result = be->fetch(*c);
         }
         c.reset();
-        if (!warming) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+        const double call_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+        if (!warming) ms.push_back(call_ms);
+        spent_ms += call_ms;
+        if (o.method_seconds > 0 && spent_ms > 1000 * o.method_seconds && (!ms.empty() || k == 0)) {
+          if (ms.empty()) ms.push_back(call_ms);  // its first call alone took longer
+          break;
+        }
       }
       r.ms = median(ms);
 
@@ -648,7 +669,8 @@ int run(const options& o) {
       int gpus = spgemm::cuda_device_count();
 #ifdef SPGEMM_BENCH_WITH_CUSPARSE
       gpus = std::max(gpus, bench::cuda_devices());
-      list = gpus > 0 ? "auto,hash,rmerge,esc,block,cusparse-alg1,cusparse-alg2,cusparse-alg3" : "gustavson";
+      list = gpus > 0 ? "auto,hash,rmerge,esc,block,dense,bhsparse,segmerge,cusparse-alg1,cusparse-alg2,cusparse-alg3"
+                      : "gustavson";
 #else
       list = gpus > 0 ? "rmerge" : "gustavson";
 #endif
@@ -739,12 +761,18 @@ int main(int argc, char** argv) {
       ->required();
   app.add_option("--b", o.b_spec, "right factor B for every matrix (default: A itself)");
   app.add_option("--algorithms", o.algorithms,
-                 "comma list of auto, hash, rmerge, esc, block, gustavson, cusparse-alg1, cusparse-alg2, cusparse-alg3 "
-                 "(default: auto, hash, rmerge, esc, block and the three cuSPARSE ALGs on a GPU, gustavson without one)");
+                 "comma list of auto, hash, rmerge, esc, block, dense, bhsparse, segmerge, gustavson, cusparse-alg1, "
+                 "cusparse-alg2, cusparse-alg3 (default: every GPU method, auto and the three cuSPARSE ALGs on a GPU, "
+                 "gustavson without one)");
   app.add_option("--precision", o.precision, "value type: f64 or f32")->check(CLI::IsMember({"f64", "f32"}));
   app.add_option("--repeats", o.repeats, "timed calls per algorithm (the median is reported)")
       ->check(CLI::Range(1, 1000000));
   app.add_option("--warmups", o.warmups, "untimed calls before them (and, where > 0, for at least 25 ms)")->check(CLI::Range(0, 1000));
+  app.add_option("--method-seconds", o.method_seconds,
+                 "seconds of calls one method may take on one matrix, warm-ups included, the check's copy of C not "
+                 "(0: no limit); past it the median is of the calls timed so far (at least one after the warm-ups), "
+                 "or the first call where it alone took longer")
+      ->check(CLI::Range(0.0, 1e9));
   app.add_option("--tsv", o.tsv_path, "write the results as TSV here");
   app.add_option("--markdown", o.markdown_path, "write the markdown table here too");
   app.add_option("--commit", o.commit, "commit string noted at the top of the markdown");

@@ -9,9 +9,10 @@
 #     --graph: spgemmd, the CLI, graph_bench.py and run_graph_device.sh, the Python client's graph
 #              suites and worked examples, the wheels they need offline (python-graphblas and
 #              SuiteSparse:GraphBLAS, networkx, ...), the shared graphs (bench/README.md)
-#     --peers: spgemm-bench, spgemm-export-mtx and run_peers_device.sh with its scripts (stripped), the
-#              peer drivers of $PEERS_BIN (default .peers/bin, built by the developer and never committed;
-#              absent: none) in peers/, and the matrices of ../shared/corpus too (bench/README.md)
+#     --peers: spgemm-bench, spgemm-export-mtx, spgemm_gpu_tests and run_peers_device.sh with its scripts
+#              (stripped), the peer drivers of $PEERS_BIN (default .peers/bin, built by the developer and never
+#              committed; absent: none) in peers/, and the matrices of ../shared/corpus too, with both
+#              MANIFESTs (bench/README.md)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dest=${DEST:-.device}
@@ -32,7 +33,7 @@ if [ "$graph" = ON ]; then
 elif [ "$service" = ON ]; then
   targets=(spgemmd spgemm_cli spgemm_service_bench spgemm_e2e_bench spgemm_load spgemmd_integration_test spgemm_client_tests)
 elif [ "$peers" = ON ]; then
-  targets=(spgemm_bench spgemm_export_mtx)
+  targets=(spgemm_bench spgemm_export_mtx spgemm_gpu_tests)
 else
   targets=(spgemm_bench spgemm_gpu_tests spgemm_engine_tests)
 fi
@@ -41,7 +42,7 @@ cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
 rm -rf "$dest" && mkdir -p $dest/bin $dest/lib $dest/matrices
 if [ "$peers" = ON ]; then
   # Stripped, so that with every matrix and the drivers they stay under the device tool's 64 MiB.
-  cp "$build"/bench/spgemm-bench "$build"/bench/spgemm-export-mtx "$dest"/bin/
+  cp "$build"/bench/spgemm-bench "$build"/bench/spgemm-export-mtx "$build"/tests/engine/spgemm_gpu_tests "$dest"/bin/
   strip --strip-unneeded "$dest"/bin/*
   cp bench/run_peers_device.sh bench/peer_runs.py bench/peers_summary.py "$dest"/
   peers_bin=${PEERS_BIN:-.peers/bin}
@@ -54,6 +55,9 @@ if [ "$peers" = ON ]; then
   fi
   cp ../shared/corpus/*.mtx.gz "$dest"/matrices/
   cp ../shared/corpus/MANIFEST.tsv "$dest"/matrices/MANIFEST-corpus.tsv
+  cp ../shared/matrices/MANIFEST.tsv "$dest"/matrices/MANIFEST-shared.tsv  # the GPU tests' matrices
+  # The last committed comparison: the peers' timings for a run without their stage (PREVIOUS_PEERS).
+  cp bench/results/h100-peers.tsv "$dest"/previous-peers.tsv
 elif [ "$graph" = ON ]; then
   cp "$build"/server/spgemmd "$build"/client/spgemm $dest/bin/
   strip --strip-unneeded $dest/bin/*

@@ -153,6 +153,29 @@ def read_peers(path, rows):
     return known + [p for p in libraries if p not in known]
 
 
+def read_previous(path, rows, libraries):
+    """Peer timings from an earlier merged table (this script's --tsv: LIBRARY_ms columns) for the matrices
+    the peers TSV left without them: the peers' code does not change between our runs, so one run of
+    theirs serves later runs of ours on the same GPU."""
+    if not path or not os.path.exists(path):
+        return libraries
+    with open(path) as f:
+        for r in csv.DictReader(f, delimiter="\t"):
+            m = rows.get(r["matrix"])
+            if m is None:
+                continue
+            for column, text in r.items():
+                if not column.endswith("_ms") or column[:-3] not in PEER_ORDER or column[:-3] in m.peers:
+                    continue
+                library = column[:-3]
+                if library not in libraries:
+                    libraries.append(library)
+                x = number(text)
+                m.peers[library] = x if not math.isnan(x) else (text or math.nan)
+    known = [p for p in PEER_ORDER if p in libraries]
+    return known + [p for p in libraries if p not in known]
+
+
 def workspace_per_entry(m, f32):
     """auto's peak beyond C, per entry of C (the peak counts workspace + C, not A and B)."""
     if not (m.nnz_c > 0) or math.isnan(m.auto_peak):
@@ -177,13 +200,14 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("bench_tsv")
     p.add_argument("--peers", help="peer_runs.py's TSV (absent: no peer columns filled)")
+    p.add_argument("--previous", help="an earlier table of this script (--tsv): peer timings where --peers has none")
     p.add_argument("--manifest", action="append", default=[], help="a MANIFEST.tsv with name and class columns")
     p.add_argument("--tsv")
     p.add_argument("--markdown")
     a = p.parse_args()
 
     rows, methods = read_bench(a.bench_tsv)
-    libraries = read_peers(a.peers, rows)
+    libraries = read_previous(a.previous, rows, read_peers(a.peers, rows))
     classes = read_manifest_classes(a.manifest)
 
     header = (["matrix", "class", "flops", "nnz_c", "auto_ms"] + [f"{x}_ms" for x in methods] +
@@ -230,6 +254,22 @@ def main():
                                                             for k in ["cuSPARSE"] + libraries if k in per_peer)]
     if not libraries:
         summary.append("no peer results (no peers TSV, or no drivers ran): the best peer is cuSPARSE")
+    per_method = {x: geomean([m.ours[x] / m.ours["auto"] for m in rows.values()
+                              if x in m.ours and m.ours.get("auto", math.nan) > 0])
+                  for x in methods}
+    if per_method:
+        summary.append("per method (method ms / auto ms, < 1: faster than auto): " +
+                       ", ".join(f"{x} {fmt(g, '.2f')} ({k})" for x, (g, k) in per_method.items()))
+    # The planner's misses: a method of ours more than 10% faster than auto on a matrix.
+    misses = []
+    for m in rows.values():
+        auto = m.ours.get("auto", math.nan)
+        faster = [(v, x) for x, v in m.ours.items() if x != "auto" and v > 0 and auto > 1.1 * v]
+        if faster:
+            v, x = min(faster)
+            misses.append(f"{m.name} {x} {fmt_ms(v)} vs {fmt_ms(auto)}")
+    summary.append(f"auto more than 10% slower than a method of ours on {len(misses)}" +
+                   (": " + ", ".join(misses) if misses else ""))
     if workspace:
         over = [f"{name} {w:.1f}" for name, w in sorted(workspace.items(), key=lambda kv: -kv[1]) if w > 12]
         worst = max(workspace, key=workspace.get)

@@ -6,6 +6,7 @@
 
 #include "cuda/convert_values.hpp"
 #include "cuda/cuda_check.hpp"
+#include "cuda/device_facts.hpp"
 #include "cuda/limiting_resource.hpp"
 #include "cuda/statistics_resource.hpp"
 #include "gpu/method_table.hpp"
@@ -103,8 +104,14 @@ resolved resolve(const multiply_options& options, const stored_facts& facts, con
   } else {
     const planner::row_stats& a = facts.a_rows();
     const bool empty = a.nnz == 0 || b.nnz == 0;
-    const planner::choice c = planner::choose_method(
-        {a.rows, a.nnz, a.max_row_length, empty, facts.block_size(), options.semiring.is_plus_times()});
+    planner::row_shape shape{a.rows, a.nnz, a.max_row_length, empty, facts.block_size(),
+                             options.semiring.is_plus_times()};
+    shape.b_rows = b.rows;
+    shape.b_cols = b.cols;
+    shape.nnz_b = b.nnz;
+    shape.sm_count = cuda::current_device_facts().sm_count;
+    shape.a_diagonal_distance = a.diagonal_distance;
+    const planner::choice c = planner::choose_method(shape);
     r = {&methods().find(c.algo), c.reason};
   }
   const std::string name(to_string(r.method->algo));

@@ -27,8 +27,11 @@ cuda::structure_view cuda_stored_matrix::structure() const {
 }
 
 const planner::row_stats& cuda_stored_matrix::row_stats(cudaStream_t stream) const {
-  std::call_once(row_stats_once_,
-                 [&] { row_stats_ = planner::compute_row_stats(structure(), context_->memory, stream); });
+  std::call_once(row_stats_once_, [&] {
+    planner::row_stats s = planner::compute_row_stats(structure(), context_->memory, stream);
+    s.diagonal_distance = planner::compute_diagonal_distance(structure(), context_->memory, stream);
+    row_stats_ = s;
+  });
   return row_stats_;
 }
 

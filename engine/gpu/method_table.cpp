@@ -3,11 +3,14 @@
 #include <iterator>
 #include <vector>
 
+#include "bhsparse/bhsparse.hpp"
 #include "block/block.hpp"
+#include "dense/dense.hpp"
 #include "dot/dot.hpp"
 #include "esc/esc.hpp"
 #include "hash/hash.hpp"
 #include "rmerge/rmerge.hpp"
+#include "segmerge/segmerge.hpp"
 #include "spgemm/backend.hpp"
 
 namespace spgemm {
@@ -21,6 +24,9 @@ const method::method rows[] = {
     {algorithm::esc, &esc::estimate, &esc::run<float>, &esc::run<double>, true, true},
     {algorithm::block, &block::estimate, &block::run<float>, &block::run<double>},
     {algorithm::dot, &dot::estimate, &dot::run<float>, &dot::run<double>, true, true, true},
+    {algorithm::dense, &dense::estimate, &dense::run<float>, &dense::run<double>},
+    {algorithm::bhsparse, &bhsparse::estimate, &bhsparse::run<float>, &bhsparse::run<double>},
+    {algorithm::segmerge, &segmerge::estimate, &segmerge::run<float>, &segmerge::run<double>},
 };
 
 }  // namespace

@@ -1,16 +1,36 @@
 // The planner, per job (algorithm::automatic): the block method where A and B
-// are made of dense blocks of one size, else RMerge or the hash method from
-// the shape of A's rows: choose_method(). Host-only (no CUDA headers),
+// are made of dense blocks of one size, RMerge where rows of A are longer
+// than a narrow B is wide, else RMerge or the hash method from the shape of
+// A's rows and how far off the diagonal they lie: choose_method(). The dense,
+// bhsparse and segmerge methods run by name only (docs/planner.md: where
+// they beat this choice, by too little or on too few matrices for a rule).
+// Host-only (no CUDA headers; diagonal_offset is host and device),
 // unit-tested on the CPU (tests/engine/planner_test.cpp); the measurements
-// behind the rule are in docs/planner.md.
+// behind the rules are in docs/planner.md.
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <string>
 
+#include "planner/host_device.hpp"
+#include "planner/row_bins.hpp"
 #include "spgemm/multiply.hpp"
 
 namespace spgemm::planner {
+
+// How far an entry (row, col) of a rows x cols matrix lies from its
+// diagonal, as a share of the matrix: |col / cols - row / rows|, 0 .. 1.
+// Its mean over the entries (row_stats::diagonal_distance) tells how
+// scattered the rows of B are that consecutive rows of A gather: a
+// uniformly random matrix has 1/3, banded, stencil and mesh matrices in a
+// local order a few hundredths.
+SPGEMM_HOST_DEVICE inline double diagonal_offset(std::int64_t row, std::int64_t col, std::int64_t rows,
+                                                 std::int64_t cols) {
+  const double d = static_cast<double>(col) / static_cast<double>(cols) -
+                   static_cast<double>(row) / static_cast<double>(rows);
+  return d < 0 ? -d : d;
+}
 
 // The shape of a matrix's rows: what the per-job rule and RMerge's plan
 // read (planner/statistics.hpp measures it; the GPU backend keeps it per
@@ -19,6 +39,9 @@ struct row_stats {
   std::int64_t rows = 0;
   std::int64_t nnz = 0;
   std::int64_t max_row_length = 0;
+  // The mean diagonal_offset of the entries (0 without entries); the GPU
+  // backend measures it once per stored matrix (planner/statistics.hpp).
+  double diagonal_distance = 0;
   double mean_row_length() const { return rows > 0 ? static_cast<double>(nnz) / static_cast<double>(rows) : 0.0; }
 };
 
@@ -43,7 +66,21 @@ struct row_shape {
   // The product is over (+, *): every method runs it. Another semiring runs
   // on the methods that take one (the hash method, ESC).
   bool plus_times = true;
+  // B's shape (0: unknown, the rules that read it do not apply).
+  std::int64_t b_rows = 0;
+  std::int64_t b_cols = 0;
+  std::int64_t nnz_b = 0;
+  // The device's SMs (0: unknown).
+  int sm_count = 0;
+  // A's row_stats::diagonal_distance (< 0: unknown, the rule that reads it
+  // does not apply).
+  double a_diagonal_distance = -1;
   double mean_row_length() const { return rows > 0 ? static_cast<double>(nnz_a) / static_cast<double>(rows) : 0; }
+  // Products a row of A is expected to have: its mean length times B's mean
+  // row (0 where B's shape is unknown).
+  double expected_row_products() const {
+    return b_rows > 0 ? mean_row_length() * static_cast<double>(nnz_b) / static_cast<double>(b_rows) : 0;
+  }
 };
 
 // RMerge where every row of A is merged in one pass (longest row <= W * R =
@@ -54,6 +91,63 @@ inline constexpr std::int64_t rmerge_max_row_length = 128;
 // mean: a merge pass sizes its sub-warps by the longest row, so on skewed
 // short rows the hash method's warp tables win.
 inline constexpr double rmerge_max_length_spread = 12;
+
+// RMerge's sub-warps of 32 lanes (a longest row of more than 64 entries:
+// rmerge_tuning.hpp) on few rows: fewer than rmerge_min_warps_per_sm rows
+// per SM leave its latency-bound merges unhidden, while the hash method's
+// block tables spread a row's products over a block (bcsstk13, 2003 rows of
+// up to 94 entries: hash 0.20-0.24 ms against RMerge 0.37-0.43).
+inline constexpr std::int64_t rmerge_wide_subwarp_length = 64;
+inline constexpr std::int64_t rmerge_min_warps_per_sm = 32;
+
+// Rows of A longer than B has columns, B narrow (at most
+// narrow_b_max_columns): A * A^T of a wide matrix of few rows (LP
+// constraint matrices: nw04, 36 rows of 17,700 entries into 36 columns;
+// fast0507, 507 rows of 807 into 507). The hash method serializes on a
+// table of a few slots (nw04/aat 13.7 ms); RMerge splits the rows, and every
+// level's intermediate rows hold at most B's columns (0.35 ms, the dense
+// method 0.39; fast0507/aat 0.38 against 0.44 and hash 2.6). Where rows of
+// A are shorter than B is wide the products spread over its columns
+// (mbeacxc: rows of 100 into 496 columns, hash 0.42 ms, dense 0.64, RMerge
+// 1.38; pilot87/aat: 36 into 2030) and the rules of A's row shape apply.
+inline constexpr std::int64_t narrow_b_max_columns = 4096;
+inline constexpr double narrow_b_min_row_per_column = 1;
+
+inline bool long_rows_into_narrow_b(const row_shape& s) {
+  return s.b_cols > 0 && s.b_cols <= narrow_b_max_columns &&
+         s.mean_row_length() >= narrow_b_min_row_per_column * static_cast<double>(s.b_cols);
+}
+
+inline bool rmerge_fills_the_gpu(const row_shape& s) {
+  return s.sm_count <= 0 || s.max_row_length <= rmerge_wide_subwarp_length ||
+         s.rows >= rmerge_min_warps_per_sm * s.sm_count;
+}
+
+// Rows of A scattered far from the diagonal (a_diagonal_distance at least
+// scattered_min_diagonal_distance) gather their rows of B from all over it:
+// RMerge's cursors, a lane per row of B, load a sector of B per product with
+// little reuse in L1, and its sub-warp steps once per entry of C, while the
+// hash method reads each row of B with coalesced loads. There the hash
+// method wins on rows of moderate products: from scattered_min_row_products
+// expected (below, its own cost per row -- a warp's table, sort and write in
+// two passes, ~2 ns on the H100, some 40 products' worth -- leaves RMerge
+// ahead even on random rows) up to what its warp tables hold at load 0.8
+// (its block tables are slower: er:200000:32, 1,024 products a row,
+// RMerge 24 ms against 33). H100 at 4976e0d, RMerge without the stage of B
+// (docs/planner.md, Level 1): finan512 (0.23 of the matrix off the
+// diagonal, 49 products a row expected) hash 0.55 ms against RMerge 0.69,
+// Andrews (0.30, 161) 0.80 / 0.87, er:1000000:8 (0.33, 64) 5.0 / 6.3; kept
+// RMerge: delaunay_n16 (0.19, 36) 0.17 / 0.28, wing (0.33, 15) 0.09 /
+// 0.22, cage11 (0.05, 204) 0.49 / 1.19, fe_pwt (0.10, 63) 0.12 / 0.19.
+inline constexpr double scattered_min_diagonal_distance = 0.2;
+inline constexpr double scattered_min_row_products = 40;
+inline constexpr double scattered_max_row_products = warp_max_table * 4.0 / 5.0;
+
+inline bool scattered_rows_for_hash(const row_shape& s) {
+  const double p = s.expected_row_products();
+  return s.a_diagonal_distance >= scattered_min_diagonal_distance && p >= scattered_min_row_products &&
+         p <= scattered_max_row_products;
+}
 
 // Operands made of dense b x b blocks (multi-dof FEM: elasticity, b = 3) take
 // the block method (engine/block/): its symbolic pass runs on the block
@@ -74,10 +168,25 @@ inline choice choose_method(const row_shape& s) {
   } else if (s.block_size >= block_min_size) {
     c.algo = algorithm::block;
     c.reason = "A and B made of dense " + std::to_string(s.block_size) + "x" + std::to_string(s.block_size) + " blocks";
+  } else if (long_rows_into_narrow_b(s)) {
+    c.algo = algorithm::rmerge;
+    c.reason = "rows of A longer than B's " + std::to_string(s.b_cols) + " columns: RMerge's levels stay narrow";
   } else if (s.max_row_length <= rmerge_max_row_length &&
              static_cast<double>(s.max_row_length) <= rmerge_max_length_spread * s.mean_row_length()) {
-    c.algo = algorithm::rmerge;
-    c.reason = "regular rows of A that fit one merge pass";
+    if (!rmerge_fills_the_gpu(s)) {
+      c.algo = algorithm::hash;
+      c.reason = "too few rows of A for RMerge's 32-lane merges";
+    } else if (scattered_rows_for_hash(s)) {
+      char text[160];
+      std::snprintf(text, sizeof text,
+                    "rows of A %.2f of the matrix off the diagonal, %.0f products a row expected: coalesced rows of B",
+                    s.a_diagonal_distance, s.expected_row_products());
+      c.algo = algorithm::hash;
+      c.reason = text;
+    } else {
+      c.algo = algorithm::rmerge;
+      c.reason = "regular rows of A that fit one merge pass";
+    }
   } else {
     c.algo = algorithm::hash;
     c.reason = "long rows of A: hash tables and segment rows per bin";

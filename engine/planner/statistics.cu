@@ -42,6 +42,17 @@ row_stats compute_row_stats(const cuda::structure_view& m, cuda::memory_resource
   return s;
 }
 
+double compute_diagonal_distance(const cuda::structure_view& m, cuda::memory_resource& memory, cudaStream_t stream) {
+  if (m.rows == 0 || m.cols == 0 || m.nnz == 0) return 0;
+  cuda::device_buffer<ull> out(memory, 1, stream);
+  SPGEMM_CUDA_CHECK(cudaMemsetAsync(out.data(), 0, sizeof(ull), stream));
+  kernels::diagonal_distance_kernel<<<warp_blocks(m.rows), helper_threads, 0, stream>>>(
+      m.rows, m.cols, m.row_offsets, m.col_indices, out.data());
+  SPGEMM_CUDA_CHECK_LAUNCH();
+  const auto units = static_cast<double>(cuda::read_back(out.data(), stream));
+  return units / static_cast<double>(1u << kernels::diagonal_units_log2) / static_cast<double>(m.nnz);
+}
+
 size_mask detect_block_sizes(const cuda::structure_view& m, cuda::memory_resource& memory, cudaStream_t stream) {
   const size_mask candidates = shape_candidates(m.rows, m.cols, m.nnz);
   if (candidates == 0 || m.nnz == 0) return candidates;

@@ -19,8 +19,12 @@
 
 namespace spgemm::planner {
 
-// Rows, nnz and the longest row of `m`.
+// Rows, nnz and the longest row of `m` (diagonal_distance left 0).
 row_stats compute_row_stats(const cuda::structure_view& m, cuda::memory_resource& memory, cudaStream_t stream);
+
+// The mean diagonal_offset of `m`'s entries (row_stats::diagonal_distance;
+// 0 without entries): one kernel over the entries, a warp per row.
+double compute_diagonal_distance(const cuda::structure_view& m, cuda::memory_resource& memory, cudaStream_t stream);
 
 // The sizes (bit b for b in 2, 3, 4, 6) for which `m` has dense b x b block
 // structure: one kernel over the entries for all candidate sizes; none where

@@ -1,9 +1,10 @@
 // The planner's passes over matrices and products (statistics.cu launches
-// them): the longest row of a matrix, the dense block sizes it is made of,
-// and the statistics of a product with every row's symbolic bin.
+// them): the longest row of a matrix, how far its entries lie off the
+// diagonal, the dense block sizes it is made of, and the statistics of a
+// product with every row's symbolic bin.
 // Complexity: one read of a matrix's offsets (longest row), of its entries
-// (block sizes, a warp per row), or of A's entries and their rows' lengths
-// in B (statistics); one atomic per block and counter.
+// (diagonal distance and block sizes, a warp per row), or of A's entries and
+// their rows' lengths in B (statistics); one atomic per block and counter.
 #pragma once
 
 #include <cub/block/block_reduce.cuh>
@@ -42,6 +43,30 @@ __global__ void __launch_bounds__(helper_threads)
   }
   m = reduce(temp).Reduce(m, max_op{});
   if (threadIdx.x == 0) atomicMax(out, m);
+}
+
+// Warp per row, lanes over its entries: the sum of the entries'
+// diagonal_offset (job_rules.hpp) in units of 2^-diagonal_units_log2 (each
+// entry rounded: at most 2^24 units, a sum of 2^40 entries fits), into *out.
+inline constexpr int diagonal_units_log2 = 24;
+
+__global__ void __launch_bounds__(helper_threads)
+    diagonal_distance_kernel(std::int64_t rows, std::int64_t cols, const offset_t* __restrict__ off,
+                             const index_t* __restrict__ col, ull* __restrict__ out) {
+  using reduce = cub::BlockReduce<ull, helper_threads>;
+  __shared__ typename reduce::TempStorage temp;
+  const unsigned lane = threadIdx.x & 31u;
+  const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * (blockDim.x / 32);
+  const double unit = static_cast<double>(1u << diagonal_units_log2);
+  ull sum = 0;
+  for (std::int64_t r = (blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x) / 32; r < rows;
+       r += warps) {
+    for (offset_t e = off[r] + lane; e < off[r + 1]; e += 32) {
+      sum += static_cast<ull>(diagonal_offset(r, col[e], rows, cols) * unit + 0.5);
+    }
+  }
+  sum = reduce(temp).Sum(sum);
+  if (threadIdx.x == 0 && sum != 0) atomicAdd(out, sum);
 }
 
 // Warp per row: every candidate size of `candidates` that some row breaks

@@ -25,17 +25,19 @@ struct left_factor {
 };
 
 // Structure pass: c_lengths[r] = nnz of row r of C, r < rows. Values unused.
+// b_stage_capacity (see rmerge_tuning.hpp): entries of B each warp stages in
+// shared memory; 0 stages none.
 void launch_mul_limited_count(pass_config pass, std::int64_t rows, const offset_t* left_off,
                               const index_t* left_col, const offset_t* b_off, const index_t* b_col,
-                              offset_t* c_lengths, cudaStream_t stream);
+                              offset_t* c_lengths, cudaStream_t stream, int b_stage_capacity);
 
 // Value pass: fills the rows of C at c_off. stage_capacity (see
 // rmerge_tuning.hpp): entries of C each warp stages in shared memory; 0
-// stages none.
+// stages none. b_stage_capacity: as in the structure pass.
 template <typename T>
 void launch_mul_limited_values(pass_config pass, const left_factor<T>& left, const offset_t* b_off,
                                const index_t* b_col, const T* b_val, const offset_t* c_off, index_t* c_col,
-                               T* c_val, cudaStream_t stream, int stage_capacity);
+                               T* c_val, cudaStream_t stream, int stage_capacity, int b_stage_capacity);
 
 // Blocks of 128 threads for `rows` sub-warps of W threads.
 inline unsigned mul_limited_blocks(std::int64_t rows, int subwarp) {

@@ -2,6 +2,7 @@
 // the row lengths of C = G * B for every (W, R) and explicit/implicit G. See
 // rmerge_kernels.cuh for the method; no workspace, O(merged entries) work.
 #include "cuda/cuda_check.hpp"
+#include "cuda/device_facts.hpp"
 #include "rmerge/mul_limited.hpp"
 #include "rmerge/rmerge_kernels.cuh"
 #include "spgemm/errors.hpp"
@@ -11,25 +12,31 @@ namespace {
 
 template <int W, int R>
 void launch_count(std::int64_t rows, const offset_t* left_off, const index_t* left_col, const offset_t* b_off,
-                  const index_t* b_col, offset_t* c_lengths, cudaStream_t stream) {
+                  const index_t* b_col, offset_t* c_lengths, cudaStream_t stream, int b_stage) {
   const unsigned blocks = mul_limited_blocks(rows, W);
+  const std::size_t shared = b_stage > 0 ? warps_per_block * b_stage_bytes<float>(b_stage, false) : 0;
   if (left_col != nullptr) {
-    mul_limited_kernel<W, R, true, true, float><<<blocks, block_threads, 0, stream>>>(
-        rows, left_off, left_col, nullptr, b_off, b_col, nullptr, c_lengths, nullptr, nullptr, 0);
+    const auto kernel = mul_limited_kernel<W, R, true, true, float>;
+    if (shared > 0) cuda::allow_max_dynamic_shared(kernel);
+    kernel<<<blocks, block_threads, shared, stream>>>(rows, left_off, left_col, nullptr, b_off, b_col, nullptr,
+                                                      c_lengths, nullptr, nullptr, 0, b_stage);
   } else {
-    mul_limited_kernel<W, R, false, true, float><<<blocks, block_threads, 0, stream>>>(
-        rows, left_off, nullptr, nullptr, b_off, b_col, nullptr, c_lengths, nullptr, nullptr, 0);
+    const auto kernel = mul_limited_kernel<W, R, false, true, float>;
+    if (shared > 0) cuda::allow_max_dynamic_shared(kernel);
+    kernel<<<blocks, block_threads, shared, stream>>>(rows, left_off, nullptr, nullptr, b_off, b_col, nullptr,
+                                                      c_lengths, nullptr, nullptr, 0, b_stage);
   }
   SPGEMM_CUDA_CHECK_LAUNCH();
 }
 
 template <int W>
 void launch_count_r(int r, std::int64_t rows, const offset_t* left_off, const index_t* left_col,
-                    const offset_t* b_off, const index_t* b_col, offset_t* c_lengths, cudaStream_t stream) {
+                    const offset_t* b_off, const index_t* b_col, offset_t* c_lengths, cudaStream_t stream,
+                    int b_stage) {
   switch (r) {
-    case 1: return launch_count<W, 1>(rows, left_off, left_col, b_off, b_col, c_lengths, stream);
-    case 2: return launch_count<W, 2>(rows, left_off, left_col, b_off, b_col, c_lengths, stream);
-    case 4: return launch_count<W, 4>(rows, left_off, left_col, b_off, b_col, c_lengths, stream);
+    case 1: return launch_count<W, 1>(rows, left_off, left_col, b_off, b_col, c_lengths, stream, b_stage);
+    case 2: return launch_count<W, 2>(rows, left_off, left_col, b_off, b_col, c_lengths, stream, b_stage);
+    case 4: return launch_count<W, 4>(rows, left_off, left_col, b_off, b_col, c_lengths, stream, b_stage);
     default: throw_bad_input("rmerge rows per thread " + std::to_string(r) + " is not supported");
   }
 }
@@ -38,15 +45,15 @@ void launch_count_r(int r, std::int64_t rows, const offset_t* left_off, const in
 
 void launch_mul_limited_count(pass_config pass, std::int64_t rows, const offset_t* left_off,
                               const index_t* left_col, const offset_t* b_off, const index_t* b_col,
-                              offset_t* c_lengths, cudaStream_t stream) {
+                              offset_t* c_lengths, cudaStream_t stream, int b_stage_capacity) {
   if (rows == 0) return;
   const int r = pass.rows_per_thread;
   switch (pass.subwarp) {
-    case 2: return launch_count_r<2>(r, rows, left_off, left_col, b_off, b_col, c_lengths, stream);
-    case 4: return launch_count_r<4>(r, rows, left_off, left_col, b_off, b_col, c_lengths, stream);
-    case 8: return launch_count_r<8>(r, rows, left_off, left_col, b_off, b_col, c_lengths, stream);
-    case 16: return launch_count_r<16>(r, rows, left_off, left_col, b_off, b_col, c_lengths, stream);
-    case 32: return launch_count_r<32>(r, rows, left_off, left_col, b_off, b_col, c_lengths, stream);
+    case 2: return launch_count_r<2>(r, rows, left_off, left_col, b_off, b_col, c_lengths, stream, b_stage_capacity);
+    case 4: return launch_count_r<4>(r, rows, left_off, left_col, b_off, b_col, c_lengths, stream, b_stage_capacity);
+    case 8: return launch_count_r<8>(r, rows, left_off, left_col, b_off, b_col, c_lengths, stream, b_stage_capacity);
+    case 16: return launch_count_r<16>(r, rows, left_off, left_col, b_off, b_col, c_lengths, stream, b_stage_capacity);
+    case 32: return launch_count_r<32>(r, rows, left_off, left_col, b_off, b_col, c_lengths, stream, b_stage_capacity);
     default: throw_bad_input("rmerge sub-warp size " + std::to_string(pass.subwarp) + " is not supported");
   }
 }

@@ -4,5 +4,5 @@
 namespace spgemm::rmerge {
 template void launch_mul_limited_values<float>(pass_config, const left_factor<float>&, const offset_t*,
                                                const index_t*, const float*, const offset_t*, index_t*,
-                                               float*, cudaStream_t, int);
+                                               float*, cudaStream_t, int, int);
 }  // namespace spgemm::rmerge

@@ -4,5 +4,5 @@
 namespace spgemm::rmerge {
 template void launch_mul_limited_values<double>(pass_config, const left_factor<double>&, const offset_t*,
                                                 const index_t*, const double*, const offset_t*, index_t*,
-                                                double*, cudaStream_t, int);
+                                                double*, cudaStream_t, int, int);
 }  // namespace spgemm::rmerge

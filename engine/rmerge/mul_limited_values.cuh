@@ -4,6 +4,7 @@
 #pragma once
 
 #include "cuda/cuda_check.hpp"
+#include "cuda/device_facts.hpp"
 #include "rmerge/mul_limited.hpp"
 #include "rmerge/rmerge_kernels.cuh"
 #include "spgemm/errors.hpp"
@@ -22,21 +23,26 @@ struct value_args {
   index_t* c_col;
   T* c_val;
   int stage_capacity;
+  int b_stage_capacity;
 };
 
 template <int W, int R, typename T>
 void launch_values(const left_factor<T>& left, const value_args<T>& v, cudaStream_t stream) {
   const unsigned blocks = mul_limited_blocks(left.rows, W);
-  const std::size_t shared =
-      static_cast<std::size_t>(warps_per_block) * v.stage_capacity * (sizeof(T) + sizeof(index_t));
+  std::size_t shared = static_cast<std::size_t>(warps_per_block) * v.stage_capacity * (sizeof(T) + sizeof(index_t));
+  if (v.b_stage_capacity > 0) shared = (shared + 15) / 16 * 16 + warps_per_block * b_stage_bytes<T>(v.b_stage_capacity, true);
   if (left.is_explicit()) {
-    mul_limited_kernel<W, R, true, false, T><<<blocks, block_threads, shared, stream>>>(
-        left.rows, left.offsets, left.columns, left.values, v.b_off, v.b_col, v.b_val, v.c_off, v.c_col, v.c_val,
-        v.stage_capacity);
+    const auto kernel = mul_limited_kernel<W, R, true, false, T>;
+    if (shared > 0) cuda::allow_max_dynamic_shared(kernel);
+    kernel<<<blocks, block_threads, shared, stream>>>(left.rows, left.offsets, left.columns, left.values, v.b_off,
+                                                      v.b_col, v.b_val, v.c_off, v.c_col, v.c_val, v.stage_capacity,
+                                                      v.b_stage_capacity);
   } else {
-    mul_limited_kernel<W, R, false, false, T><<<blocks, block_threads, shared, stream>>>(
-        left.rows, left.offsets, nullptr, nullptr, v.b_off, v.b_col, v.b_val, v.c_off, v.c_col, v.c_val,
-        v.stage_capacity);
+    const auto kernel = mul_limited_kernel<W, R, false, false, T>;
+    if (shared > 0) cuda::allow_max_dynamic_shared(kernel);
+    kernel<<<blocks, block_threads, shared, stream>>>(left.rows, left.offsets, nullptr, nullptr, v.b_off, v.b_col,
+                                                      v.b_val, v.c_off, v.c_col, v.c_val, v.stage_capacity,
+                                                      v.b_stage_capacity);
   }
   SPGEMM_CUDA_CHECK_LAUNCH();
 }
@@ -56,9 +62,10 @@ void launch_values_r(int r, const left_factor<T>& left, const value_args<T>& v, 
 template <typename T>
 void launch_mul_limited_values(pass_config pass, const left_factor<T>& left, const offset_t* b_off,
                                const index_t* b_col, const T* b_val, const offset_t* c_off, index_t* c_col,
-                               T* c_val, cudaStream_t stream, int stage_capacity) {
+                               T* c_val, cudaStream_t stream, int stage_capacity, int b_stage_capacity) {
   if (left.rows == 0) return;
-  const detail::value_args<T> v{b_off, b_col, b_val, const_cast<offset_t*>(c_off), c_col, c_val, stage_capacity};
+  const detail::value_args<T> v{b_off,  b_col,         b_val, const_cast<offset_t*>(c_off), c_col, c_val,
+                                stage_capacity, b_stage_capacity};
   const int r = pass.rows_per_thread;
   switch (pass.subwarp) {
     case 2: return detail::launch_values_r<2, T>(r, left, v, stream);

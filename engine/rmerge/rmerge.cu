@@ -17,7 +17,6 @@
 // Complexity: O(products) merged entries in the first pass, then shrinking;
 // ceil(log_M(L)) + 1 passes, each O(rows * W) threads.
 #include <cub/block/block_reduce.cuh>
-#include <cub/device/device_scan.cuh>
 
 #include <algorithm>
 #include <limits>
@@ -25,6 +24,7 @@
 
 #include "cuda/cuda_check.hpp"
 #include "cuda/read_back.hpp"
+#include "cuda/scan.cuh"
 #include "rmerge/mul_limited.hpp"
 #include "rmerge/rmerge.hpp"
 #include "rmerge/rmerge_tuning.hpp"
@@ -108,35 +108,23 @@ __global__ void chunk_offsets_kernel(std::int64_t rows, const offset_t* __restri
   }
 }
 
-std::size_t scan_temp_bytes(std::int64_t items) {
-  std::size_t bytes = 0;
-  SPGEMM_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, static_cast<offset_t*>(nullptr), items));
-  return bytes;
-}
-
-// In-place exclusive sum of data[0 .. items).
-void scan_in_place(offset_t* data, std::int64_t items, memory_resource& memory, cudaStream_t stream) {
-  std::size_t bytes = scan_temp_bytes(items);
-  device_buffer<unsigned char> temp(memory, bytes, stream);
-  SPGEMM_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp.data(), bytes, data, items, stream));
-}
-
-// One MulLimited product C = G * B (both passes).
+// One MulLimited product C = G * B (both passes); b_stage: entries of B a
+// warp stages (0: none).
 template <typename T>
-device_csr<T> mul_limited(pass_config pass, const left_factor<T>& g, const cuda::csr_view<T>& b,
-                          memory_resource& memory, cudaStream_t stream,
-                          const cancel_token& cancel) {
+device_csr<T> mul_limited(pass_config pass, const left_factor<T>& g, const cuda::csr_view<T>& b, int b_stage,
+                          memory_resource& memory, cudaStream_t stream, const cancel_token& cancel) {
   device_csr<T> c = cuda::with_offsets<T>(g.rows, b.cols, memory, stream);
   SPGEMM_CUDA_CHECK(cudaMemsetAsync(c.row_offsets.data() + g.rows, 0, sizeof(offset_t), stream));
   launch_mul_limited_count(pass, g.rows, g.offsets, g.columns, b.row_offsets, b.col_indices,
-                           c.row_offsets.data(), stream);
-  scan_in_place(c.row_offsets.data(), g.rows + 1, memory, stream);
+                           c.row_offsets.data(), stream, b_stage);
+  cuda::exclusive_scan_in_place(c.row_offsets.data(), g.rows + 1, memory, stream);
   c.nnz = read_back(c.row_offsets.data() + g.rows, stream);
   cancel.throw_if_cancelled();
   cuda::allocate_entries(c, c.nnz, memory, stream);
   if (c.nnz > 0) {
     launch_mul_limited_values<T>(pass, g, b.row_offsets, b.col_indices, b.values, c.row_offsets.data(),
-                                 c.col_indices.data(), c.values.data(), stream, stage_capacity(pass, g.rows, c.nnz));
+                                 c.col_indices.data(), c.values.data(), stream, stage_capacity(pass, g.rows, c.nnz),
+                                 b_stage);
   }
   return c;
 }
@@ -198,8 +186,10 @@ memory_estimate estimate_from(const plan& p, const product_bounds& bounds, std::
   e.products = bounds.products;
   e.method = describe(p);
 
-  std::size_t scan = scan_temp_bytes(a_rows + 1);
-  for (const level_bound& l : bounds.intermediates) scan = std::max(scan, scan_temp_bytes(l.rows + 1));
+  std::size_t scan = cuda::exclusive_scan_bytes<offset_t>(a_rows + 1);
+  for (const level_bound& l : bounds.intermediates) {
+    scan = std::max(scan, cuda::exclusive_scan_bytes<offset_t>(l.rows + 1));
+  }
 
   std::size_t workspace = sizeof(ull) * 3 * static_cast<std::size_t>(p.split_levels + 1);  // row stats
   std::size_t previous = 0;  // bytes of the intermediate the level reads
@@ -215,9 +205,10 @@ memory_estimate estimate_from(const plan& p, const product_bounds& bounds, std::
   return e;
 }
 
-// C = A * B with plan `p` (p.split_levels and p.last must suit A's longest row).
+// C = A * B with plan `p` (p.split_levels and p.last must suit A's longest
+// row); b_stage: entries of B a warp of the last pass stages (0: none).
 template <typename T>
-device_csr<T> multiply_planned(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, const plan& p,
+device_csr<T> multiply_planned(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, const plan& p, int b_stage,
                                memory_resource& memory, cudaStream_t stream, const cancel_token& cancel) {
   const std::int64_t m = a.rows;
   // The remaining left factor: A itself (explicit) until the first split.
@@ -237,7 +228,7 @@ device_csr<T> multiply_planned(const cuda::csr_view<T>& a, const cuda::csr_view<
       chunk_count_kernel<<<helper_blocks(m), helper_threads, 0, stream>>>(m, left_off, merge, next_off.data());
       SPGEMM_CUDA_CHECK_LAUNCH();
     }
-    scan_in_place(next_off.data(), m + 1, memory, stream);
+    cuda::exclusive_scan_in_place(next_off.data(), m + 1, memory, stream);
     const std::int64_t chunks = read_back(next_off.data() + m, stream);
 
     device_buffer<offset_t> g_off(memory, static_cast<std::size_t>(chunks) + 1, stream);
@@ -258,8 +249,7 @@ device_csr<T> multiply_planned(const cuda::csr_view<T>& a, const cuda::csr_view<
       g.columns = a.col_indices;
       g.values = a.values;
     }
-    device_csr<T> next = mul_limited(p.split, g, have_current ? current.view() : b, memory, stream,
-                                     cancel);
+    device_csr<T> next = mul_limited(p.split, g, have_current ? current.view() : b, 0, memory, stream, cancel);
     g_off.reset();
     current = std::move(next);  // frees the intermediate before it
     have_current = true;
@@ -276,23 +266,35 @@ device_csr<T> multiply_planned(const cuda::csr_view<T>& a, const cuda::csr_view<
     last.columns = a.col_indices;
     last.values = a.values;
   }
-  device_csr<T> c = mul_limited(p.last, last, have_current ? current.view() : b, memory, stream, cancel);
+  device_csr<T> c =
+      mul_limited(p.last, last, have_current ? current.view() : b, have_current ? 0 : b_stage, memory, stream, cancel);
   c.cols = b.cols;
   return c;
+}
+
+// Entries of B a warp of the last pass stages (rmerge_tuning.hpp; 0: none).
+int b_stage_of(const method::job& job, const plan& p) {
+  if (p.split_levels > 0) return 0;
+  return b_stage_capacity(p.last, job.facts.a_rows(), job.facts.b_rows(), job.tuning.rmerge_stage_b);
 }
 
 }  // namespace
 
 memory_estimate estimate(const method::job& job) {
   const plan p = make_plan(job.facts.a_rows(), job.tuning.rmerge);
-  return estimate_from(p, compute_bounds(job.a, job.b, p, job.memory, job.stream), job.a.rows, job.value_bytes);
+  memory_estimate e =
+      estimate_from(p, compute_bounds(job.a, job.b, p, job.memory, job.stream), job.a.rows, job.value_bytes);
+  const int b_stage = b_stage_of(job, p);
+  if (b_stage > 0) e.method += ", B staged (" + std::to_string(b_stage) + " per warp)";
+  return e;
 }
 
 template <typename T>
 device_csr<T> run(const method::job& job, const cuda::csr_view<T>& a, const cuda::csr_view<T>& b) {
   const plan p = make_plan(job.facts.a_rows(), job.tuning.rmerge);
+  const int b_stage = b_stage_of(job, p);
   job.cancel.throw_if_cancelled();
-  return multiply_planned(a, b, p, job.memory, job.stream, job.cancel);
+  return multiply_planned(a, b, p, b_stage, job.memory, job.stream, job.cancel);
 }
 
 template device_csr<float> run(const method::job&, const cuda::csr_view<float>&, const cuda::csr_view<float>&);

@@ -14,7 +14,8 @@
 // Phases: the structure pass (Count = true) writes row lengths; the caller
 // scans them into offsets and allocates C; the value pass fills C.
 // Workspace: none in global memory; the value pass may stage each warp's
-// first output entries in shared memory (see stage_capacity below).
+// first output entries in shared memory (see stage_capacity below), and
+// either pass may stage the warp's rows of B (b_stage_capacity below).
 // Complexity: per output entry O(R + log W) per thread; the whole pass reads
 // every contributing row of B once and writes C once.
 // Kernels only: the host dispatch lives in rmerge.cu and mul_limited_*.cu.
@@ -64,6 +65,115 @@ __device__ __forceinline__ V subwarp_sum(V v, unsigned mask) {
 // would touch one sector per sub-warp. Entries past the stage go straight to C.
 inline constexpr int warps_per_block = 128 / 32;
 
+// Either pass (b_stage_capacity > 0): the rows of B that the warp's rows
+// merge, copied once into shared memory with coalesced loads (32 lanes on 32
+// consecutive entries, rows of B one after another in the order of the
+// warp's left entries), where they hold at most b_stage_capacity entries;
+// the cursors then walk the copy. A cursor's loads from global memory take a
+// 32-byte sector each for 4 or 8 bytes: on short rows of B (stencils, FEM)
+// the sectors, not the merging, bound both passes. A warp whose rows of B
+// do not fit merges from global memory as without the stage. Per warp, after
+// the output stage: the first product of each left entry
+// (b_stage_entries + 1 ints), where its row of B starts (b_stage_entries
+// offsets), then b_stage_capacity columns and (value pass) values.
+inline constexpr int b_stage_entries = 128;  // left entries of a warp at most: 32 / W rows of W * R
+inline constexpr int b_stage_unroll = 4;     // entries a lane copies per round
+
+template <typename T>
+__host__ __device__ constexpr std::size_t b_stage_bytes(int capacity, bool values) {
+  return (static_cast<std::size_t>(b_stage_entries + 4) * sizeof(int) +
+          static_cast<std::size_t>(b_stage_entries) * sizeof(offset_t) +
+          static_cast<std::size_t>(capacity) * (sizeof(index_t) + (values ? sizeof(T) : 0)) + 15) /
+         16 * 16;
+}
+
+// The warp's stage of B (see above), or none where its rows of B hold more
+// than `capacity` entries; the whole warp calls it. Entry i of the warp's
+// left entries (left_off[first] + i) selects the row of B that its cursor
+// then walks at stage positions [first_product[i], first_product[i + 1]).
+template <bool Explicit, bool Count, typename T>
+__device__ __forceinline__ bool stage_b(unsigned char* area, int capacity, offset_t e0, offset_t e1,
+                                        const index_t* __restrict__ left_col, const offset_t* __restrict__ b_off,
+                                        const index_t* __restrict__ b_col, const T* __restrict__ b_val) {
+  const int lane = static_cast<int>(threadIdx.x & 31);
+  int* first_product = reinterpret_cast<int*>(area);
+  offset_t* b_begin = reinterpret_cast<offset_t*>(area + (b_stage_entries + 4) * sizeof(int));
+  index_t* cols = reinterpret_cast<index_t*>(reinterpret_cast<unsigned char*>(b_begin + b_stage_entries));
+  T* vals = reinterpret_cast<T*>(area + ((b_stage_entries + 4) * sizeof(int) + b_stage_entries * sizeof(offset_t) +
+                                         static_cast<std::size_t>(capacity) * sizeof(index_t) + 7) /
+                                            8 * 8);
+  const int entries = static_cast<int>(e1 - e0);
+  if (entries > b_stage_entries) return false;  // uniform across the warp
+  // Rows of B in the order of the entries: lengths, then exclusive prefix.
+  long long total = 0;
+  for (int j = 0; j * 32 < entries; ++j) {
+    const int i = j * 32 + lane;
+    long long len = 0;
+    offset_t begin = 0;
+    if (i < entries) {
+      const offset_t b_row = Explicit ? static_cast<offset_t>(left_col[e0 + i]) : e0 + i;
+      begin = b_off[b_row];
+      len = b_off[b_row + 1] - begin;
+    }
+    long long incl = len;
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+      const long long u = __shfl_up_sync(0xffffffffu, incl, d);
+      if (lane >= d) incl += u;
+    }
+    if (i < entries) {
+      const long long at = total + incl - len;
+      first_product[i] = static_cast<int>(at < capacity ? at : capacity);
+      b_begin[i] = begin;
+    }
+    total += __shfl_sync(0xffffffffu, incl, 31);
+  }
+  if (total > capacity) return false;  // uniform: every lane summed the same lengths
+  if (lane == 0) first_product[entries] = static_cast<int>(total);
+  __syncwarp();
+  // b_stage_unroll entries a lane per round: their loads in flight together.
+  for (int q0 = 0; q0 < total; q0 += 32 * b_stage_unroll) {
+    offset_t from[b_stage_unroll];
+#pragma unroll
+    for (int u = 0; u < b_stage_unroll; ++u) {
+      const int q = q0 + u * 32 + lane;
+      from[u] = -1;
+      if (q < total) {
+        int lo = 0;
+        int hi = entries - 1;
+        while (lo < hi) {  // the last entry whose first product is at most q
+          const int mid = (lo + hi + 1) >> 1;
+          if (first_product[mid] <= q) {
+            lo = mid;
+          } else {
+            hi = mid - 1;
+          }
+        }
+        from[u] = b_begin[lo] + (q - first_product[lo]);
+      }
+    }
+    index_t c[b_stage_unroll];
+    T v[b_stage_unroll];
+#pragma unroll
+    for (int u = 0; u < b_stage_unroll; ++u) {
+      if (from[u] >= 0) {
+        c[u] = b_col[from[u]];
+        if constexpr (!Count) v[u] = b_val[from[u]];
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < b_stage_unroll; ++u) {
+      if (from[u] >= 0) {
+        const int q = q0 + u * 32 + lane;
+        cols[q] = c[u];
+        if constexpr (!Count) vals[q] = v[u];
+      }
+    }
+  }
+  __syncwarp();
+  return true;
+}
+
 // A cursor walks one row of B: its position, end, weight and the front
 // entry (column, and in the value pass the value, loaded together so that a
 // step waits on one load).
@@ -92,18 +202,21 @@ struct cursor {
 
 // Count: write the length of row r of C to c_off[r] (c_col, c_val, left_val
 // and b_val unused). Otherwise: write row r at c_off[r].
+// Launch bounds (128, 8): 64 registers, no spills; with (128) alone ptxas
+// spills in the merge loop of some instantiations (docs/planner.md, RMerge).
 template <int W, int R, bool Explicit, bool Count, typename T>
-__global__ void __launch_bounds__(128) mul_limited_kernel(
+__global__ void __launch_bounds__(128, 8) mul_limited_kernel(
     std::int64_t rows, const offset_t* __restrict__ left_off, const index_t* __restrict__ left_col,
     const T* __restrict__ left_val, const offset_t* __restrict__ b_off, const index_t* __restrict__ b_col,
     const T* __restrict__ b_val, offset_t* __restrict__ c_off, index_t* __restrict__ c_col,
-    T* __restrict__ c_val, int stage_capacity) {
+    T* __restrict__ c_val, int stage_capacity, int b_stage_capacity) {
   static_assert(W == 2 || W == 4 || W == 8 || W == 16 || W == 32, "sub-warp size");
   static_assert(R == 1 || R == 2 || R == 4, "rows per thread");
   const std::int64_t thread = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const std::int64_t item = thread / W;
   const bool staged = !Count && stage_capacity > 0;
-  if (item >= rows && !staged) return;  // uniform across the sub-warp
+  const bool whole_warp = staged || b_stage_capacity > 0;  // the warp works together
+  if (item >= rows && !whole_warp) return;  // uniform across the sub-warp
   const bool active = item < rows;
   const std::int64_t row = active ? item : 0;
   const int lane = static_cast<int>(threadIdx.x % W);
@@ -117,12 +230,33 @@ __global__ void __launch_bounds__(128) mul_limited_kernel(
                              static_cast<std::size_t>(warp) * stage_capacity;
   offset_t window_begin = 0;
   offset_t window_end = 0;
+  const std::int64_t first = (thread & ~std::int64_t{31}) / W;  // the warp's rows [first, last)
+  if (whole_warp && first >= rows) return;  // the whole warp is past the last row
+  const std::int64_t last = first + 32 / W < rows ? first + 32 / W : rows;
   if (staged) {
-    const std::int64_t first = (thread & ~std::int64_t{31}) / W;
-    if (first >= rows) return;  // the whole warp is past the last row
-    const std::int64_t last = first + 32 / W < rows ? first + 32 / W : rows;
     window_begin = c_off[first];
     window_end = c_off[last];
+  }
+
+  // Where the cursors read: B, or the warp's stage of it.
+  const index_t* cursor_col = b_col;
+  const T* cursor_val = b_val;
+  const int* b_first_product = nullptr;
+  offset_t e_first = 0;
+  if (b_stage_capacity > 0) {
+    const std::size_t out_stage =
+        (static_cast<std::size_t>(warps_per_block) * stage_capacity * (sizeof(T) + sizeof(index_t)) + 15) / 16 * 16;
+    unsigned char* area = stage + out_stage + static_cast<std::size_t>(warp) * b_stage_bytes<T>(b_stage_capacity, !Count);
+    e_first = left_off[first];
+    if (stage_b<Explicit, Count, T>(area, b_stage_capacity, e_first, left_off[last], left_col, b_off, b_col, b_val)) {
+      b_first_product = reinterpret_cast<const int*>(area);
+      cursor_col = reinterpret_cast<const index_t*>(area + (b_stage_entries + 4) * sizeof(int) +
+                                                    b_stage_entries * sizeof(offset_t));
+      cursor_val = reinterpret_cast<const T*>(area + ((b_stage_entries + 4) * sizeof(int) +
+                                                      b_stage_entries * sizeof(offset_t) +
+                                                      static_cast<std::size_t>(b_stage_capacity) * sizeof(index_t) + 7) /
+                                                         8 * 8);
+    }
   }
 
   if (active) {
@@ -133,12 +267,17 @@ __global__ void __launch_bounds__(128) mul_limited_kernel(
     for (int r = 0; r < R; ++r) {
       const offset_t e = left_begin + lane + static_cast<offset_t>(r) * W;
       if (e < left_end) {
-        const offset_t b_row = Explicit ? static_cast<offset_t>(left_col[e]) : e;
         if constexpr (Explicit && !Count) cur[r].weight = left_val[e];
-        cur[r].pos = b_off[b_row];
-        cur[r].end = b_off[b_row + 1];
+        if (b_first_product != nullptr) {
+          cur[r].pos = b_first_product[e - e_first];
+          cur[r].end = b_first_product[e - e_first + 1];
+        } else {
+          const offset_t b_row = Explicit ? static_cast<offset_t>(left_col[e]) : e;
+          cur[r].pos = b_off[b_row];
+          cur[r].end = b_off[b_row + 1];
+        }
       }
-      cur[r].load(b_col, b_val);
+      cur[r].load(cursor_col, cursor_val);
     }
 
     offset_t out = Count ? 0 : c_off[row];
@@ -151,7 +290,7 @@ __global__ void __launch_bounds__(128) mul_limited_kernel(
       T sum = T(0);
 #pragma unroll
       for (int r = 0; r < R; ++r) {
-        if (cur[r].front == m) sum += cur[r].take(b_col, b_val);
+        if (cur[r].front == m) sum += cur[r].take(cursor_col, cursor_val);
       }
       if constexpr (!Count) {
         sum = subwarp_sum<W>(sum, mask);

@@ -82,6 +82,26 @@ inline int stage_capacity(const pass_config& pass, std::int64_t rows, std::int64
   return static_cast<int>(std::min<std::int64_t>((per_warp + 31) / 32 * 32, max_stage_capacity));
 }
 
+// Staging of B (rmerge_kernels.cuh, both passes; off unless
+// tuning::rmerge_stage_b is set: docs/planner.md): in one-pass plans where
+// a warp's rows are expected to merge at most `most` entries of B
+// (tuning::rmerge_stage_b, at most max_b_stage; 32 / W rows of A's mean row
+// length, rows of B of their mean length), each warp copies its rows of B
+// into shared memory; capacity: 32 / W rows of the longest row of A times
+// the longest row of B, rounded up to 32, at most `most` (a warp whose rows
+// hold more merges from global memory). Not in split plans: their rows of B
+// are the intermediates, of unknown shape.
+inline constexpr std::int64_t max_b_stage = 2048;
+
+inline int b_stage_capacity(const pass_config& pass, const row_stats& a, const row_stats& b, std::int64_t most) {
+  most = std::min(most, max_b_stage) / 32 * 32;
+  const std::int64_t rows_per_warp = 32 / pass.subwarp;
+  const double expected = static_cast<double>(rows_per_warp) * a.mean_row_length() * b.mean_row_length();
+  if (most <= 0 || expected <= 0 || expected > static_cast<double>(most)) return 0;
+  const std::int64_t bound = rows_per_warp * a.max_row_length * b.max_row_length;
+  return static_cast<int>(std::min<std::int64_t>((bound + 31) / 32 * 32, most));
+}
+
 // Smallest power of two >= 2 (and <= 32) with W * R >= length.
 inline int smallest_subwarp(std::int64_t length, int rows_per_thread) {
   int w = 2;

@@ -11,7 +11,7 @@
 namespace spgemm {
 namespace {
 
-constexpr std::array<std::pair<algorithm, std::string_view>, 7> algorithm_table = {{
+constexpr std::array<std::pair<algorithm, std::string_view>, 10> algorithm_table = {{
     {algorithm::automatic, "auto"},
     {algorithm::gustavson, "gustavson"},
     {algorithm::rmerge, "rmerge"},
@@ -19,6 +19,9 @@ constexpr std::array<std::pair<algorithm, std::string_view>, 7> algorithm_table 
     {algorithm::esc, "esc"},
     {algorithm::block, "block"},
     {algorithm::dot, "dot"},
+    {algorithm::dense, "dense"},
+    {algorithm::bhsparse, "bhsparse"},
+    {algorithm::segmerge, "segmerge"},
 }};
 
 std::string shape(const matrix_info& m) { return std::to_string(m.rows) + " x " + std::to_string(m.cols); }

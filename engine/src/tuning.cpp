@@ -35,20 +35,25 @@ void require_valid(const tuning& t) {
 
 std::string to_string(const tuning& t) {
   return "rmerge=w" + std::to_string(t.rmerge.subwarp) + "r" + std::to_string(t.rmerge.rows_per_thread) +
+         " rmerge_stage_b=" + std::to_string(t.rmerge_stage_b) +
          " segment_min_bound=" + std::to_string(t.segment_min_bound) +
          " segment_entry_passes=" + std::to_string(t.segment_entry_passes) +
          " fuse_max_products=" + std::to_string(t.fuse_max_products) +
          " fused_block_rows_per_sm=" + std::to_string(t.fused_block_rows_per_sm) +
-         " esc_slice_products=" + std::to_string(t.esc_slice_products);
+         " esc_slice_products=" + std::to_string(t.esc_slice_products) +
+         " bhsparse_segmented_merge=" + std::to_string(t.bhsparse_segmented_merge) +
+         " segmerge_slice_products=" + std::to_string(t.segmerge_slice_products);
 }
 
 tuning tuning_from_environment() {
   tuning t;
+  read_setting("SPGEMM_RMERGE_STAGE_B", t.rmerge_stage_b);
   read_setting("SPGEMM_SEGMENT_MIN_BOUND", t.segment_min_bound);
   read_setting("SPGEMM_SEGMENT_ENTRY_PASSES", t.segment_entry_passes);
   read_setting("SPGEMM_FUSE_MAX_PRODUCTS", t.fuse_max_products);
   read_setting("SPGEMM_FUSED_BLOCK_ROWS_PER_SM", t.fused_block_rows_per_sm);
   read_setting("SPGEMM_ESC_SLICE_PRODUCTS", t.esc_slice_products);
+  read_setting("SPGEMM_SEGMERGE_SLICE_PRODUCTS", t.segmerge_slice_products);
   return t;
 }
 

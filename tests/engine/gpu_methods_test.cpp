@@ -221,6 +221,28 @@ TEST_P(GpuMethod, SegmentRows) {
   });
 }
 
+// A * A^T of a wide matrix with few rows (LP constraint matrices: nw04 is 36
+// x 87,482 with 17,700 entries per row): few rows of many products into a
+// few dozen columns (the dense method splits such rows across a cluster),
+// rows of every other kind beside them; bit-identical on a second run.
+TEST_P(GpuMethod, FewLongRowsIntoFewColumns) {
+  both([&](auto tag) {
+    using T = decltype(tag);
+    const auto a = testing::with_lengths<T>(36, 60000, {12000, 3000, 0, 1, 20000, 700}, 81);
+    const auto at = cpu_transpose(a);
+    expect_product(a, at, algo());
+    const auto first = gpu_multiply(a, at, algo());
+    const auto again = gpu_multiply(a, at, algo());
+    ASSERT_EQ(first.col_indices, again.col_indices);
+    EXPECT_EQ(std::memcmp(first.values.data(), again.values.data(), first.values.size() * sizeof(T)), 0);
+    const auto narrow = testing::with_lengths<T>(5, 200000, {50000}, 82);
+    expect_product(narrow, cpu_transpose(narrow), algo());
+    // Rows of C dense in a few hundred columns (mbeacxc: 496 x 496, 100 per row).
+    const auto square = testing::random_csr<T>(500, 500, 200, 83);
+    expect_product(square, square, algo());
+  });
+}
+
 // A limit below what the product takes fails it with does_not_fit, naming
 // the method and both numbers, and frees what the job held.
 TEST_P(GpuMethod, RefusesToPassItsLimit) {
@@ -460,6 +482,31 @@ TEST(GpuEsc, SliceBudgetLongRowsAndExactValues) {
   const memory_estimate many = g.estimate_multiply(*sa, *wide, options);
   EXPECT_EQ(many.products, 10 * few.products);
   EXPECT_EQ(many.workspace_bytes, few.workspace_bytes) << many.method;
+}
+
+// Segmerge within small slice budgets (tuning::segmerge_slice_products; at
+// least twice a long row's bound plus B's longest row): long rows of many
+// products into few columns run alone, in chunks of their entries, each
+// chunk merged behind the row's result so far; slices of several rows and
+// one slice of all. bhsparse beside it: merge rounds from 256 entries up to
+// the global round (rows of up to 20000 distinct columns).
+TEST(GpuSegmerge, ChunkedLongRowsAndSlices) {
+  SPGEMM_REQUIRE_GPU();
+  multiply_options options;
+  options.algo = algorithm::segmerge;
+  const auto a = testing::with_lengths<double>(40, 3000, {2500, 3, 700, 0, 1200, 40, 90}, 91);
+  const auto b = testing::random_csr<double>(3000, 300, 12, 92);
+  const auto wide = testing::random_csr<double>(3000, 30000, 12, 93);
+  for (const std::int64_t budget : {std::int64_t{1}, std::int64_t{5000}, std::int64_t{1} << 24}) {
+    SCOPED_TRACE(budget);
+    options.tuning.segmerge_slice_products = budget;
+    testing::expect_product(a, b, options);
+    testing::expect_product(a, wide, options);
+    testing::expect_product(convert_values<float>(a), convert_values<float>(b), options);
+  }
+  options = {};
+  options.algo = algorithm::bhsparse;
+  testing::expect_product(a, wide, options);
 }
 
 std::string param_name(const ::testing::TestParamInfo<method_param>& info) {

@@ -147,6 +147,31 @@ TYPED_TEST(GpuRmerge, Generators) {
   }
 }
 
+// The stage of B (tuning::rmerge_stage_b; off by default): warps whose rows
+// of B fit copy them into shared memory, the others merge from global
+// memory, in both passes; rows at every sub-warp boundary, stencils and
+// uniform random rows, explicit sizes 32 to 2048.
+TYPED_TEST(GpuRmerge, StagedRowsOfB) {
+  using T = TypeParam;
+  std::vector<csr_matrix<T>> inputs;
+  for (const char* spec : {"poisson3d7:20", "poisson3d27:12", "er:3000:8", "band:4000:64:16"}) {
+    inputs.push_back(to<T>(testing::with_random_values(generate(spec), 17)));
+  }
+  for (std::int64_t length : {2, 5, 17, 33, 65, 128}) {
+    inputs.push_back(testing::with_lengths<T>(96, 700, {length, 1, 0, 3}, 400 + static_cast<std::uint64_t>(length)));
+  }
+  for (const std::int64_t stage : {32, 256, 1024, 2048}) {
+    multiply_options options;
+    options.algo = algorithm::rmerge;
+    options.tuning.rmerge_stage_b = stage;
+    for (const auto& a : inputs) {
+      SCOPED_TRACE("stage " + std::to_string(stage) + ", " + std::to_string(a.rows) + " rows");
+      const auto b = a.rows == a.cols ? a : testing::random_csr<T>(a.cols, 500, 10, 77);
+      expect_product(a, b, options);
+    }
+  }
+}
+
 TYPED_TEST(GpuRmerge, Deterministic) {
   using T = TypeParam;
   const auto a = to<T>(testing::with_random_values(generate("rmat:10:8"), 3));
@@ -200,6 +225,29 @@ TEST(GpuBackend, DescribesItself) {
   const backend_memory m = g.memory();
   EXPECT_GT(m.total_bytes, 0u);
   EXPECT_LE(m.free_bytes, m.total_bytes);
+}
+
+// The planner reads how far A's entries lie off the diagonal (measured once
+// per stored matrix on the device; planner/job_rules.hpp): uniformly random
+// rows of 64 products go to the hash method, the same rows in a narrow band
+// to RMerge; both products exact.
+TEST(GpuBackend, PlannerReadsHowFarRowsLieOffTheDiagonal) {
+  SPGEMM_REQUIRE_GPU();
+  backend& g = gpu();
+  const auto method_of = [&](const csr_matrix<double>& a) {
+    const auto sa = g.store(a);
+    return g.estimate_multiply(*sa, *sa, {}).method;
+  };
+  const auto scattered = testing::with_random_values(generate("er:20000:8"), 5);
+  const std::string random_rows = method_of(scattered);
+  EXPECT_EQ(random_rows.rfind("auto: hash", 0), 0u) << random_rows;
+  EXPECT_NE(random_rows.find("0.33 of the matrix off the diagonal, 64 products a row"), std::string::npos)
+      << random_rows;
+  expect_product(scattered, scattered, algorithm::automatic);
+  const auto banded = testing::with_random_values(generate("band:20000:40:8"), 6);
+  const std::string band_rows = method_of(banded);
+  EXPECT_EQ(band_rows.rfind("auto: rmerge", 0), 0u) << band_rows;
+  expect_product(banded, banded, algorithm::automatic);
 }
 
 TEST(GpuBackend, FreesWhatItStored) {

@@ -1,4 +1,7 @@
 // The planner's host-only rules (engine/planner/job_rules.hpp, row_bins.hpp), on the CPU.
+#include <cmath>
+#include <string>
+
 #include <gtest/gtest.h>
 
 #include "planner/job_rules.hpp"
@@ -193,6 +196,115 @@ TEST(Planner, SemiringsAndMasksRunOnTheMethodsThatTakeThem) {
   // C<M>: a dot product per entry of M; C<!M>: ESC dropping what M forbids.
   EXPECT_EQ(planner::choose_masked_method(false).algo, algorithm::dot);
   EXPECT_EQ(planner::choose_masked_method(true).algo, algorithm::esc);
+}
+
+// A row shape with B's and the device's figures.
+row_shape with_b(row_shape s, std::int64_t b_rows, std::int64_t b_cols, std::int64_t nnz_b, int sm_count = 132) {
+  s.b_rows = b_rows;
+  s.b_cols = b_cols;
+  s.nnz_b = nnz_b;
+  s.sm_count = sm_count;
+  return s;
+}
+
+TEST(Planner, ChoosesRmergeWhereRowsOfAAreLongerThanANarrowBIsWide) {
+  // nw04 * nw04^T: 36 rows of 17,700 entries; B = A^T, 87,482 rows of 7.3 entries, 36 columns.
+  EXPECT_EQ(planner::choose_method(with_b({36, 636666, 42032, false, 1}, 87482, 36, 636666)).algo, algorithm::rmerge);
+  // fast0507 * fast0507^T: rows of 807 entries into 507 columns.
+  EXPECT_EQ(planner::choose_method(with_b({507, 409349, 7753, false, 1}, 63009, 507, 409349)).algo,
+            algorithm::rmerge);
+  // mbeacxc: rows of 100 entries into 496 columns: the hash method (its rows are longer than 128).
+  EXPECT_EQ(planner::choose_method(with_b({496, 49920, 484, false, 1}, 496, 496, 49920)).algo, algorithm::hash);
+  // pilot87 * pilot87^T: rows of 36 entries into 2,030 columns.
+  EXPECT_EQ(planner::choose_method(with_b({2030, 73152, 383, false, 1}, 6680, 2030, 73152)).algo, algorithm::hash);
+  // bcsstk13: rows of 42 into 2,003 columns, 15 rows per SM.
+  EXPECT_EQ(planner::choose_method(with_b({2003, 83883, 95, false, 1}, 2003, 2003, 83883)).algo, algorithm::hash);
+  // Rows as long as B is wide, but B wider than the rule's limit: A's row shape decides.
+  EXPECT_EQ(planner::choose_method(
+                with_b({36, 36 * (narrow_b_max_columns + 1), 42032, false, 1}, 87482, narrow_b_max_columns + 1, 636666))
+                .algo,
+            algorithm::hash);
+  // Blocks first.
+  EXPECT_EQ(planner::choose_method(with_b({496, 49920, 484, false, 2}, 496, 496, 49920)).algo, algorithm::block);
+}
+
+TEST(Planner, HashWhereRmergeWouldRunFewWideSubwarps) {
+  // bcsstk13: 2003 rows of up to 95 entries (32-lane sub-warps), 15 rows per SM.
+  const row_shape bcsstk13 = with_b({2003, 83883, 95, false, 1}, 2003, 2003, 83883);
+  EXPECT_EQ(planner::choose_method(bcsstk13).algo, algorithm::hash);
+  // bcsstk16: 4884 rows of up to 81 entries, 37 per SM.
+  EXPECT_EQ(planner::choose_method(with_b({4884, 290378, 81, false, 1}, 4884, 4884, 290378)).algo,
+            algorithm::rmerge);
+  // bcsstk15: rows of up to 44 entries take 16-lane sub-warps.
+  EXPECT_EQ(planner::choose_method(with_b({3948, 117816, 44, false, 1}, 3948, 3948, 117816)).algo,
+            algorithm::rmerge);
+  // Where the device is unknown, the shape of A's rows decides alone.
+  row_shape unknown = bcsstk13;
+  unknown.sm_count = 0;
+  EXPECT_EQ(planner::choose_method(unknown).algo, algorithm::rmerge);
+}
+
+// A square operand's row shape with its diagonal distance, B = A.
+row_shape square(std::int64_t rows, std::int64_t nnz, std::int64_t max_len, double diagonal) {
+  row_shape s = with_b({rows, nnz, max_len, false, 1}, rows, rows, nnz);
+  s.a_diagonal_distance = diagonal;
+  return s;
+}
+
+TEST(Planner, DiagonalOffsetIsTheShareOfTheMatrixOffTheDiagonal) {
+  EXPECT_DOUBLE_EQ(diagonal_offset(0, 0, 10, 10), 0);
+  EXPECT_DOUBLE_EQ(diagonal_offset(5, 5, 10, 10), 0);
+  EXPECT_DOUBLE_EQ(diagonal_offset(0, 5, 10, 10), 0.5);
+  EXPECT_DOUBLE_EQ(diagonal_offset(9, 0, 10, 10), 0.9);
+  // Rectangular: rows and columns each as a share of their range.
+  EXPECT_DOUBLE_EQ(diagonal_offset(50, 5, 100, 10), 0);
+  EXPECT_DOUBLE_EQ(diagonal_offset(0, 25, 10, 100), 0.25);
+  // A uniformly random matrix: 1/3 in the mean.
+  const std::int64_t n = 400;
+  double sum = 0;
+  for (std::int64_t r = 0; r < n; ++r) {
+    for (std::int64_t c = 0; c < n; ++c) sum += diagonal_offset(r, c, n, n);
+  }
+  EXPECT_NEAR(sum / static_cast<double>(n * n), 1.0 / 3.0, 0.01);
+}
+
+TEST(Planner, HashForScatteredRowsOfModerateProducts) {
+  // finan512: 0.23 of the matrix off the diagonal, 7 per row (49 products), longest 54.
+  const row_shape finan512 = square(74752, 522240, 54, 0.226);
+  EXPECT_EQ(planner::choose_method(finan512).algo, algorithm::hash);
+  EXPECT_NE(planner::choose_method(finan512).reason.find("0.23 of the matrix off the diagonal"), std::string::npos)
+      << planner::choose_method(finan512).reason;
+  // Andrews: 0.30, 12.7 per row (161 products).
+  EXPECT_EQ(planner::choose_method(square(60000, 760154, 36, 0.297)).algo, algorithm::hash);
+  // er:1000000:8: uniformly random, 64 products a row.
+  EXPECT_EQ(planner::choose_method(square(1000000, 8000000, 8, 1.0 / 3)).algo, algorithm::hash);
+  // Rows near the diagonal keep RMerge: cage11 (0.05, 204 products), fe_pwt (0.10, 63).
+  EXPECT_EQ(planner::choose_method(square(39082, 559722, 31, 0.049)).algo, algorithm::rmerge);
+  EXPECT_EQ(planner::choose_method(square(36519, 289588, 15, 0.095)).algo, algorithm::rmerge);
+  // Few products a row keep RMerge however scattered: delaunay_n16 (0.19, 36), wing (0.33, 15),
+  // er:1000000:2 (4).
+  EXPECT_EQ(planner::choose_method(square(65536, 393150, 17, 0.192)).algo, algorithm::rmerge);
+  EXPECT_EQ(planner::choose_method(square(62032, 243088, 4, 0.328)).algo, algorithm::rmerge);
+  EXPECT_EQ(planner::choose_method(square(1000000, 2000000, 2, 1.0 / 3)).algo, algorithm::rmerge);
+  // More than a warp table holds: er:200000:32 (1,024 products a row) keeps RMerge.
+  EXPECT_EQ(planner::choose_method(square(200000, 6400000, 32, 1.0 / 3)).algo, algorithm::rmerge);
+  // The bounds themselves.
+  const double at_least = scattered_min_row_products;
+  EXPECT_TRUE(scattered_rows_for_hash(square(1000, static_cast<std::int64_t>(1000 * std::sqrt(at_least) + 1), 8,
+                                             scattered_min_diagonal_distance)));
+  EXPECT_FALSE(scattered_rows_for_hash(square(1000, 6000, 8, 0.5)));                // 36 products a row
+  EXPECT_FALSE(scattered_rows_for_hash(square(1000, 21000, 30, 0.5)));              // 441
+  EXPECT_TRUE(scattered_rows_for_hash(square(1000, 20000, 30, 0.5)));               // 400
+  EXPECT_FALSE(scattered_rows_for_hash(square(1000, 8000, 8, 0.19)));               // near the diagonal
+  // Unknown distance or unknown B: the rule does not apply.
+  EXPECT_FALSE(scattered_rows_for_hash(square(1000, 8000, 8, -1)));
+  row_shape no_b{1000, 8000, 8, false, 1};
+  no_b.a_diagonal_distance = 0.5;
+  EXPECT_FALSE(scattered_rows_for_hash(no_b));
+  EXPECT_EQ(planner::choose_method(no_b).algo, algorithm::rmerge);
+  // Rules before it still decide: few rows (bcsstk13-like) take hash for their own reason.
+  EXPECT_EQ(planner::choose_method(square(2003, 83883, 95, 0.5)).reason,
+            "too few rows of A for RMerge's 32-lane merges");
 }
 
 TEST(Planner, ColumnRangesWhereRowsOfBAreLong) {

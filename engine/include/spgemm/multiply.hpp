@@ -25,6 +25,11 @@ enum class algorithm {
   block,      // "block": GPU, operands of dense b x b blocks (multi-dof FEM): symbolic on the block patterns,
               // numeric block by block; matrices without block structure run with b = 1 (correct, slow)
   dot,        // "dot": GPU, masked products C<M> only: one dot product per entry of M (B transposed first)
+  dense,      // "dense": GPU, dense shared-memory accumulators over tiles of B's columns, rows split across a
+              // thread-block cluster: rows of C dense in a narrow B (A * A^T of a wide A; correct for any B)
+  bhsparse,   // "bhsparse": GPU, Liu & Vinter 2015: rows binned by their upper bound; heap method, bitonic ESC,
+              // merge path for long rows; hybrid progressive allocation
+  segmerge,   // "segmerge": GPU, bhsparse's bins with the long rows by Ji et al. 2020's segmented merge
 };
 
 std::string_view to_string(algorithm algo);

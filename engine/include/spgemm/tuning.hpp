@@ -21,6 +21,14 @@ struct rmerge_config {
 
 struct tuning {
   rmerge_config rmerge;
+  // RMerge, one-pass plans: the most entries of B each warp copies into
+  // shared memory before merging its rows, where they are expected to fit
+  // (the cursors then read the copy, not a 32-byte sector of global memory
+  // per entry); 0 (the default) merges from global memory; at most 2048
+  // (engine/rmerge/rmerge_tuning.hpp). Off: on an H100 it lost on stencils,
+  // FEM and meshes (poisson3d7:100 1.55 ms with 1024 against 0.82 without)
+  // and won only on uniform random rows (docs/planner.md, RMerge).
+  std::int64_t rmerge_stage_b = 0;
   // Hash method, segment rows: the least output bound of a row computed per
   // segment of B's columns (docs/planner.md, "Segment rows").
   std::int64_t segment_min_bound = 1024;
@@ -37,6 +45,13 @@ struct tuning {
   // ESC: products expanded at once (the slice budget; clamped to 2 .. 2^30).
   // Trades a fixed workspace (up to 36 bytes per product) for launches.
   std::int64_t esc_slice_products = std::int64_t{1} << 24;
+  // bhsparse: 1 computes the long rows (more than 512 products) by Ji et
+  // al.'s segmented merge instead of merge path (the segmerge method runs
+  // bhsparse so).
+  std::int64_t bhsparse_segmented_merge = 0;
+  // Segmented merge: products of the long rows expanded at once (at least
+  // twice the largest long row's bound plus B's longest row; clamped to 2^30).
+  std::int64_t segmerge_slice_products = std::int64_t{1} << 24;
 };
 
 // Throws error(bad_input) for values no method accepts (an explicit RMerge
@@ -47,9 +62,10 @@ void require_valid(const tuning& t);
 std::string to_string(const tuning& t);
 
 // The defaults with the overrides a benchmark sweep sets in the environment
-// (SPGEMM_SEGMENT_MIN_BOUND, SPGEMM_SEGMENT_ENTRY_PASSES,
+// (SPGEMM_RMERGE_STAGE_B, SPGEMM_SEGMENT_MIN_BOUND, SPGEMM_SEGMENT_ENTRY_PASSES,
 // SPGEMM_FUSE_MAX_PRODUCTS, SPGEMM_FUSED_BLOCK_ROWS_PER_SM,
-// SPGEMM_ESC_SLICE_PRODUCTS; integers, negative read as 0). Read once, at
+// SPGEMM_ESC_SLICE_PRODUCTS, SPGEMM_SEGMERGE_SLICE_PRODUCTS; integers,
+// negative read as 0). Read once, at
 // start-up, never on a job's path. Throws error(bad_input) naming a variable
 // that does not hold an integer.
 tuning tuning_from_environment();
