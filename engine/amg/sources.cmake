@@ -12,3 +12,11 @@ target_sources(spgemm_engine PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/cpu/prolongator.cpp
   ${CMAKE_CURRENT_LIST_DIR}/cpu/lu.cpp
 )
+if(SPGEMM_WITH_CUDA)
+  target_sources(spgemm_engine PRIVATE
+    ${CMAKE_CURRENT_LIST_DIR}/gpu/vectors.cu
+    ${CMAKE_CURRENT_LIST_DIR}/gpu/scan.cu
+    ${CMAKE_CURRENT_LIST_DIR}/gpu/setup.cu
+    ${CMAKE_CURRENT_LIST_DIR}/gpu/dense.cu
+  )
+endif()

@@ -14,25 +14,44 @@ namespace spgemm::amg {
 
 inline constexpr double candidate_tolerance = 1e-10;
 
-// q: rows x columns, row-major, orthonormalized in place; r: columns x
-// columns, row-major, the upper triangular factor (q_before = q r).
-SPGEMM_HOST_DEVICE inline void orthonormalize(double* q, std::int64_t rows, int columns, double* r) {
+// x * y and x + y, each rounded (nvcc would otherwise fuse them).
+SPGEMM_HOST_DEVICE inline double mul_rounded(double x, double y) {
+#if defined(__CUDA_ARCH__)
+  return __dmul_rn(x, y);
+#else
+  return x * y;
+#endif
+}
+SPGEMM_HOST_DEVICE inline double add_rounded(double x, double y) {
+#if defined(__CUDA_ARCH__)
+  return __dadd_rn(x, y);
+#else
+  return x + y;
+#endif
+}
+
+// The block q (rows x columns; q(i, j) its entry, a reference) is
+// orthonormalized in place; r (columns x columns, row-major) receives the
+// upper triangular factor: q_before = q r. Products and sums rounded one by
+// one, so that host and device give the same values.
+template <typename Block>
+SPGEMM_HOST_DEVICE inline void orthonormalize(Block q, std::int64_t rows, int columns, double* r) {
   for (int j = 0; j < columns; ++j) {
     double before = 0;
-    for (std::int64_t i = 0; i < rows; ++i) before += q[i * columns + j] * q[i * columns + j];
+    for (std::int64_t i = 0; i < rows; ++i) before = add_rounded(before, mul_rounded(q(i, j), q(i, j)));
     const double threshold = candidate_tolerance * sqrt(before);
     for (int k = 0; k < j; ++k) {
       double dot = 0;
-      for (std::int64_t i = 0; i < rows; ++i) dot += q[i * columns + j] * q[i * columns + k];
-      for (std::int64_t i = 0; i < rows; ++i) q[i * columns + j] -= dot * q[i * columns + k];
+      for (std::int64_t i = 0; i < rows; ++i) dot = add_rounded(dot, mul_rounded(q(i, j), q(i, k)));
+      for (std::int64_t i = 0; i < rows; ++i) q(i, j) = add_rounded(q(i, j), -mul_rounded(dot, q(i, k)));
       r[k * columns + j] = dot;
     }
     double norm = 0;
-    for (std::int64_t i = 0; i < rows; ++i) norm += q[i * columns + j] * q[i * columns + j];
+    for (std::int64_t i = 0; i < rows; ++i) norm = add_rounded(norm, mul_rounded(q(i, j), q(i, j)));
     norm = sqrt(norm);
     const double scale = norm > threshold ? 1.0 / norm : 0.0;
     r[j * columns + j] = norm > threshold ? norm : 0.0;
-    for (std::int64_t i = 0; i < rows; ++i) q[i * columns + j] *= scale;
+    for (std::int64_t i = 0; i < rows; ++i) q(i, j) = mul_rounded(q(i, j), scale);
   }
 }
 

@@ -42,6 +42,16 @@ class cuda_backend final : public backend {
                                            std::size_t* peak_bytes = nullptr) override;
   memory_estimate estimate_transpose(const stored_matrix& a) override;
 
+  void write_values(stored_matrix& m, const void* values) override;
+  std::shared_ptr<stored_matrix> with_values(const stored_matrix& m, const void* values) override;
+  memory_estimate estimate_multiply_numeric(const stored_matrix& a, const stored_matrix& b,
+                                            const stored_matrix& structure, const multiply_options& options) override;
+  std::shared_ptr<stored_matrix> multiply_numeric(const stored_matrix& a, const stored_matrix& b,
+                                                  const stored_matrix& structure, const multiply_options& options,
+                                                  std::size_t memory_limit, const cancel_token& cancel = {},
+                                                  std::size_t* peak_bytes = nullptr) override;
+  std::unique_ptr<amg::operations> amg_operations() override;  // cuda_amg.cpp
+
  private:
   // A product's operands, checked (stored here, conformable, valid tuning), and C's value type.
   struct product {
@@ -51,6 +61,8 @@ class cuda_backend final : public backend {
   };
   product checked(const stored_matrix& a, const stored_matrix& b, const multiply_options& options) const;
   const cuda_stored_matrix& own(const stored_matrix& m, const char* what) const;
+  // The structure a numeric-only product is given, checked against the product's shape.
+  const cuda_stored_matrix& own_structure(const product& p, const stored_matrix& structure) const;
   std::shared_ptr<stored_matrix> keep(cuda::any_device_csr m, cudaStream_t stream);
 
   std::shared_ptr<cuda::device_context> context_;

@@ -37,7 +37,8 @@ independent_set distance2_independent_set(const csr_matrix<float>& graph) {
     undecided += state[i] == state_undecided;
   }
   independent_set set;
-  while (undecided > 0) {
+  // At least one round, as the GPU's loop (it learns what is left after a round).
+  for (bool first = true; n > 0 && (first || undecided > 0); first = false) {
     ++set.rounds;
     for (std::int64_t i = 0; i < n; ++i) {
       std::int64_t neighbours = 0;

@@ -48,7 +48,9 @@ tentative_result tentative(const csr_matrix<double>& aggregates, std::int64_t co
       const double* from = b.data() + members[start[j] + p] * block;
       std::copy(from, from + block, q.begin() + p * block);
     }
-    orthonormalize(q.data(), size * rows_per_node, m, out.coarse.data() + j * m * m);
+    double* block_values = q.data();
+    orthonormalize([block_values, m](std::int64_t i, int c) -> double& { return block_values[i * m + c]; },
+                   size * rows_per_node, m, out.coarse.data() + j * m * m);
     blocks[j] = q;
   }
 
