@@ -1,5 +1,5 @@
 // spgemmd: the SpGEMM service. Opens the backends, warms them up, serves
-// spgemm.v1.Spgemm (plus grpc.health.v1 and reflection) on --listen and
+// spgemm.v1.Spgemm, Values and Amg (plus grpc.health.v1 and reflection) on --listen and
 // Prometheus metrics on --metrics_listen, and shuts down gracefully on
 // SIGTERM/SIGINT. Settings: spgemmd --help, or docs/service.md.
 #include <malloc.h>
@@ -23,6 +23,7 @@
 #include "ops/log.hpp"
 #include "ops/metrics.hpp"
 #include "ops/service_metrics.hpp"
+#include "rpc/amg_service.hpp"
 #include "rpc/service.hpp"
 #include "spgemm/backend.hpp"
 #include "spgemm/errors.hpp"
@@ -154,6 +155,8 @@ int main(int argc, char** argv) {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   spgemm_service service(state);
+  values_service values(state);
+  amg_service amg(state);
   grpc::ServerBuilder builder;
   // gRPC binds with SO_REUSEPORT by default: a second spgemmd on a taken port
   // would start and split the connections with the first (handles appearing
@@ -163,6 +166,8 @@ int main(int argc, char** argv) {
   builder.AddListeningPort(cfg.listen, grpc::InsecureServerCredentials(), &port);
   builder.SetMaxReceiveMessageSize(static_cast<int>(cfg.max_message_bytes));
   builder.RegisterService(&service);
+  builder.RegisterService(&values);
+  builder.RegisterService(&amg);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || port == 0) {
     die("cannot listen on " + cfg.listen + ": the port is taken (another spgemmd? choose another with "

@@ -34,6 +34,26 @@ outcome describe_matrix(matrix_cache& cache, const std::string& tenant, const st
   return {};
 }
 
+outcome update_values(matrix_cache& cache, const std::string& tenant, const std::string& handle,
+                      spgemm::value_type type, int64_t count, const void* values, entry_info* out) {
+  pin e;
+  if (outcome o = pin_matrix(cache, tenant, "handle", handle, &e); !o.ok()) return o;
+  if (type != e->info.type || count != e->info.nnz) {
+    return {status::invalid_argument, "matrix " + handle + " holds " + std::to_string(e->info.nnz) + " " +
+                                          std::string(spgemm::to_string(e->info.type)) + " values; got " +
+                                          std::to_string(count) + " " + std::string(spgemm::to_string(type))};
+  }
+  try {
+    cache.write_values(*e, values);
+  } catch (...) {
+    return outcome_of(std::current_exception());
+  }
+  auto described = cache.describe(tenant, handle);
+  if (!described) return not_found(handle);
+  *out = std::move(*described);
+  return {};
+}
+
 outcome delete_matrix(matrix_cache& cache, const std::string& tenant, const std::string& handle, std::size_t* freed) {
   if (handle.empty()) return empty_handle();
   auto bytes = cache.erase(tenant, handle);

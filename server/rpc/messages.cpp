@@ -24,6 +24,12 @@ grpc::Status unavailable() {
   return to_grpc_status({core::status::shutting_down, "the server is shutting down; retry elsewhere"});
 }
 
+grpc::ServerUnaryReactor* finished(grpc::CallbackServerContext* ctx, grpc::Status status) {
+  auto* r = ctx->DefaultReactor();
+  r->Finish(std::move(status));
+  return r;
+}
+
 v1::ValueType to_proto(spgemm::value_type t) { return t == spgemm::value_type::f32 ? v1::FLOAT32 : v1::FLOAT64; }
 
 void to_proto(const core::entry_info& e, v1::MatrixInfo* out) {

@@ -27,6 +27,9 @@ std::string tenant_of(const grpc::CallbackServerContext* ctx);
 // The status of a call that arrives while the server shuts down.
 grpc::Status unavailable();
 
+// A unary call answered at once, on gRPC's default reactor.
+grpc::ServerUnaryReactor* finished(grpc::CallbackServerContext* ctx, grpc::Status status);
+
 spgemm::v1::ValueType to_proto(spgemm::value_type t);
 void to_proto(const core::entry_info& e, spgemm::v1::MatrixInfo* out);
 grpc::Status options_from(const spgemm::v1::MultiplyOptions& o, spgemm::multiply_options* out);

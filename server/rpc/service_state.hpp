@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "core/amg_hierarchies.hpp"
 #include "core/estimate_memo.hpp"
 #include "core/matrix_cache.hpp"
 #include "core/scheduler.hpp"
@@ -26,6 +27,7 @@ struct service_state {
   std::atomic<bool> shutting_down{false};
   core::estimate_memo estimates{4096};  // of products of stored matrices
   spare_arrays upload_arrays;           // of finished uploads, for the next ones
+  core::amg_hierarchies hierarchies{cache};  // multigrid hierarchies kept
 
   service_state(core::matrix_cache& c, core::scheduler& s, service_metrics& m, const config& cf, std::string v)
       : cache(c), sched(s), metrics(m), cfg(cf), version(std::move(v)),

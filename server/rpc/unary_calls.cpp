@@ -14,16 +14,6 @@ namespace spgemmd {
 
 namespace v1 = spgemm::v1;
 
-namespace {
-
-grpc::ServerUnaryReactor* finished(grpc::CallbackServerContext* ctx, grpc::Status status) {
-  auto* r = ctx->DefaultReactor();
-  r->Finish(std::move(status));
-  return r;
-}
-
-}  // namespace
-
 grpc::ServerUnaryReactor* spgemm_service::Delete(grpc::CallbackServerContext* ctx, const v1::DeleteRequest* request,
                                                  v1::DeleteResponse* response) {
   if (state_.shutting_down) return finished(ctx, unavailable());

@@ -4,19 +4,54 @@
 
 namespace spgemmd::core {
 
-namespace {
+structure_hold::structure_hold(matrix_cache& cache, const std::shared_ptr<spgemm::stored_matrix>& m, int device)
+    : cache_(cache) {
+  if (!m) return;
+  pin_ = cache_.find_stored(m, device);
+  if (!pin_) return;
+  const std::shared_ptr<spgemm::stored_matrix> resident = cache_.make_resident(*pin_, device);
+  if (resident == m) {
+    stored_ = m;
+  } else if (resident) {
+    cache_.release_resident(*pin_);  // its values were replaced meanwhile: a product of its own
+  }
+}
+
+structure_hold::~structure_hold() {
+  if (stored_) cache_.release_resident(*pin_);
+}
 
 const spgemm::stored_matrix& stored(job& j, operand o) {
   const auto i = static_cast<std::size_t>(o.index);
   return o.intermediate ? *j.temps[i] : *j.resident[i];
 }
 
-// Adds the time since `started` to the job's engine phase.
 void note_engine(job& j, steady::time_point started) {
   j.times.engine += std::chrono::duration<double>(steady::now() - started).count();
 }
 
-}  // namespace
+std::shared_ptr<spgemm::stored_matrix> product_of(job& j, spgemm::backend& b, const spgemm::stored_matrix& x,
+                                                  const spgemm::stored_matrix& y, const spgemm::multiply_options& options,
+                                                  const std::shared_ptr<spgemm::stored_matrix>& last) {
+  const steady::time_point started = steady::now();
+  std::shared_ptr<spgemm::stored_matrix> c;
+  // The structure is read only while its entry is held resident and in use:
+  // counted, it neither spills nor is freed under the product.
+  const structure_hold hold(*j.res.cache(), last, j.device);
+  if (hold && b.estimate_multiply_numeric(x, y, *hold.get(), options).total() <= j.step_estimate) {
+    c = b.multiply_numeric(x, y, *hold.get(), options, j.step_estimate, j.cancel);
+  } else {
+    c = b.multiply(x, y, options, j.step_estimate, j.cancel);
+  }
+  note_engine(j, started);
+  return c;
+}
+
+std::size_t intermediate_bytes(const job& j) {
+  std::size_t held = 0;
+  for (const auto& t : j.temps) held += t->info().bytes();
+  return held;
+}
 
 job_step multiply_step(estimate_memo& memo, operand left, operand right, const spgemm::multiply_options& options) {
   const bool memoized = !left.intermediate && !right.intermediate;
@@ -37,12 +72,13 @@ job_step multiply_step(estimate_memo& memo, operand left, operand right, const s
     return e;
   };
   step.run = [=, &memo](job& j, spgemm::backend& b) {
-    const steady::time_point started = steady::now();
-    auto c = b.multiply(stored(j, left), stored(j, right), options, j.step_estimate, j.cancel);
-    note_engine(j, started);
-    if (memoized) memo.note_result(key(j), c->info());
-    std::size_t held = 0;
-    for (const auto& t : j.temps) held += t->info().bytes();
+    std::shared_ptr<spgemm::stored_matrix> last;
+    if (memoized) {
+      if (auto known = memo.find(key(j))) last = known->structure.lock();
+    }
+    auto c = product_of(j, b, stored(j, left), stored(j, right), options, last);
+    if (memoized) memo.note_result(key(j), c);
+    const std::size_t held = intermediate_bytes(j);
     j.temps.push_back(std::move(c));
     return held + j.temps.back()->info().bytes();
   };
