@@ -16,7 +16,7 @@ apt_packages=(
   libgtest-dev libgmock-dev libcli11-dev
   python3 python3-pip python3-venv python3-yaml
 )
-pip_packages=(grpcio grpcio-tools numpy scipy pytest tqdm pyyaml kubernetes-validate)
+pip_packages=(grpcio grpcio-tools numpy scipy pytest tqdm pyyaml kubernetes-validate pyamg)
 
 if [ "${1:-}" = "--check" ]; then
   missing=()

@@ -1,9 +1,10 @@
 """Build hook for the spgemm client.
 
-The protobuf and gRPC modules (``spgemm.v1.spgemm_pb2`` and
-``spgemm.v1.spgemm_pb2_grpc``) are generated from the wire contract
-``proto/spgemm/v1/spgemm.proto`` with grpcio-tools whenever the package is
-built; they are never committed or edited by hand.
+The protobuf and gRPC modules (``spgemm.v1.spgemm_pb2``,
+``spgemm.v1.spgemm_pb2_grpc``, and the same for ``values`` and ``amg``) are
+generated from the wire contract ``proto/spgemm/v1/*.proto`` with
+grpcio-tools whenever the package is built; they are never committed or
+edited by hand.
 
 The proto is looked for in the repository (``../../proto`` from this file)
 and, for builds from an sdist, in ``./proto`` (the sdist hook below copies it
@@ -24,7 +25,9 @@ from setuptools.command.build_py import build_py
 from setuptools.command.sdist import sdist
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PROTO_REL = os.path.join("spgemm", "v1", "spgemm.proto")
+PROTO_NAMES = ("spgemm", "values", "amg")
+PROTO_RELS = [os.path.join("spgemm", "v1", name + ".proto") for name in PROTO_NAMES]
+PROTO_REL = PROTO_RELS[0]
 PROTO_ROOTS = [
     os.path.normpath(os.path.join(HERE, "..", "..", "proto")),  # source tree
     os.path.join(HERE, "proto"),  # sdist copy
@@ -42,7 +45,7 @@ def proto_root() -> str:
 
 
 def generate(out_dir: str) -> None:
-    """Run grpcio-tools' protoc: writes out_dir/spgemm/v1/spgemm_pb2{,_grpc}.py(i)."""
+    """Run grpcio-tools' protoc: writes out_dir/spgemm/v1/NAME_pb2{,_grpc}.py(i) for every proto."""
     try:
         import grpc_tools
         from grpc_tools import protoc
@@ -58,15 +61,14 @@ def generate(out_dir: str) -> None:
         "--python_out=" + out_dir,
         "--pyi_out=" + out_dir,
         "--grpc_python_out=" + out_dir,
-        os.path.join(root, PROTO_REL),
-    ]
+    ] + [os.path.join(root, rel) for rel in PROTO_RELS]
     if protoc.main(args) != 0:
-        raise RuntimeError("spgemm: protoc failed on " + os.path.join(root, PROTO_REL))
+        raise RuntimeError("spgemm: protoc failed on the protos under " + root)
     # spgemm/v1 becomes a subpackage of our own `spgemm` package; the generated
     # gRPC module imports it as `from spgemm.v1 import spgemm_pb2`.
     init = os.path.join(out_dir, "spgemm", "v1", "__init__.py")
     with open(init, "w") as f:
-        f.write('"""Generated from proto/spgemm/v1/spgemm.proto at build time; do not edit."""\n')
+        f.write('"""Generated from proto/spgemm/v1/*.proto at build time; do not edit."""\n')
 
 
 def protobuf_requirement() -> str:
@@ -101,8 +103,10 @@ class BuildPyWithStubs(build_py):
     def get_outputs(self, include_bytecode: bool = True) -> list:
         outs = list(super().get_outputs(include_bytecode))
         base = os.path.join(self.build_lib, "spgemm", "v1")
-        for name in ("__init__.py", "spgemm_pb2.py", "spgemm_pb2.pyi", "spgemm_pb2_grpc.py"):
-            outs.append(os.path.join(base, name))
+        outs.append(os.path.join(base, "__init__.py"))
+        for proto in PROTO_NAMES:
+            for suffix in ("_pb2.py", "_pb2.pyi", "_pb2_grpc.py"):
+                outs.append(os.path.join(base, proto + suffix))
         return outs
 
 
@@ -111,9 +115,10 @@ class SdistWithProto(sdist):
 
     def make_release_tree(self, base_dir: str, files: list) -> None:
         super().make_release_tree(base_dir, files)
-        dest = os.path.join(base_dir, "proto", PROTO_REL)
-        os.makedirs(os.path.dirname(dest), exist_ok=True)
-        shutil.copyfile(os.path.join(proto_root(), PROTO_REL), dest)
+        for rel in PROTO_RELS:
+            dest = os.path.join(base_dir, "proto", rel)
+            os.makedirs(os.path.dirname(dest), exist_ok=True)
+            shutil.copyfile(os.path.join(proto_root(), rel), dest)
 
 
 setup(

@@ -16,8 +16,11 @@ import scipy.sparse as sp
 
 from . import _address, _progress, _wire
 from .errors import NotFound, ProtocolError, SpgemmError, from_rpc_error
+from .amg import Hierarchy
 from .info import JobStats, MatrixInfo, ServerStatus
+from .v1 import amg_pb2 as apb
 from .v1 import spgemm_pb2 as pb
+from .v1 import values_pb2 as vpb
 
 __all__ = ["Client", "RemoteMatrix", "Operand"]
 
@@ -25,24 +28,24 @@ __all__ = ["Client", "RemoteMatrix", "Operand"]
 #: scipy.sparse matrix/array (or dense 2-D array), uploaded for the call.
 Operand = Union["RemoteMatrix", str, Any]
 
-_SERVICE = pb.DESCRIPTOR.services_by_name["Spgemm"]
 _MAX_RECEIVE = 256 << 20
 
 
 class _Rpcs:
-    """Callables for every method of spgemm.v1.Spgemm, derived from the generated descriptor.
+    """Callables for every method of a spgemm.v1 service, derived from the generated descriptor.
 
     Building them from the descriptor (instead of importing the generated
-    ``spgemm_pb2_grpc``) keeps the client working with a grpcio runtime older
+    ``*_pb2_grpc``) keeps the client working with a grpcio runtime older
     than the grpcio-tools that generated the code, and lets Upload and the
     result streams use the zero-copy chunk codec.
     """
 
-    def __init__(self, channel: grpc.Channel) -> None:
-        for method in _SERVICE.methods:
-            path = "/%s/%s" % (_SERVICE.full_name, method.name)
-            req_cls = getattr(pb, method.input_type.name)
-            resp_cls = getattr(pb, method.output_type.name)
+    def __init__(self, channel: grpc.Channel, module: Any = pb, service: str = "Spgemm") -> None:
+        descriptor = module.DESCRIPTOR.services_by_name[service]
+        for method in descriptor.methods:
+            path = "/%s/%s" % (descriptor.full_name, method.name)
+            req_cls = getattr(module, method.input_type.name, None) or getattr(pb, method.input_type.name)
+            resp_cls = getattr(module, method.output_type.name, None) or getattr(pb, method.output_type.name)
             ser: Callable[[Any], bytes] = req_cls.SerializeToString
             de: Callable[[bytes], Any] = resp_cls.FromString
             if req_cls is pb.UploadPart:
@@ -211,6 +214,8 @@ class Client:
                 creds = tls
             self._channel = grpc.secure_channel(address, creds, options=opts)
         self._rpc = _Rpcs(self._channel)
+        self._values_rpc = _Rpcs(self._channel, vpb, "Values")
+        self._amg_rpc = _Rpcs(self._channel, apb, "Amg")
 
     # -- plumbing -----------------------------------------------------------
 
@@ -221,6 +226,12 @@ class Client:
     def _unary(self, name: str, request: Any) -> Any:
         try:
             return getattr(self._rpc, name)(request, **self._kw())
+        except grpc.RpcError as e:
+            raise from_rpc_error(e) from None
+
+    def _amg_unary(self, name: str, request: Any) -> Any:
+        try:
+            return getattr(self._amg_rpc, name)(request, **self._kw())
         except grpc.RpcError as e:
             raise from_rpc_error(e) from None
 
@@ -390,6 +401,104 @@ class Client:
         """Server-side information on a stored matrix (NotFound if unknown)."""
         handle = matrix.handle if isinstance(matrix, RemoteMatrix) else matrix
         return MatrixInfo.from_proto(self._unary("Describe", pb.DescribeRequest(handle=handle)))
+
+    def update_values(self, matrix: Union[RemoteMatrix, str], values: Any) -> MatrixInfo:
+        """Replaces a stored matrix's values, keeping its handle and pattern.
+
+        ``values``: a scipy.sparse matrix of the same pattern (canonical CSR),
+        or the nnz values in the stored matrix's CSR order. A product or
+        Galerkin product of matrices whose values changed then reruns numeric
+        only while its last result is kept; a hierarchy is set up again with
+        :meth:`Hierarchy.resetup`.
+        """
+        handle = matrix.handle if isinstance(matrix, RemoteMatrix) else matrix
+        info = self.describe(handle)
+        if sp.issparse(values):
+            csr = sp.csr_array(values)
+            csr.sum_duplicates()
+            csr.sort_indices()
+            values = csr.data
+        v = np.ascontiguousarray(np.asarray(values, dtype=info.dtype).ravel())
+        if v.shape[0] != info.nnz:
+            raise ValueError("spgemm: %s holds %d values; got %d" % (handle, info.nnz, v.shape[0]))
+        step = max(1, self.chunk_bytes // v.itemsize)
+
+        def parts() -> Iterator[Any]:
+            yield vpb.ValuesPart(header=vpb.ValuesHeader(handle=handle, value_type=_wire.value_type_of(v.dtype),
+                                                         nnz=info.nnz))
+            for first in range(0, v.shape[0], step):
+                chunk = v[first : first + step].astype(v.dtype.newbyteorder("<"), copy=False).tobytes()
+                yield vpb.ValuesPart(chunk=vpb.ValuesChunk(first=first, values=chunk))
+
+        try:
+            reply = self._values_rpc.UpdateValues(parts(), **self._kw())
+        except grpc.RpcError as e:
+            raise from_rpc_error(e) from None
+        return MatrixInfo.from_proto(reply)
+
+    def amg(
+        self,
+        a: Operand,
+        near_nullspace: Any = None,
+        *,
+        theta: float = 0.0,
+        max_coarse: int = 1000,
+        max_levels: int = 10,
+        omega: float = 4.0 / 3.0,
+        spectral_steps: int = 15,
+        block_size: int = 0,
+        algorithm: str = "auto",
+        name: str = "",
+        priority: int = 0,
+        progress: Optional[bool] = None,
+    ) -> Hierarchy:
+        """A smoothed-aggregation hierarchy of ``a`` (square, float64), set up on the server.
+
+        ``a``: a RemoteMatrix or handle (it must outlive the hierarchy), or a
+        local matrix (uploaded, deleted with the hierarchy). ``near_nullspace``:
+        an n x m array (elasticity: the rigid-body modes); ``None``: the
+        constant. ``theta``: strength threshold; ``max_coarse``: coarsen until
+        a level has at most this many rows; ``omega``: the prolongator's Jacobi
+        weight (over rho(D^-1 A)); ``block_size``: unknowns per node (0: found
+        from A's dense blocks); ``algorithm``: the products' method.
+        """
+        owned: Optional[RemoteMatrix] = None
+        if isinstance(a, RemoteMatrix):
+            handle = a.handle
+        elif isinstance(a, str):
+            handle = a
+        else:
+            owned = self.upload(sp.csr_array(a, dtype=np.float64), name or "amg", progress=progress)
+            handle = owned.handle
+        try:
+            b_handle = ""
+            with contextlib.ExitStack() as stack:
+                if near_nullspace is not None:
+                    modes = np.asarray(near_nullspace, dtype=np.float64)
+                    if modes.ndim == 1:
+                        modes = modes[:, None]
+                    # Every entry stored, zeros too: the server reads the rows whole.
+                    rows, cols = modes.shape
+                    dense = sp.csr_array((modes.ravel(), np.tile(np.arange(cols), rows),
+                                          np.arange(0, rows * cols + 1, cols)), shape=modes.shape)
+                    b = stack.enter_context(self.upload(dense, "near null space", progress=progress))
+                    b_handle = b.handle
+                options = apb.AmgSetupOptions(
+                    strength_theta=theta, max_coarse=max_coarse, max_levels=max_levels, prolongator_omega=omega,
+                    spectral_steps=spectral_steps, block_size=block_size, near_nullspace=b_handle,
+                    algorithm=algorithm)
+                reply = self._amg_unary("Setup", apb.AmgSetupRequest(matrix=handle, options=options, name=name,
+                                                                     priority=priority))
+            return Hierarchy(self, reply, owned)
+        except BaseException:
+            if owned is not None:
+                with contextlib.suppress(SpgemmError):
+                    owned.delete()
+            raise
+
+    def hierarchy(self, handle: str) -> Hierarchy:
+        """The hierarchy ``handle`` (Describe)."""
+        return Hierarchy(self, self._amg_unary("Describe", apb.AmgHierarchyRequest(hierarchy=handle)))
 
     def list(self) -> List[MatrixInfo]:
         """Every matrix the server holds for this caller."""
