@@ -227,7 +227,9 @@ row run_problem(const std::shared_ptr<spgemm::backend>& on, const std::string& i
   return out;
 }
 
-void write_tables(const std::vector<row>& rows, const options& o) {
+// Writes the TSV and markdown files (after every problem: a run cut short
+// keeps what it measured); returns the markdown table.
+std::string write_tables(const std::vector<row>& rows, const options& o) {
   const char* header =
       "problem\tdevice\trows\tnnz\tlevels\trows_per_level\toperator_complexity\tgrid_complexity\tsetup_ms\t"
       "strength_ms\taggregation_ms\ttentative_ms\tspectral_radius_ms\tsmoothing_ms\ttranspose_ms\tgalerkin_ms\t"
@@ -261,7 +263,7 @@ void write_tables(const std::vector<row>& rows, const options& o) {
           " (" + fmt(r.cusparse_pyramid_ms / r.pyramid_ms) + ") |\n";
   }
   if (!o.markdown.empty()) std::ofstream(o.markdown) << md;
-  std::fputs(md.c_str(), stdout);
+  return md;
 }
 
 }  // namespace
@@ -285,6 +287,7 @@ int main(int argc, char** argv) {
   const std::shared_ptr<spgemm::backend> on =
       spgemm::cuda_device_count() > 0 ? spgemm::make_cuda_backend(0) : spgemm::make_cpu_backend(0);
   std::vector<row> rows;
+  std::string md;
   int status = 0;
   for (const std::string& input : o.inputs) {
     try {
@@ -300,7 +303,8 @@ int main(int argc, char** argv) {
       rows.push_back(failed);
       status = 1;
     }
+    md = write_tables(rows, o);
   }
-  write_tables(rows, o);
+  std::fputs(md.c_str(), stdout);
   return status;
 }

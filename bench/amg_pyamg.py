@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
 """pyamg on the matrices spgemm-amg-bench dumped, with the engine's settings, and the table of both.
 
-    amg_pyamg.py DUMP_DIR OURS.tsv OUT.tsv [--threads N]
+    amg_pyamg.py DUMP_DIR OURS.tsv OUT.tsv
 
 For every problem of OURS.tsv (spgemm-amg-bench --tsv, its matrices written by
 --dump into DUMP_DIR): pyamg.smoothed_aggregation_solver with max_coarse 1000,
 no candidate improvement, Chebyshev pre- and post-smoothing, a dense coarse
 solve (the rigid-body modes as B for elasticity3d); its setup timed once, its
 CG solve of A x = 1 to 1e-8 timed once. OUT.tsv: our columns, then pyamg's
-(setup and solve ms, iterations, levels, operator complexity) and the ratios;
-a short table last on stdout.
+(setup and solve ms, iterations, levels, operator complexity) and the ratios,
+written after every problem (a run cut short keeps what it measured); a short
+table last on stdout.
 """
 
 from __future__ import annotations
@@ -67,6 +68,21 @@ def main() -> None:
     args = p.parse_args()
     with open(args.ours) as f:
         rows = list(csv.DictReader(f, delimiter="\t"))
+    if not rows:
+        raise SystemExit("%s: no problems (spgemm-amg-bench measured none)" % args.ours)
+    fields = list(rows[0].keys())
+    for extra in ("pyamg_setup_ms", "pyamg_solve_ms", "pyamg_iterations", "pyamg_levels",
+                  "pyamg_operator_complexity", "setup_speedup_vs_pyamg", "solve_speedup_vs_pyamg"):
+        if extra not in fields:
+            fields.append(extra)
+
+    def write() -> None:  # after every problem: a run cut short keeps what it measured
+        with open(args.out, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=fields, delimiter="\t", restval="NA")
+            w.writeheader()
+            w.writerows(rows)
+
+    write()
     for r in rows:
         if r["status"] != "ok":
             continue
@@ -76,15 +92,7 @@ def main() -> None:
         r["solve_speedup_vs_pyamg"] = "%.1f" % (float(r["pyamg_solve_ms"]) / float(r["solve_ms"]))
         print("%s: pyamg setup %s ms, %s iterations" % (r["problem"], r["pyamg_setup_ms"], r["pyamg_iterations"]),
               flush=True)
-    fields = list(rows[0].keys())
-    for extra in ("pyamg_setup_ms", "pyamg_solve_ms", "pyamg_iterations", "pyamg_levels",
-                  "pyamg_operator_complexity", "setup_speedup_vs_pyamg", "solve_speedup_vs_pyamg"):
-        if extra not in fields:
-            fields.append(extra)
-    with open(args.out, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=fields, delimiter="\t", restval="NA")
-        w.writeheader()
-        w.writerows(rows)
+        write()
     print("\n%-16s %9s %9s %7s %9s %11s %10s %9s %5s %5s %9s" % (
         "problem", "setup_ms", "resetup_x", "pyr_ms", "cusp_ms", "pyramid_x", "pyamg_ms", "setup_x", "its",
         "p_its", "solve_ms"))

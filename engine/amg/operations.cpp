@@ -47,7 +47,8 @@ std::size_t prolongator_bytes(const matrix_info& t, const matrix_info& at) {
 }
 
 std::size_t factor_bytes(const matrix_info& a) {
-  // The dense matrix beside its inverse (Gauss-Jordan), or the LU factors.
+  // Two dense n x n buffers (Gauss-Jordan's pivots alternate between them,
+  // the last writing the inverse), or the LU factors.
   return 2 * words(a.rows * a.rows) + pass_allowance(a.rows);
 }
 

@@ -1,8 +1,9 @@
-// The coarsest level's kernels (dense.cu): its matrix made dense, inverted in
-// place by Gauss-Jordan elimination without pivoting (symmetric positive
-// definite), a pivot step per two launches, then applied as a dense
-// matrix-vector product per cycle. n^3 multiply-adds for the inverse (n at
-// most max_coarse: about 10^9 for 1000 rows), n^2 per solve.
+// The coarsest level's kernels (dense.cu): its matrix made dense, inverted by
+// Gauss-Jordan elimination without pivoting (symmetric positive definite), a
+// pivot step per launch from one buffer into the other (each step reads only
+// its input: no pass over a saved column, no second launch), then applied as a
+// dense matrix-vector product per cycle. n^3 multiply-adds for the inverse (n
+// at most max_coarse: about 10^9 for 1000 rows), n^2 per solve.
 #pragma once
 
 #include <cstdint>
@@ -22,30 +23,28 @@ __global__ void __launch_bounds__(dense_threads)
   }
 }
 
-// Pivot k, one block: column k saved, row k divided by the pivot (its
-// diagonal becoming 1 / pivot); a zero pivot is flagged.
+// Pivot k of Gauss-Jordan, from `in` into `out` (two buffers: every entry
+// reads only `in`): row k divided by the pivot, its diagonal becoming
+// 1 / pivot; every other row i less in_ik / pivot times row k, its entry k
+// becoming -in_ik / pivot. A zero pivot is flagged.
 __global__ void __launch_bounds__(dense_threads)
-    pivot_row_kernel(std::int64_t n, std::int64_t k, double* __restrict__ m, double* __restrict__ column,
-                     int* __restrict__ singular) {
-  for (std::int64_t i = threadIdx.x; i < n; i += blockDim.x) column[i] = m[i * n + k];
-  __syncthreads();
-  const double pivot = column[k];
+    pivot_kernel(std::int64_t n, std::int64_t k, const double* __restrict__ in, double* __restrict__ out,
+                 int* __restrict__ singular) {
+  const double pivot = in[k * n + k];
   if (pivot == 0) {
-    if (threadIdx.x == 0) *singular = 1;
+    if (blockIdx.x == 0 && threadIdx.x == 0) *singular = 1;
     return;
   }
-  for (std::int64_t j = threadIdx.x; j < n; j += blockDim.x) m[k * n + j] = j == k ? 1.0 / pivot : m[k * n + j] / pivot;
-}
-
-// Every other row i: m_ij -= column_i m_kj, and m_ik = -column_i m_kk.
-__global__ void __launch_bounds__(dense_threads)
-    eliminate_kernel(std::int64_t n, std::int64_t k, double* __restrict__ m, const double* __restrict__ column) {
   const std::int64_t total = n * n;
   for (std::int64_t e = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; e < total;
        e += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     const std::int64_t i = e / n, j = e % n;
-    if (i == k) continue;
-    m[e] = (j == k ? 0.0 : m[e]) - column[i] * m[k * n + j];
+    const double row_k = j == k ? 1.0 : in[k * n + j];
+    if (i == k) {
+      out[e] = row_k / pivot;
+    } else {
+      out[e] = (j == k ? 0.0 : in[e]) - in[i * n + k] * (row_k / pivot);
+    }
   }
 }
 
