@@ -45,6 +45,13 @@ const csr_matrix<double>& f64(const stored_matrix& m) {
   return *d;
 }
 
+// a x + b y, a term whose coefficient is 0 left out (BLAS's rule, as the
+// GPU's kernels: NaN or infinity there does not spread).
+double combine(double a, double x, double b, double y) {
+  const double ax = a == 0 ? 0.0 : a * x;
+  return b == 0 ? ax : ax + b * y;
+}
+
 // Products of rows below this many entries run on the calling thread: a
 // fork costs more than they take.
 constexpr std::int64_t parallel_min_nnz = 1 << 18;
@@ -69,14 +76,14 @@ class cpu_operations final : public amg::operations {
   void axpby(double a, const amg::vector& x, double b, amg::vector& y) override {
     const auto& xs = values(x);
     auto& ys = values(y);
-    for (std::size_t i = 0; i < ys.size(); ++i) ys[i] = a * xs[i] + b * ys[i];
+    for (std::size_t i = 0; i < ys.size(); ++i) ys[i] = combine(a, xs[i], b, ys[i]);
   }
 
   void scaled_axpby(double a, const amg::vector& d, const amg::vector& x, double b, amg::vector& y) override {
     const auto& ds = values(d);
     const auto& xs = values(x);
     auto& ys = values(y);
-    for (std::size_t i = 0; i < ys.size(); ++i) ys[i] = a * (ds[i] * xs[i]) + b * ys[i];
+    for (std::size_t i = 0; i < ys.size(); ++i) ys[i] = combine(a, ds[i] * xs[i], b, ys[i]);
   }
 
   double dot(const amg::vector& x, const amg::vector& y) override {
@@ -91,7 +98,7 @@ class cpu_operations final : public amg::operations {
       for (std::int64_t i = begin; i < end; ++i) {
         double sum = 0;
         for (offset_t k = m.row_offsets[i]; k < m.row_offsets[i + 1]; ++k) sum += m.values[k] * xs[m.col_indices[k]];
-        ys[i] = alpha * sum + (beta == 0 ? 0.0 : beta * ys[i]);
+        ys[i] = combine(alpha, sum, beta, ys[i]);
       }
     };
     const int parts = m.nnz() < parallel_min_nnz ? 1 : detail::resolve_threads(threads_);

@@ -2,7 +2,8 @@
 // each against its definition on small matrices: the strength measure, the
 // distance-2 independent set (independent, maximal), the aggregates, the
 // tentative prolongator (orthonormal, interpolating the near null space), the
-// smoothed prolongator, the dense solve, rho and the Chebyshev coefficients.
+// smoothed prolongator, the dense solve, rho and the Chebyshev coefficients;
+// the CPU backend's vector operations keep BLAS's rule for zero coefficients.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,7 +13,9 @@
 
 #include "amg/chebyshev.hpp"
 #include "amg/cpu/passes.hpp"
+#include "amg/operations.hpp"
 #include "amg/spectral_radius.hpp"
+#include "spgemm/backend.hpp"
 #include "spgemm/errors.hpp"
 #include "spgemm/generate.hpp"
 #include "spgemm/reference.hpp"
@@ -188,6 +191,40 @@ TEST(AmgDense, LuSolvesTheCoarsestLevel) {
   csr_matrix<double> singular = a;
   for (auto& v : singular.values) v = 0;
   EXPECT_THROW(cpu::lu_factor(singular), error);
+}
+
+// A term whose coefficient is 0 is not read (operations.hpp): NaN there
+// stays out of y, as on the GPU.
+TEST(AmgVectors, ZeroCoefficientsDoNotRead) {
+  const auto cpu = make_cpu_backend(1);
+  auto ops = cpu->amg_operations();
+  const csr_matrix<double> a = generate("poisson2d5:3");
+  const auto sa = cpu->store(a);
+  const std::vector<double> ones(9, 1.0), nan(9, std::nan(""));
+  std::vector<double> out(9);
+  auto x = ops->upload(ones.data(), 9);
+  auto bad = ops->upload(nan.data(), 9);
+  auto y = ops->upload(nan.data(), 9);
+  ops->axpby(2.0, *x, 0.0, *y);  // y held NaN
+  ops->download(*y, out.data());
+  EXPECT_EQ(out, std::vector<double>(9, 2.0));
+  ops->axpby(0.0, *bad, 3.0, *y);
+  ops->download(*y, out.data());
+  EXPECT_EQ(out, std::vector<double>(9, 6.0));
+  ops->scaled_axpby(0.0, *x, *bad, 0.5, *y);
+  ops->download(*y, out.data());
+  EXPECT_EQ(out, std::vector<double>(9, 3.0));
+  auto z = ops->upload(nan.data(), 9);
+  ops->spmv(*sa, *x, 1.0, 0.0, *z);  // A 1: the row sums
+  ops->download(*z, out.data());
+  for (std::int64_t i = 0; i < 9; ++i) {
+    double sum = 0;
+    for (offset_t k = a.row_offsets[i]; k < a.row_offsets[i + 1]; ++k) sum += a.values[k];
+    EXPECT_EQ(out[i], sum);
+  }
+  ops->spmv(*sa, *bad, 0.0, 1.0, *z);  // x's NaN times alpha = 0
+  ops->download(*z, out.data());
+  for (double v : out) EXPECT_FALSE(std::isnan(v));
 }
 
 TEST(AmgSpectralRadius, TridiagonalLargestEigenvalue) {

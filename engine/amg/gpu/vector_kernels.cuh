@@ -62,21 +62,25 @@ __global__ void __launch_bounds__(threads) dot_final_kernel(int parts, double* _
   if (threadIdx.x == 0) partial[0] = sum;
 }
 
-// A group of G lanes per row: strided partial sums, then a shuffle reduction.
+// A group of G lanes per row: strided partial sums, then a shuffle
+// reduction. Grid-stride over the rows (the grid is capped at 2^20 blocks:
+// 2^23 rows at G = 32); a group leaves the loop as a whole.
 template <int G>
 __global__ void __launch_bounds__(threads)
     spmv_kernel(std::int64_t rows, const offset_t* __restrict__ off, const index_t* __restrict__ col,
                 const double* __restrict__ val, const double* __restrict__ x, double alpha, double beta,
                 double* __restrict__ y) {
-  const std::int64_t row = (blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x) / G;
+  const std::int64_t groups = static_cast<std::int64_t>(gridDim.x) * (blockDim.x / G);
   const int lane = static_cast<int>(threadIdx.x % G);
-  if (row >= rows) return;  // the whole group
   const unsigned mask = G == 32 ? 0xffffffffu : ((1u << G) - 1u) << ((threadIdx.x & 31u) & ~static_cast<unsigned>(G - 1));
-  double sum = 0;
-  for (offset_t k = off[row] + lane; k < off[row + 1]; k += G) sum = __dadd_rn(sum, __dmul_rn(val[k], x[col[k]]));
+  for (std::int64_t row = (blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x) / G; row < rows;
+       row += groups) {
+    double sum = 0;
+    for (offset_t k = off[row] + lane; k < off[row + 1]; k += G) sum = __dadd_rn(sum, __dmul_rn(val[k], x[col[k]]));
 #pragma unroll
-  for (int width = G / 2; width > 0; width /= 2) sum += __shfl_down_sync(mask, sum, width, G);
-  if (lane == 0) y[row] = combine(alpha, sum, beta, beta == 0 ? 0.0 : y[row]);
+    for (int width = G / 2; width > 0; width /= 2) sum += __shfl_down_sync(mask, sum, width, G);
+    if (lane == 0) y[row] = combine(alpha, sum, beta, beta == 0 ? 0.0 : y[row]);
+  }
 }
 
 __global__ void __launch_bounds__(threads)
