@@ -221,10 +221,11 @@ pin matrix_cache::acquire(const std::string& tenant, const std::string& handle) 
   return pin(this, e);
 }
 
-pin matrix_cache::find_stored(const std::shared_ptr<spgemm::stored_matrix>& m, int device) {
+pin matrix_cache::find_stored(const std::weak_ptr<spgemm::stored_matrix>& m, int device) {
+  if (m.expired()) return {};
   std::lock_guard<std::mutex> lock(mutex_);
   for (auto& [key, e] : entries_) {
-    if (e->stored == m && e->device == device) {
+    if (e->stored && e->device == device && !e->stored.owner_before(m) && !m.owner_before(e->stored)) {
       ++e->pins;
       return pin(this, e);
     }

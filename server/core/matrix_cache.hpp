@@ -153,8 +153,9 @@ class matrix_cache {
   // Pins an entry; an empty pin where there is no such (live) entry.
   pin acquire(const std::string& tenant, const std::string& handle);
   // Pins the live entry whose stored matrix is `m`, resident on `device`;
-  // an empty pin where there is none (a scan of the entries).
-  pin find_stored(const std::shared_ptr<spgemm::stored_matrix>& m, int device);
+  // an empty pin where there is none (a scan of the entries). `m` is weak, so
+  // that looking it up keeps nothing allocated that the cache let go.
+  pin find_stored(const std::weak_ptr<spgemm::stored_matrix>& m, int device);
 
   // Makes a pinned entry resident on `device` (restoring it from the host or
   // moving it from another device), spilling cold entries for room, and keeps

@@ -206,8 +206,14 @@ outcome amg_resetup_job(amg_hierarchies& hierarchies, std::shared_ptr<amg_record
     if (result.ok()) {
       try {
         std::shared_ptr<amg::hierarchy> h = course->builder->finish();
+        // The old hierarchy goes first, with the builder that read it and the
+        // start that held it for the builder (the job's last reference may
+        // drop later, on another thread): then only the cache holds the
+        // versions replaced, and replace_stored frees them at once instead of
+        // counting them as reserved until then.
+        course->builder.reset();
+        course->start = nullptr;
         std::lock_guard<std::mutex> lock(record->mutex);
-        // The old hierarchy goes first: then only the cache holds the versions replaced.
         std::shared_ptr<amg::hierarchy> old = std::move(record->hierarchy);
         record->hierarchy = h;
         old.reset();

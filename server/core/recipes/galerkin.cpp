@@ -80,7 +80,7 @@ outcome galerkin_job(estimate_memo& memo, galerkin_form form, pin p, pin a, cons
       memo.put(k, {});  // a slot for what it gives
       known = memo.find(k);
     }
-    auto c = product_of(j, b, x, y, options, known->structure.lock());
+    auto c = product_of(j, b, x, y, options, known->structure);
     memo.note_result(k, c);
     const std::size_t held = intermediate_bytes(j);
     j.temps.push_back(std::move(c));

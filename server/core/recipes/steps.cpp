@@ -4,14 +4,13 @@
 
 namespace spgemmd::core {
 
-structure_hold::structure_hold(matrix_cache& cache, const std::shared_ptr<spgemm::stored_matrix>& m, int device)
+structure_hold::structure_hold(matrix_cache& cache, const std::weak_ptr<spgemm::stored_matrix>& m, int device)
     : cache_(cache) {
-  if (!m) return;
   pin_ = cache_.find_stored(m, device);
   if (!pin_) return;
-  const std::shared_ptr<spgemm::stored_matrix> resident = cache_.make_resident(*pin_, device);
-  if (resident == m) {
-    stored_ = m;
+  std::shared_ptr<spgemm::stored_matrix> resident = cache_.make_resident(*pin_, device);
+  if (resident && !resident.owner_before(m) && !m.owner_before(resident)) {
+    stored_ = std::move(resident);
   } else if (resident) {
     cache_.release_resident(*pin_);  // its values were replaced meanwhile: a product of its own
   }
@@ -32,7 +31,7 @@ void note_engine(job& j, steady::time_point started) {
 
 std::shared_ptr<spgemm::stored_matrix> product_of(job& j, spgemm::backend& b, const spgemm::stored_matrix& x,
                                                   const spgemm::stored_matrix& y, const spgemm::multiply_options& options,
-                                                  const std::shared_ptr<spgemm::stored_matrix>& last) {
+                                                  const std::weak_ptr<spgemm::stored_matrix>& last) {
   const steady::time_point started = steady::now();
   std::shared_ptr<spgemm::stored_matrix> c;
   // The structure is read only while its entry is held resident and in use:
@@ -72,9 +71,9 @@ job_step multiply_step(estimate_memo& memo, operand left, operand right, const s
     return e;
   };
   step.run = [=, &memo](job& j, spgemm::backend& b) {
-    std::shared_ptr<spgemm::stored_matrix> last;
+    std::weak_ptr<spgemm::stored_matrix> last;
     if (memoized) {
-      if (auto known = memo.find(key(j))) last = known->structure.lock();
+      if (auto known = memo.find(key(j))) last = known->structure;
     }
     auto c = product_of(j, b, stored(j, left), stored(j, right), options, last);
     if (memoized) memo.note_result(key(j), c);

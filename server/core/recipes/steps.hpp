@@ -32,10 +32,13 @@ std::size_t intermediate_bytes(const job& j);
 
 // A kept result held for a step that reads its structure: its entry pinned,
 // resident on `device` and in use (counted: it neither spills nor is freed
-// meanwhile); nothing where `m` is no longer an entry's matrix there.
+// meanwhile); nothing where `m` is no longer an entry's matrix there. `m` is
+// a weak reference, looked up under the cache's lock: a strong one held
+// through the step would keep a matrix the cache spills or frees meanwhile
+// allocated beside the cache's count (its device past its budget).
 class structure_hold {
  public:
-  structure_hold(matrix_cache& cache, const std::shared_ptr<spgemm::stored_matrix>& m, int device);
+  structure_hold(matrix_cache& cache, const std::weak_ptr<spgemm::stored_matrix>& m, int device);
   ~structure_hold();
   structure_hold(const structure_hold&) = delete;
   structure_hold& operator=(const structure_hold&) = delete;
@@ -54,7 +57,7 @@ class structure_hold {
 // estimate, else whole. Its engine time counts on the job.
 std::shared_ptr<spgemm::stored_matrix> product_of(job& j, spgemm::backend& b, const spgemm::stored_matrix& x,
                                                   const spgemm::stored_matrix& y, const spgemm::multiply_options& options,
-                                                  const std::shared_ptr<spgemm::stored_matrix>& last);
+                                                  const std::weak_ptr<spgemm::stored_matrix>& last);
 
 // left * right. The estimate of a product of two inputs is memoized in
 // `memo`, with what it gave (the step's gave_before when it comes again);
