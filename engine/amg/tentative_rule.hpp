@@ -45,6 +45,7 @@ SPGEMM_HOST_DEVICE inline void orthonormalize(Block q, std::int64_t rows, int co
       for (std::int64_t i = 0; i < rows; ++i) dot = add_rounded(dot, mul_rounded(q(i, j), q(i, k)));
       for (std::int64_t i = 0; i < rows; ++i) q(i, j) = add_rounded(q(i, j), -mul_rounded(dot, q(i, k)));
       r[k * columns + j] = dot;
+      r[j * columns + k] = 0;  // below the diagonal: written, as device memory starts as anything
     }
     double norm = 0;
     for (std::int64_t i = 0; i < rows; ++i) norm = add_rounded(norm, mul_rounded(q(i, j), q(i, j)));

@@ -252,6 +252,9 @@ memory_estimate cuda_backend::estimate_multiply_numeric(const stored_matrix& a, 
   const cancel_token never;
   const method::job job{p.a.structure(), p.b.structure(), size_of(p.out), options.tuning, facts, methods(),
                         context_->memory, stream.get(), never};
+  // The structure's row statistics are measured (once, and kept) here, as
+  // the operands' facts are: the run then allocates nothing outside its limit.
+  s.row_stats(stream.get());
   memory_estimate e = methods().numeric_estimate(job, s.structure());
   e.output_bytes = cuda::csr_bytes(s.info().rows, s.info().nnz, size_of(p.out));
   for (const matrix_info& m : {p.a.info(), p.b.info()}) {
