@@ -17,7 +17,7 @@ apt_packages=(
   libgtest-dev libgmock-dev libcli11-dev
   python3 python3-pip python3-venv python3-yaml
 )
-pip_packages=(grpcio grpcio-tools numpy scipy pytest tqdm pyyaml kubernetes-validate python-graphblas networkx dask distributed)
+pip_packages=(grpcio grpcio-tools numpy scipy pytest tqdm pyyaml kubernetes-validate python-graphblas networkx dask distributed pyamg)
 # The fuzzers and the sanitizer build (tests/fuzz, tests/sanitize): clang
 # with libFuzzer and the sanitizer runtimes, llvm-symbolizer for their reports.
 test_tool_packages=(clang libclang-rt-dev llvm)

@@ -4,11 +4,13 @@
 # carried by the device tool): bin/, lib/ (the shared libraries ldd lists beyond glibc,
 # libstdc++, libgcc_s and the CUDA libraries the host has) and matrices/.
 #
-#   [DEST=dir] [BUILD=dir] bench/package_device.sh [--service | --peers | --graph]
+#   [DEST=dir] [BUILD=dir] bench/package_device.sh [--service | --peers | --graph | --amg]
 #     --service: spgemmd, the CLI, the service tests, benches (run_service_device.sh, run_e2e_device.sh) and load program instead
 #     --graph: spgemmd, the CLI, graph_bench.py and run_graph_device.sh, the Python client's graph
 #              suites and worked examples, the wheels they need offline (python-graphblas and
 #              SuiteSparse:GraphBLAS, networkx, ...), the shared graphs (bench/README.md)
+#     --amg: spgemm-amg-bench, the GPU tests and run_amg_device.sh with amg_pyamg.py (no matrices:
+#            the run generates them; pyamg's wheel travels apart, in .whl/)
 #     --peers: spgemm-bench, spgemm-export-mtx, spgemm_gpu_tests and run_peers_device.sh with its scripts
 #              (stripped), the peer drivers of $PEERS_BIN (default .peers/bin, built by the developer and never
 #              committed; absent: none) in peers/, and the matrices of ../shared/corpus too, with both
@@ -20,9 +22,11 @@ dest=${DEST:-.device}
 service=OFF
 peers=OFF
 graph=OFF
+amg=OFF
 [ "${1:-}" = "--service" ] && service=ON
 [ "${1:-}" = "--graph" ] && service=ON && graph=ON
 [ "${1:-}" = "--peers" ] && peers=ON
+[ "${1:-}" = "--amg" ] && amg=ON
 build=${BUILD:-build-device}  # BUILD: one build folder per concurrent packager
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSPGEMM_WITH_CUDA=ON \
   -DCMAKE_CUDA_ARCHITECTURES=90 -DSPGEMM_WITH_SERVICE="$service" >/dev/null
@@ -34,6 +38,8 @@ elif [ "$service" = ON ]; then
   targets=(spgemmd spgemm_cli spgemm_service_bench spgemm_e2e_bench spgemm_load spgemmd_integration_test spgemm_client_tests)
 elif [ "$peers" = ON ]; then
   targets=(spgemm_bench spgemm_export_mtx spgemm_gpu_tests)
+elif [ "$amg" = ON ]; then
+  targets=(spgemm_amg_bench spgemm_gpu_tests)
 else
   targets=(spgemm_bench spgemm_gpu_tests spgemm_engine_tests)
 fi
@@ -77,6 +83,10 @@ elif [ "$graph" = ON ]; then
     rajat01 cryg2500 mbeacxc; do
     cp ../shared/matrices/$g.mtx.gz $dest/matrices/
   done
+elif [ "$amg" = ON ]; then
+  cp "$build"/bench/spgemm-amg-bench "$build"/tests/engine/spgemm_gpu_tests $dest/bin/
+  strip --strip-unneeded $dest/bin/*
+  cp bench/run_amg_device.sh bench/amg_pyamg.py $dest/
 elif [ "$service" = OFF ]; then
   cp "$build"/bench/spgemm-bench "$build"/tests/engine/spgemm_gpu_tests "$build"/tests/engine/spgemm_engine_tests $dest/bin/
 else
@@ -99,6 +109,6 @@ for bin in "$dest"/bin/* "$dest"/peers/*; do
   [ -f "$bin" ] || continue
   ldd "$bin" | awk '/=> \// {print $3}' | grep -v -E '/(libc|libm|libstdc\+\+|libgcc_s|libpthread|libdl|librt|libcusparse|libcublas|libcublasLt|libnvJitLink)\.so' || true
 done | sort -u | xargs -r -I{} cp -L {} $dest/lib/
-[ "$graph" = ON ] || cp ../shared/matrices/*.mtx.gz $dest/matrices/
+[ "$graph" = ON ] || [ "$amg" = ON ] || cp ../shared/matrices/*.mtx.gz $dest/matrices/
 size=$(du -sm "$dest" | cut -f1)
 echo "$dest: $size MiB (the device tool carries at most 64 MiB)"

@@ -1,9 +1,9 @@
 // spgemmd: the SpGEMM service. Opens the backends, warms them up, serves
-// spgemm.v1.Spgemm and spgemm.v1.Local (plus grpc.health.v1 and reflection)
-// on --listen, over TLS and to callers with tokens where configured, and on
-// --unix_socket, and Prometheus metrics on --metrics_listen; reads its tokens
-// again on SIGHUP and shuts down gracefully on SIGTERM/SIGINT. Settings:
-// spgemmd --help, or docs/service.md.
+// spgemm.v1.Spgemm, Graph, Values, Amg and, for clients on this host, Local
+// (plus grpc.health.v1 and reflection) on --listen, over TLS and to callers
+// with tokens where configured, and on --unix_socket, and Prometheus metrics
+// on --metrics_listen; reads its tokens again on SIGHUP and shuts down
+// gracefully on SIGTERM/SIGINT. Settings: spgemmd --help, or docs/service.md.
 #include <malloc.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -30,6 +30,7 @@
 #include "ops/log.hpp"
 #include "ops/metrics.hpp"
 #include "ops/service_metrics.hpp"
+#include "rpc/amg_service.hpp"
 #include "rpc/graph_service.hpp"
 #include "rpc/local_service.hpp"
 #include "rpc/service.hpp"
@@ -217,6 +218,8 @@ int main(int argc, char** argv) {
   spgemm_service service(state);
   local_service local(state);
   graph_service graph(state);
+  values_service values(state);
+  amg_service amg(state);
   grpc::ServerBuilder builder;
   // gRPC binds with SO_REUSEPORT by default: a second spgemmd on a taken port
   // would start and split the connections with the first (handles appearing
@@ -230,6 +233,8 @@ int main(int argc, char** argv) {
   builder.RegisterService(&service);
   builder.RegisterService(&local);
   builder.RegisterService(&graph);
+  builder.RegisterService(&values);
+  builder.RegisterService(&amg);
   // The socket file is created no more open than the owner's, then given its mode.
   const mode_t umask_before = umask(0177);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();

@@ -1,9 +1,9 @@
 """Build hook for the spgemm client.
 
-The protobuf and gRPC modules (``spgemm.v1.spgemm_pb2``, ``spgemm.v1.local_pb2``,
-``spgemm.v1.graph_pb2`` and their ``_grpc`` modules) are generated from the wire
-contract ``proto/spgemm/v1/*.proto`` with grpcio-tools whenever the package is
-built; they are never committed or edited by hand.
+The protobuf and gRPC modules (``spgemm.v1.spgemm_pb2`` and the same for
+``local``, ``graph``, ``values`` and ``amg``, with their ``_grpc`` modules) are
+generated from the wire contract ``proto/spgemm/v1/*.proto`` with grpcio-tools
+whenever the package is built; they are never committed or edited by hand.
 
 The protos are looked for in the repository (``../../proto`` from this file)
 and, for builds from an sdist, in ``./proto`` (the sdist hook below copies it
@@ -24,11 +24,12 @@ from setuptools.command.build_py import build_py
 from setuptools.command.sdist import sdist
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PROTO_REL = os.path.join("spgemm", "v1", "spgemm.proto")
 # Every proto of the contract: the Spgemm service, Local (shared memory and
-# CUDA IPC for clients on the server's host) and Graph (it imports spgemm.proto).
-PROTO_RELS = [PROTO_REL, os.path.join("spgemm", "v1", "local.proto"), os.path.join("spgemm", "v1", "graph.proto")]
-PROTO_MODULES = ["spgemm", "local", "graph"]
+# CUDA IPC for clients on the server's host), Graph, Values and Amg (they
+# import spgemm.proto).
+PROTO_NAMES = ("spgemm", "local", "graph", "values", "amg")
+PROTO_RELS = [os.path.join("spgemm", "v1", name + ".proto") for name in PROTO_NAMES]
+PROTO_REL = PROTO_RELS[0]
 PROTO_ROOTS = [
     os.path.normpath(os.path.join(HERE, "..", "..", "proto")),  # source tree
     os.path.join(HERE, "proto"),  # sdist copy
@@ -46,7 +47,7 @@ def proto_root() -> str:
 
 
 def generate(out_dir: str) -> None:
-    """Run grpcio-tools' protoc: writes out_dir/spgemm/v1/{spgemm,local,graph}_pb2{,_grpc}.py(i)."""
+    """Run grpcio-tools' protoc: writes out_dir/spgemm/v1/NAME_pb2{,_grpc}.py(i) for every proto."""
     try:
         import grpc_tools
         from grpc_tools import protoc
@@ -64,7 +65,7 @@ def generate(out_dir: str) -> None:
         "--grpc_python_out=" + out_dir,
     ] + [os.path.join(root, rel) for rel in PROTO_RELS]
     if protoc.main(args) != 0:
-        raise RuntimeError("spgemm: protoc failed on the protos of " + root)
+        raise RuntimeError("spgemm: protoc failed on the protos under " + root)
     # spgemm/v1 becomes a subpackage of our own `spgemm` package; the generated
     # gRPC module imports it as `from spgemm.v1 import spgemm_pb2`.
     init = os.path.join(out_dir, "spgemm", "v1", "__init__.py")
@@ -105,9 +106,9 @@ class BuildPyWithStubs(build_py):
         outs = list(super().get_outputs(include_bytecode))
         base = os.path.join(self.build_lib, "spgemm", "v1")
         outs.append(os.path.join(base, "__init__.py"))
-        for module in PROTO_MODULES:
+        for proto in PROTO_NAMES:
             for suffix in ("_pb2.py", "_pb2.pyi", "_pb2_grpc.py"):
-                outs.append(os.path.join(base, module + suffix))
+                outs.append(os.path.join(base, proto + suffix))
         return outs
 
 

@@ -16,6 +16,9 @@
 //      allocated exactly: b^2 nnz(Cb) entries, row bI + r starting at
 //      b^2 off_Cb[I] + r b len(I);
 //  (4) the numeric kernel writes C's offsets, columns and values.
+// The numeric pass alone (run_numeric: a product whose structure is known,
+// from any method, as the table's numeric pass): the known structure's
+// block pattern (one kernel; the structure itself for b = 1), then (4).
 // Workspace: the block patterns (8 (rows / b + 1) + 4 nnz / b^2 bytes each,
 // A's only for A * A) and 4 max(nnz(Ab), nnz(Bb)) bytes of f32 values, plus
 // what the block product takes (its estimate, Cb included), plus 8 bytes of
@@ -185,7 +188,7 @@ device_csr<float> block_product(const method::job& job, int block_size) {
 }
 
 template <typename T, int B>
-void launch_numeric(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, const device_csr<float>& cb,
+void launch_numeric(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, const cuda::structure_view& cb,
                     std::int64_t longest_c, std::int64_t longest_b, device_csr<T>& c, cudaStream_t stream) {
   const int group = group_lanes(longest_b / B);
   const std::int64_t blocks = shared_blocks(longest_c, B, sizeof(T), group, cuda::current_device_facts().max_shared);
@@ -195,10 +198,25 @@ void launch_numeric(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, cons
   const std::int64_t groups = numeric_threads / group;
   const auto grid = static_cast<unsigned>((cb.rows + groups - 1) / groups);
   kernel<<<grid, numeric_threads, shared, stream>>>(cb.rows, group, blocks, a.row_offsets, a.col_indices, a.values,
-                                                    b.row_offsets, b.col_indices, b.values, cb.row_offsets.data(),
-                                                    cb.col_indices.data(), c.row_offsets.data(), c.col_indices.data(),
+                                                    b.row_offsets, b.col_indices, b.values, cb.row_offsets,
+                                                    cb.col_indices, c.row_offsets.data(), c.col_indices.data(),
                                                     c.values.data());
   SPGEMM_CUDA_CHECK_LAUNCH();
+}
+
+// The numeric kernel for blocks of `block_size`.
+template <typename T>
+void launch_numeric(int block_size, const cuda::csr_view<T>& a, const cuda::csr_view<T>& b,
+                    const cuda::structure_view& cb, std::int64_t longest_c, std::int64_t longest_b, device_csr<T>& c,
+                    cudaStream_t stream) {
+  switch (block_size) {
+    case 1: return launch_numeric<T, 1>(a, b, cb, longest_c, longest_b, c, stream);
+    case 2: return launch_numeric<T, 2>(a, b, cb, longest_c, longest_b, c, stream);
+    case 3: return launch_numeric<T, 3>(a, b, cb, longest_c, longest_b, c, stream);
+    case 4: return launch_numeric<T, 4>(a, b, cb, longest_c, longest_b, c, stream);
+    case 6: return launch_numeric<T, 6>(a, b, cb, longest_c, longest_b, c, stream);
+    default: throw_bad_input("block: no kernel for block size " + std::to_string(block_size));
+  }
 }
 
 }  // namespace
@@ -229,19 +247,38 @@ device_csr<T> run(const method::job& job, const cuda::csr_view<T>& a, const cuda
   device_csr<T> c = cuda::with_zero_offsets<T>(a.rows, b.cols, job.memory, job.stream);
   cuda::allocate_entries(c, std::int64_t{block_size} * block_size * cb.nnz, job.memory, job.stream);
   if (c.nnz == 0) return c;
-  const std::int64_t longest_b = job.facts.b_rows().max_row_length;
-  switch (block_size) {
-    case 1: launch_numeric<T, 1>(a, b, cb, longest_c, longest_b, c, job.stream); break;
-    case 2: launch_numeric<T, 2>(a, b, cb, longest_c, longest_b, c, job.stream); break;
-    case 3: launch_numeric<T, 3>(a, b, cb, longest_c, longest_b, c, job.stream); break;
-    case 4: launch_numeric<T, 4>(a, b, cb, longest_c, longest_b, c, job.stream); break;
-    case 6: launch_numeric<T, 6>(a, b, cb, longest_c, longest_b, c, job.stream); break;
-    default: throw_bad_input("block: no kernel for block size " + std::to_string(block_size));
-  }
+  launch_numeric<T>(block_size, a, b, cb.view().structure(), longest_c, job.facts.b_rows().max_row_length, c,
+                    job.stream);
   return c;
+}
+
+memory_estimate estimate_numeric(const method::job& job, const cuda::structure_view& s) {
+  memory_estimate e;
+  e.exact = true;
+  e.nnz_bound = s.nnz;
+  e.workspace_bytes = pattern_bytes(s, job.facts.block_size());
+  e.method = "block b" + std::to_string(job.facts.block_size()) + " numeric";
+  return e;
+}
+
+template <typename T>
+void run_numeric(const method::job& job, const cuda::csr_view<T>& a, const cuda::csr_view<T>& b,
+                 const cuda::structure_view& s, std::int64_t longest_row, device_csr<T>& c) {
+  const int block_size = job.facts.block_size();
+  if (s.nnz == 0) {
+    SPGEMM_CUDA_CHECK(cudaMemsetAsync(c.row_offsets.data(), 0, c.row_offsets.bytes(), job.stream));
+    return;
+  }
+  const block_pattern cs = pattern_of(s, block_size, job.memory, job.stream);
+  launch_numeric<T>(block_size, a, b, cs.view, longest_row / block_size, job.facts.b_rows().max_row_length, c,
+                    job.stream);
 }
 
 template device_csr<float> run(const method::job&, const cuda::csr_view<float>&, const cuda::csr_view<float>&);
 template device_csr<double> run(const method::job&, const cuda::csr_view<double>&, const cuda::csr_view<double>&);
+template void run_numeric(const method::job&, const cuda::csr_view<float>&, const cuda::csr_view<float>&,
+                          const cuda::structure_view&, std::int64_t, device_csr<float>&);
+template void run_numeric(const method::job&, const cuda::csr_view<double>&, const cuda::csr_view<double>&,
+                          const cuda::structure_view&, std::int64_t, device_csr<double>&);
 
 }  // namespace spgemm::block

@@ -35,4 +35,13 @@ memory_estimate estimate(const method::job& job);
 template <typename T>
 cuda::device_csr<T> run(const method::job& job, const cuda::csr_view<T>& a, const cuda::csr_view<T>& b);
 
+// The numeric pass alone (method::numeric_fn): C's values (and again its
+// structure) on the known structure s of a product of operands with these
+// patterns, from any method (all give the reference's structure), blocks of
+// b = job.facts.block_size(). Workspace: s's block pattern where b > 1.
+memory_estimate estimate_numeric(const method::job& job, const cuda::structure_view& s);
+template <typename T>
+void run_numeric(const method::job& job, const cuda::csr_view<T>& a, const cuda::csr_view<T>& b,
+                 const cuda::structure_view& s, std::int64_t longest_row, cuda::device_csr<T>& c);
+
 }  // namespace spgemm::block

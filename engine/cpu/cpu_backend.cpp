@@ -7,7 +7,12 @@
 #include <algorithm>
 #include <memory>
 #include <string>
+#include <type_traits>
+#include <variant>
 
+#include "amg/operations.hpp"
+#include "cpu/cpu_amg.hpp"
+#include "cpu/cpu_matrix.hpp"
 #include "cpu/gustavson.hpp"
 #include "cpu/host_memory.hpp"
 #include "spgemm/backend.hpp"
@@ -18,41 +23,10 @@
 namespace spgemm {
 namespace {
 
+using cpu::as_cpu;
 using cpu::byte_counter;
+using cpu::cpu_matrix;
 using cpu::job_memory;
-
-// Holds `bytes` on the counter for as long as it lives.
-class counted_bytes {
- public:
-  counted_bytes(std::shared_ptr<byte_counter> counter, std::size_t bytes) : counter_(std::move(counter)), bytes_(bytes) {
-    counter_->add(bytes_);
-  }
-  ~counted_bytes() { counter_->remove(bytes_); }
-  counted_bytes(const counted_bytes&) = delete;
-  counted_bytes& operator=(const counted_bytes&) = delete;
-
- private:
-  std::shared_ptr<byte_counter> counter_;
-  std::size_t bytes_;
-};
-
-class cpu_matrix final : public stored_matrix {
- public:
-  cpu_matrix(any_csr m, std::shared_ptr<byte_counter> counter)
-      : matrix_(std::move(m)), held_(std::move(counter), info_of(matrix_).bytes()) {}
-  matrix_info info() const override { return info_of(matrix_); }
-  const any_csr& matrix() const { return matrix_; }
-
- private:
-  any_csr matrix_;
-  counted_bytes held_;
-};
-
-const cpu_matrix& as_cpu(const stored_matrix& m) {
-  const auto* cpu = dynamic_cast<const cpu_matrix*>(&m);
-  if (!cpu) throw_bad_input("the matrix is stored on another backend");
-  return *cpu;
-}
 
 // Copies the rows of an upload into a host matrix as they arrive: appended
 // into arrays reserved at the start, so memory is committed as rows arrive,
@@ -194,6 +168,74 @@ class cpu_backend final : public backend {
     return std::make_shared<cpu_matrix>(std::move(c), counter_);
   }
 
+  // C exactly as the structure it is given, the numeric pass's workspace,
+  // and the operands converted to C's value type where they differ.
+  memory_estimate estimate_multiply_numeric(const stored_matrix& a, const stored_matrix& b,
+                                            const stored_matrix& structure,
+                                            const multiply_options& options) override {
+    check_algorithm(options.algo);
+    if (!options.semiring.is_plus_times()) throw_bad_input("numeric-only products run plus_times only");
+    const matrix_info ia = a.info(), ib = b.info();
+    const value_type out = output_type_of(ia, ib, options);
+    const matrix_info c = checked_structure(ia, ib, structure.info(), out);
+    memory_estimate e;
+    e.output_bytes = c.bytes();
+    e.workspace_bytes = cpu::gustavson_numeric_workspace_bytes(ia.rows, ib.cols, size_of(out), threads_) +
+                        converted_bytes(ia, out) + converted_bytes(ib, out);
+    e.exact = true;
+    e.nnz_bound = c.nnz;
+    e.products = std::visit([](const auto& x, const auto& y) { return compute_product_stats(x, y).products; },
+                            as_cpu(a).matrix(), as_cpu(b).matrix());
+    e.method = "gustavson numeric";
+    return e;
+  }
+
+  std::shared_ptr<stored_matrix> multiply_numeric(const stored_matrix& a, const stored_matrix& b,
+                                                  const stored_matrix& structure, const multiply_options& options,
+                                                  std::size_t memory_limit, const cancel_token& cancel,
+                                                  std::size_t* peak_bytes) override {
+    check_algorithm(options.algo);
+    if (!options.semiring.is_plus_times()) throw_bad_input("numeric-only products run plus_times only");
+    const auto& ma = as_cpu(a).matrix();
+    const auto& mb = as_cpu(b).matrix();
+    const value_type out = output_type_of(info_of(ma), info_of(mb), options);
+    const matrix_info info = checked_structure(info_of(ma), info_of(mb), structure.info(), out);
+    cancel.throw_if_cancelled();
+    job_memory memory(memory_limit, "gustavson numeric", counter_.get());
+    any_csr c;
+    {
+      const job_memory::hold arrays(memory, info.bytes());
+      c = std::visit(
+          [&](const auto& s) -> any_csr {
+            if (out == value_type::f32) return numeric_product<float>(ma, mb, s, memory);
+            return numeric_product<double>(ma, mb, s, memory);
+          },
+          as_cpu(structure).matrix());
+    }
+    cancel.throw_if_cancelled();
+    if (peak_bytes != nullptr) *peak_bytes = memory.peak_bytes();
+    return std::make_shared<cpu_matrix>(std::move(c), counter_);
+  }
+
+  void write_values(stored_matrix& m, const void* values) override {
+    auto* cpu = dynamic_cast<cpu_matrix*>(&m);
+    if (cpu == nullptr) throw_bad_input("the matrix is stored on another backend");
+    std::visit(
+        [&](auto& held) {
+          using T = typename std::decay_t<decltype(held)>::value;
+          std::copy_n(static_cast<const T*>(values), held.values.size(), held.values.begin());
+        },
+        cpu->matrix_for_values());
+  }
+
+  std::shared_ptr<stored_matrix> with_values(const stored_matrix& m, const void* values) override {
+    auto copy = std::make_shared<cpu_matrix>(as_cpu(m).matrix(), counter_);
+    write_values(*copy, values);
+    return copy;
+  }
+
+  std::unique_ptr<amg::operations> amg_operations() override { return cpu::make_amg_operations(counter_, threads_); }
+
   memory_estimate estimate_transpose(const stored_matrix& a) override {
     const matrix_info ia = a.info();
     memory_estimate e;
@@ -287,6 +329,46 @@ class cpu_backend final : public backend {
     }
   }
 
+  // The structure's info in C's value type: throws bad_input unless it has C's shape.
+  static matrix_info checked_structure(const matrix_info& a, const matrix_info& b, const matrix_info& structure,
+                                       value_type out) {
+    require_conformable(a, b);
+    if (structure.rows != a.rows || structure.cols != b.cols) {
+      throw_bad_input("the structure of a " + std::to_string(structure.rows) + " x " + std::to_string(structure.cols) +
+                      " product does not fit a " + std::to_string(a.rows) + " x " + std::to_string(b.cols) +
+                      " product");
+    }
+    return {structure.rows, structure.cols, structure.nnz, out};
+  }
+
+  // The numeric pass on a copy of the structure S's offsets and columns.
+  template <typename T, typename S>
+  csr_matrix<T> numeric_product(const any_csr& a, const any_csr& b, const csr_matrix<S>& s, job_memory& memory) const {
+    csr_matrix<T> c;
+    c.rows = s.rows;
+    c.cols = s.cols;
+    c.row_offsets = s.row_offsets;
+    c.col_indices = s.col_indices;
+    with_operands<T>(a, b, memory, [&](const csr_matrix<T>& x, const csr_matrix<T>& y) {
+      cpu::gustavson_numeric(x, y, c, threads_, memory);
+    });
+    return c;
+  }
+
+  // Calls f with A and B of type T: in place where they are, else converted copies.
+  template <typename T, typename F>
+  void with_operands(const any_csr& a, const any_csr& b, job_memory& memory, F f) const {
+    auto as_t = [](const any_csr& m) -> std::shared_ptr<const csr_matrix<T>> {
+      if (const auto* same = std::get_if<csr_matrix<T>>(&m)) {
+        return std::shared_ptr<const csr_matrix<T>>(same, [](const csr_matrix<T>*) {});
+      }
+      return std::make_shared<csr_matrix<T>>(std::visit([](const auto& x) { return convert_values<T>(x); }, m));
+    };
+    const value_type out = value_type_of<T>();
+    const job_memory::hold converted(memory, converted_bytes(info_of(a), out) + converted_bytes(info_of(b), out));
+    f(*as_t(a), *as_t(b));
+  }
+
   static std::size_t converted_bytes(const matrix_info& m, value_type out) {
     return m.type != out ? matrix_info{m.rows, m.cols, m.nnz, out}.bytes() : 0;
   }
@@ -294,17 +376,11 @@ class cpu_backend final : public backend {
   template <typename T>
   csr_matrix<T> product(const any_csr& a, const any_csr& b, const semiring& ring, const cpu::mask_rows& mask,
                         job_memory& memory, const cancel_token& cancel) const {
-    // Operands already of type T are used in place; others are converted copies.
-    auto as_t = [](const any_csr& m) -> std::shared_ptr<const csr_matrix<T>> {
-      if (const auto* same = std::get_if<csr_matrix<T>>(&m)) {
-        return std::shared_ptr<const csr_matrix<T>>(same, [](const csr_matrix<T>*) {});
-      }
-      return std::make_shared<csr_matrix<T>>(
-          std::visit([](const auto& x) { return convert_values<T>(x); }, m));
-    };
-    const value_type out = value_type_of<T>();
-    const job_memory::hold converted(memory, converted_bytes(info_of(a), out) + converted_bytes(info_of(b), out));
-    return cpu::gustavson(*as_t(a), *as_t(b), ring, mask, threads_, memory, cancel);
+    csr_matrix<T> c;
+    with_operands<T>(a, b, memory, [&](const csr_matrix<T>& x, const csr_matrix<T>& y) {
+      c = cpu::gustavson(x, y, ring, mask, threads_, memory, cancel);
+    });
+    return c;
   }
 
   int threads_;

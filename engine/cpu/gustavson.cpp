@@ -200,6 +200,49 @@ template csr_matrix<float> gustavson(const csr_matrix<float>&, const csr_matrix<
                                      const mask_rows&, int, job_memory&, const cancel_token&);
 template csr_matrix<double> gustavson(const csr_matrix<double>&, const csr_matrix<double>&, const semiring&,
                                       const mask_rows&, int, job_memory&, const cancel_token&);
+std::size_t gustavson_numeric_workspace_bytes(std::int64_t a_rows, std::int64_t b_cols, std::size_t value_bytes,
+                                              int threads) {
+  const auto parts = static_cast<std::size_t>(gustavson_parts(a_rows, threads));
+  return static_cast<std::size_t>(a_rows + 1) * sizeof(std::int64_t) + (parts + 1) * sizeof(std::int64_t) +
+         parts * static_cast<std::size_t>(b_cols) * value_bytes;
+}
+
+template <typename T>
+void gustavson_numeric(const csr_matrix<T>& a, const csr_matrix<T>& b, csr_matrix<T>& c, int threads,
+                       job_memory& memory) {
+  require_conformable(info_of(a), info_of(b));
+  const int parts = gustavson_parts(a.rows, threads);
+  const job_memory::hold slicing(memory,
+                                 (static_cast<std::size_t>(a.rows) + 2 + static_cast<std::size_t>(parts)) *
+                                     sizeof(std::int64_t));
+  const auto bounds = balanced_slices(a, b, parts);
+  const job_memory::hold accumulators(memory,
+                                      static_cast<std::size_t>(parts) * static_cast<std::size_t>(b.cols) * sizeof(T));
+  c.values.resize(c.col_indices.size());
+  detail::parallel_slices(parts, parts, [&](int, std::int64_t p, std::int64_t) {
+    // Zero at C's columns of the row before it is summed, read and zeroed after.
+    std::vector<T> accumulator(static_cast<std::size_t>(b.cols), T{0});
+    for (std::int64_t r = bounds[p]; r < bounds[p + 1]; ++r) {
+      for (offset_t k = a.row_offsets[r]; k < a.row_offsets[r + 1]; ++k) {
+        const index_t j = a.col_indices[k];
+        const T a_value = a.values[k];
+        for (offset_t l = b.row_offsets[j]; l < b.row_offsets[j + 1]; ++l) {
+          accumulator[b.col_indices[l]] += a_value * b.values[l];
+        }
+      }
+      for (offset_t k = c.row_offsets[r]; k < c.row_offsets[r + 1]; ++k) {
+        T& sum = accumulator[c.col_indices[k]];
+        c.values[k] = sum;
+        sum = T{0};
+      }
+    }
+  });
+}
+
+template void gustavson_numeric(const csr_matrix<float>&, const csr_matrix<float>&, csr_matrix<float>&, int,
+                                job_memory&);
+template void gustavson_numeric(const csr_matrix<double>&, const csr_matrix<double>&, csr_matrix<double>&, int,
+                                job_memory&);
 
 }  // namespace cpu
 

@@ -48,4 +48,17 @@ template <typename T>
 csr_matrix<T> gustavson(const csr_matrix<T>& a, const csr_matrix<T>& b, const semiring& ring, const mask_rows& mask,
                         int threads, job_memory& memory, const cancel_token& cancel);
 
+// Bytes gustavson_numeric() holds besides C: the slice bounds and work, and
+// an accumulator per column of B and slice.
+std::size_t gustavson_numeric_workspace_bytes(std::int64_t a_rows, std::int64_t b_cols, std::size_t value_bytes,
+                                              int threads);
+
+// The numeric pass alone: the values of A * B on the known structure of C
+// (offsets and columns of a product of operands with these patterns),
+// summed in the order gustavson() sums them: the same values, bit for bit.
+// C's values are written; its arrays are counted by the caller.
+template <typename T>
+void gustavson_numeric(const csr_matrix<T>& a, const csr_matrix<T>& b, csr_matrix<T>& c, int threads,
+                       job_memory& memory);
+
 }  // namespace spgemm::cpu

@@ -373,6 +373,104 @@ std::shared_ptr<stored_matrix> cuda_backend::transpose(const stored_matrix& a, c
   return keep(std::move(t), stream.get());
 }
 
+const cuda_stored_matrix& cuda_backend::own_structure(const product& p, const stored_matrix& structure) const {
+  const cuda_stored_matrix& s = own(structure, "structure");
+  const matrix_info i = s.info();
+  if (i.rows != p.a.info().rows || i.cols != p.b.info().cols) {
+    throw_bad_input("the structure of a " + std::to_string(i.rows) + " x " + std::to_string(i.cols) +
+                    " product does not fit a " + std::to_string(p.a.info().rows) + " x " +
+                    std::to_string(p.b.info().cols) + " product");
+  }
+  return s;
+}
+
+memory_estimate cuda_backend::estimate_multiply_numeric(const stored_matrix& a, const stored_matrix& b,
+                                                        const stored_matrix& structure,
+                                                        const multiply_options& options) {
+  if (!options.semiring.is_plus_times()) throw_bad_input("numeric-only products run plus_times only");
+  const product p = checked(a, b, nullptr, options);
+  const cuda_stored_matrix& s = own_structure(p, structure);
+  device_guard guard(context_->device);
+  auto stream = context_->streams.acquire();
+  const stored_facts facts(p.a, p.b, stream.get());
+  const cancel_token never;
+  const method::job job{p.a.structure(), p.b.structure(), size_of(p.out), options.tuning, facts, methods(),
+                        context_->memory, stream.get(), never};
+  // The structure's row statistics are measured (once, and kept) here, as
+  // the operands' facts are: the run then allocates nothing outside its limit.
+  s.row_stats(stream.get());
+  memory_estimate e = methods().numeric_estimate(job, s.structure());
+  e.output_bytes = cuda::csr_bytes(s.info().rows, s.info().nnz, size_of(p.out));
+  for (const matrix_info& m : {p.a.info(), p.b.info()}) {
+    if (m.type != p.out) e.workspace_bytes += static_cast<std::size_t>(m.nnz) * size_of(p.out);
+  }
+  return e;
+}
+
+std::shared_ptr<stored_matrix> cuda_backend::multiply_numeric(const stored_matrix& a, const stored_matrix& b,
+                                                              const stored_matrix& structure,
+                                                              const multiply_options& options, std::size_t memory_limit,
+                                                              const cancel_token& cancel, std::size_t* peak_bytes) {
+  if (!options.semiring.is_plus_times()) throw_bad_input("numeric-only products run plus_times only");
+  const product p = checked(a, b, nullptr, options);
+  const cuda_stored_matrix& s = own_structure(p, structure);
+  cancel.throw_if_cancelled();
+  device_guard guard(context_->device);
+  auto stream = context_->streams.acquire();
+  const stored_facts facts(p.a, p.b, stream.get());
+  cuda::limiting_resource limit(context_->memory, memory_limit, "numeric");
+  cuda::statistics_resource held(limit);
+  const method::job job{p.a.structure(), p.b.structure(), size_of(p.out), options.tuning, facts, methods(),
+                        held, stream.get(), cancel};
+  const std::int64_t longest = s.row_stats(stream.get()).max_row_length;
+  auto run = [&](auto tag) -> any_device_csr {
+    using T = decltype(tag);
+    operand<T> oa = operand_of<T>(p.a.matrix(), held, stream.get());
+    operand<T> ob = operand_of<T>(p.b.matrix(), held, stream.get());
+    cuda::device_csr<T> c = cuda::allocate_csr<T>(s.info().rows, s.info().cols, s.info().nnz, held, stream.get());
+    cancel.throw_if_cancelled();
+    methods().numeric<T>(job, oa.view, ob.view, s.structure(), longest, c);
+    return c;
+  };
+  any_device_csr c = p.out == value_type::f32 ? run(float{}) : run(double{});
+  std::visit([&](auto& m) { m.bind_resource(context_->memory); }, c);
+  if (peak_bytes != nullptr) *peak_bytes = held.peak_bytes();
+  return keep(std::move(c), stream.get());
+}
+
+void cuda_backend::write_values(stored_matrix& m, const void* values) {
+  const cuda_stored_matrix& d = own(m, "matrix to write");
+  device_guard guard(context_->device);
+  auto stream = context_->streams.acquire();
+  std::visit(
+      [&](const auto& held) {
+        SPGEMM_CUDA_CHECK(cudaMemcpyAsync(held.values.data(), values, held.values.bytes(), cudaMemcpyHostToDevice,
+                                          stream.get()));
+      },
+      d.matrix());
+  SPGEMM_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+}
+
+std::shared_ptr<stored_matrix> cuda_backend::with_values(const stored_matrix& m, const void* values) {
+  const cuda_stored_matrix& d = own(m, "matrix to copy");
+  device_guard guard(context_->device);
+  auto stream = context_->streams.acquire();
+  any_device_csr copy = std::visit(
+      [&](const auto& held) -> any_device_csr {
+        using T = typename std::decay_t<decltype(held)>::value;
+        cuda::device_csr<T> c = cuda::allocate_csr<T>(held.rows, held.cols, held.nnz, context_->memory, stream.get());
+        SPGEMM_CUDA_CHECK(cudaMemcpyAsync(c.row_offsets.data(), held.row_offsets.data(), held.row_offsets.bytes(),
+                                          cudaMemcpyDeviceToDevice, stream.get()));
+        SPGEMM_CUDA_CHECK(cudaMemcpyAsync(c.col_indices.data(), held.col_indices.data(), held.col_indices.bytes(),
+                                          cudaMemcpyDeviceToDevice, stream.get()));
+        SPGEMM_CUDA_CHECK(cudaMemcpyAsync(c.values.data(), values, c.values.bytes(), cudaMemcpyHostToDevice,
+                                          stream.get()));
+        return c;
+      },
+      d.matrix());
+  return keep(std::move(copy), stream.get());
+}
+
 }  // namespace gpu
 
 int cuda_device_count() {

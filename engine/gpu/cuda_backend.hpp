@@ -55,6 +55,15 @@ class cuda_backend final : public backend {
 
   std::shared_ptr<stored_matrix> store_from_ipc(const matrix_info& info, const ipc_csr_arrays& arrays) override;  // ipc_transfer.cpp
   void fetch_into_ipc(const stored_matrix& m, const ipc_csr_arrays& arrays) override;  // ipc_transfer.cpp
+  void write_values(stored_matrix& m, const void* values) override;
+  std::shared_ptr<stored_matrix> with_values(const stored_matrix& m, const void* values) override;
+  memory_estimate estimate_multiply_numeric(const stored_matrix& a, const stored_matrix& b,
+                                            const stored_matrix& structure, const multiply_options& options) override;
+  std::shared_ptr<stored_matrix> multiply_numeric(const stored_matrix& a, const stored_matrix& b,
+                                                  const stored_matrix& structure, const multiply_options& options,
+                                                  std::size_t memory_limit, const cancel_token& cancel = {},
+                                                  std::size_t* peak_bytes = nullptr) override;
+  std::unique_ptr<amg::operations> amg_operations() override;  // cuda_amg.cpp
 
  private:
   // A product's operands, checked (stored here, conformable, valid tuning
@@ -76,6 +85,8 @@ class cuda_backend final : public backend {
   std::vector<const cuda_stored_matrix*> op_operands(const matrix_op& op,
                                                      const std::vector<const stored_matrix*>& operands,
                                                      matrix_info* result) const;
+  // The structure a numeric-only product is given, checked against the product's shape.
+  const cuda_stored_matrix& own_structure(const product& p, const stored_matrix& structure) const;
   std::shared_ptr<stored_matrix> keep(cuda::any_device_csr m, cudaStream_t stream);
 
   std::shared_ptr<cuda::device_context> context_;

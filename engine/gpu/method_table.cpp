@@ -31,8 +31,11 @@ const method::method rows[] = {
 
 }  // namespace
 
+// The numeric phase on a known structure: the block method's numeric pass
+// (with b = 1 on operands without blocks: a row-wise pass).
 const method::table& methods() {
-  static const method::table table{std::begin(rows), std::end(rows)};
+  static const method::table table{std::begin(rows), std::end(rows), &block::estimate_numeric,
+                                   &block::run_numeric<float>, &block::run_numeric<double>};
   return table;
 }
 

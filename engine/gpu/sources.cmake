@@ -1,6 +1,7 @@
 # The GPU backend: stored matrices, uploads, CUDA IPC, the table of methods.
 target_sources(spgemm_engine PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/cuda_backend.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/cuda_amg.cpp
   ${CMAKE_CURRENT_LIST_DIR}/cuda_stored_matrix.cpp
   ${CMAKE_CURRENT_LIST_DIR}/cuda_writer.cpp
   ${CMAKE_CURRENT_LIST_DIR}/ipc_transfer.cpp

@@ -51,6 +51,29 @@ std::shared_ptr<stored_matrix> backend::run_op(const matrix_op& op, const std::v
   throw_bad_input("backend " + name() + " does not run " + describe(op));
 }
 
+void backend::write_values(stored_matrix&, const void*) {
+  throw_bad_input("backend " + name() + " does not replace values");
+}
+
+std::shared_ptr<stored_matrix> backend::with_values(const stored_matrix&, const void*) {
+  throw_bad_input("backend " + name() + " does not replace values");
+}
+
+memory_estimate backend::estimate_multiply_numeric(const stored_matrix&, const stored_matrix&, const stored_matrix&,
+                                                   const multiply_options&) {
+  throw_bad_input("backend " + name() + " has no numeric-only products");
+}
+
+std::shared_ptr<stored_matrix> backend::multiply_numeric(const stored_matrix&, const stored_matrix&,
+                                                         const stored_matrix&, const multiply_options&, std::size_t,
+                                                         const cancel_token&, std::size_t*) {
+  throw_bad_input("backend " + name() + " has no numeric-only products");
+}
+
+std::unique_ptr<amg::operations> backend::amg_operations() {
+  throw_bad_input("backend " + name() + " runs no algebraic multigrid");
+}
+
 std::vector<std::shared_ptr<backend>> open_default_backends() {
   std::vector<std::shared_ptr<backend>> backends;
   const int gpus = cuda_device_count();

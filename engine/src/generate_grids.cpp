@@ -1,5 +1,7 @@
 // Grid generators: stencils, elasticity blocks, irregular FEM blocks.
 #include <algorithm>
+#include <array>
+#include <cmath>
 #include <cstdlib>
 #include <vector>
 
@@ -40,8 +42,9 @@ std::vector<offset3> stencil_of(int dims, int points) {
   std::abort();  // generate() names only the stencils above
 }
 
-// Grid nx * ny * nz, `block` unknowns per node, value(d, a, b) for the entry
-// coupling component a of a node to component b of its neighbour at offset d.
+// Grid nx * ny * nz, `block` unknowns per node, value(x, y, z, d, a, b) for
+// the entry coupling component a of node (x, y, z) to component b of its
+// neighbour at offset d.
 template <typename Value>
 csr_matrix<double> grid_matrix(std::int64_t nx, std::int64_t ny, std::int64_t nz, const std::vector<offset3>& stencil,
                                int block, Value value) {
@@ -62,7 +65,7 @@ csr_matrix<double> grid_matrix(std::int64_t nx, std::int64_t ny, std::int64_t nz
             const std::int64_t q = qx + nx * (qy + ny * qz);
             for (int b = 0; b < block; ++b) {
               m.col_indices.push_back(static_cast<index_t>(q * block + b));
-              m.values.push_back(value(d, a, b));
+              m.values.push_back(value(x, y, z, d, a, b));
             }
           }
           m.row_offsets.push_back(static_cast<offset_t>(m.col_indices.size()));
@@ -75,21 +78,84 @@ csr_matrix<double> grid_matrix(std::int64_t nx, std::int64_t ny, std::int64_t nz
 csr_matrix<double> poisson(std::int64_t n, int dims, int points) {
   const auto stencil = stencil_of(dims, points);
   const double center = static_cast<double>(stencil.size() - 1);
-  return grid_matrix(n, n, dims == 3 ? n : 1, stencil, 1, [center](const offset3& d, int, int) {
-    return d.dx == 0 && d.dy == 0 && d.dz == 0 ? center : -1.0;
-  });
+  return grid_matrix(n, n, dims == 3 ? n : 1, stencil, 1,
+                     [center](std::int64_t, std::int64_t, std::int64_t, const offset3& d, int, int) {
+                       return d.dx == 0 && d.dy == 0 && d.dz == 0 ? center : -1.0;
+                     });
 }
 
-// A symmetric stand-in for a trilinear elasticity stiffness matrix: every
-// block entry nonzero, the diagonal dominant.
+// The stiffness matrix of a trilinear hexahedron (unit cube, Young's modulus
+// 1, Poisson's ratio 0.3), 2 x 2 x 2 Gauss points: 24 x 24, unknown 3 c + a
+// for component a of corner c = cx + 2 cy + 4 cz.
+using element_matrix = std::array<std::array<double, 24>, 24>;
+
+element_matrix hexahedron_stiffness() {
+  const double nu = 0.3, lambda = nu / ((1 + nu) * (1 - 2 * nu)), mu = 1 / (2 * (1 + nu));
+  double elastic[6][6] = {};  // Voigt order xx, yy, zz, xy, yz, xz
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 0; j < 3; ++j) elastic[i][j] = lambda;
+    elastic[i][i] += 2 * mu;
+    elastic[i + 3][i + 3] = mu;
+  }
+  element_matrix k{};
+  const double gauss[2] = {0.5 - 0.5 / std::sqrt(3.0), 0.5 + 0.5 / std::sqrt(3.0)};
+  for (int g = 0; g < 8; ++g) {
+    const double xi[3] = {gauss[g & 1], gauss[(g >> 1) & 1], gauss[(g >> 2) & 1]};
+    double strain[6][24] = {};  // strain of each unknown's unit displacement
+    for (int c = 0; c < 8; ++c) {
+      double grad[3];
+      for (int axis = 0; axis < 3; ++axis) {
+        grad[axis] = 1;
+        for (int other = 0; other < 3; ++other) {
+          const bool high = (c >> other) & 1;
+          grad[axis] *= other == axis ? (high ? 1.0 : -1.0) : (high ? xi[other] : 1 - xi[other]);
+        }
+      }
+      const int u = 3 * c;
+      strain[0][u] = grad[0], strain[1][u + 1] = grad[1], strain[2][u + 2] = grad[2];
+      strain[3][u] = grad[1], strain[3][u + 1] = grad[0];
+      strain[4][u + 1] = grad[2], strain[4][u + 2] = grad[1];
+      strain[5][u] = grad[2], strain[5][u + 2] = grad[0];
+    }
+    for (int i = 0; i < 24; ++i)
+      for (int j = 0; j < 24; ++j) {
+        double sum = 0;
+        for (int p = 0; p < 6; ++p)
+          for (int q = 0; q < 6; ++q) sum += strain[p][i] * elastic[p][q] * strain[q][j];
+        k[i][j] += sum / 8;  // the Gauss weight of a unit cube
+      }
+  }
+  return k;
+}
+
+// Linear elasticity on n^3 nodes of unit hexahedra (trilinear elements), the
+// unknowns of the face x = 0 on springs of stiffness 1: symmetric positive
+// definite, with the rigid-body modes as its near null space. Every pair of
+// nodes of an element couples through a whole 3 x 3 block (entries that
+// vanish by symmetry kept), so the pattern is the 27-point stencil of blocks.
 csr_matrix<double> elasticity(std::int64_t n) {
-  return grid_matrix(n, n, n, stencil_offsets(3, 1, 3), 3, [](const offset3& d, int a, int b) {
-    const bool self = d.dx == 0 && d.dy == 0 && d.dz == 0;
-    if (a == b) return self ? 80.0 : -4.0;
-    const int da = a == 0 ? d.dx : a == 1 ? d.dy : d.dz;
-    const int db = b == 0 ? d.dx : b == 1 ? d.dy : d.dz;
-    return 0.5 + 0.25 * da * db;
-  });
+  static const element_matrix k = hexahedron_stiffness();
+  return grid_matrix(n, n, n, stencil_offsets(3, 1, 3), 3,
+                     [n](std::int64_t x, std::int64_t y, std::int64_t z, const offset3& d, int a, int b) {
+                       const std::int64_t p[3] = {x, y, z}, q[3] = {x + d.dx, y + d.dy, z + d.dz};
+                       // The elements holding both nodes: corner e with e <= p, q <= e + 1 on every axis.
+                       std::int64_t lo[3], hi[3];
+                       for (int i = 0; i < 3; ++i) {
+                         lo[i] = std::max<std::int64_t>(std::max(p[i], q[i]) - 1, 0);
+                         hi[i] = std::min(std::min(p[i], q[i]), n - 2);
+                       }
+                       double v = 0;
+                       for (std::int64_t ez = lo[2]; ez <= hi[2]; ++ez)
+                         for (std::int64_t ey = lo[1]; ey <= hi[1]; ++ey)
+                           for (std::int64_t ex = lo[0]; ex <= hi[0]; ++ex) {
+                             const auto corner = [&](const std::int64_t* r) {
+                               return static_cast<int>((r[0] - ex) + 2 * (r[1] - ey) + 4 * (r[2] - ez));
+                             };
+                             v += k[3 * corner(p) + a][3 * corner(q) + b];
+                           }
+                       const bool spring = x == 0 && d.dx == 0 && d.dy == 0 && d.dz == 0 && a == b;
+                       return spring ? v + 1.0 : v;
+                     });
 }
 
 // Nodes numbered x fastest, so a row's neighbours (z, y, x in order) and

@@ -43,9 +43,13 @@ void estimate_memo::put(const std::string& key, const spgemm::memory_estimate& e
   }
 }
 
-void estimate_memo::note_result(const std::string& key, const spgemm::matrix_info& result) {
+void estimate_memo::note_result(const std::string& key, const std::shared_ptr<spgemm::stored_matrix>& result) {
+  const spgemm::matrix_info info = result->info();
   std::lock_guard<std::mutex> lock(mutex_);
-  if (auto it = index_.find(key); it != index_.end()) it->second->second.result = result;
+  if (auto it = index_.find(key); it != index_.end()) {
+    it->second->second.result = info;
+    it->second->second.structure = result;
+  }
 }
 
 }  // namespace spgemmd::core

@@ -7,18 +7,23 @@
 // it had before, and a repeated product skips the sizing pass: on a GPU,
 // kernels over both operands and a synchronisation, a good part of a small
 // product's round trip. It also remembers the size of what the product gave
-// last time, so that a kept result can be announced while it runs.
+// last time, so that a kept result can be announced while it runs, and the
+// result itself while something else (the cache) keeps it: stored matrices
+// change only in value, so the same product has its structure, and runs its
+// numeric phase alone on it (backend::multiply_numeric).
 // Bounded; the least recently used entry goes first.
 #pragma once
 
 #include <cstddef>
 #include <list>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
 
+#include "spgemm/backend.hpp"
 #include "spgemm/multiply.hpp"
 
 namespace spgemmd::core {
@@ -34,12 +39,13 @@ class estimate_memo {
   struct known {
     spgemm::memory_estimate estimate;
     std::optional<spgemm::matrix_info> result;  // what it gave then
+    std::weak_ptr<spgemm::stored_matrix> structure;  // and the matrix, while it lives
   };
 
   std::optional<known> find(const std::string& key);
   void put(const std::string& key, const spgemm::memory_estimate& e);
   // Notes what the product of `key` gave (nothing where the key is gone).
-  void note_result(const std::string& key, const spgemm::matrix_info& result);
+  void note_result(const std::string& key, const std::shared_ptr<spgemm::stored_matrix>& result);
 
  private:
   using entry = std::pair<std::string, known>;

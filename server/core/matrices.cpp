@@ -40,6 +40,26 @@ outcome describe_matrix(matrix_cache& cache, const caller& who, const std::strin
   return {};
 }
 
+outcome update_values(matrix_cache& cache, const caller& who, const std::string& handle, spgemm::value_type type,
+                      int64_t count, const void* values, entry_info* out) {
+  pin e;
+  if (outcome o = pin_matrix(cache, who, "handle", handle, &e); !o.ok()) return o;
+  if (type != e->info.type || count != e->info.nnz) {
+    return {status::invalid_argument, "matrix " + handle + " holds " + std::to_string(e->info.nnz) + " " +
+                                          std::string(spgemm::to_string(e->info.type)) + " values; got " +
+                                          std::to_string(count) + " " + std::string(spgemm::to_string(type))};
+  }
+  try {
+    cache.write_values(*e, values);
+  } catch (...) {
+    return outcome_of(std::current_exception());
+  }
+  auto described = cache.describe(who, handle);
+  if (!described) return not_found(handle);
+  *out = std::move(*described);
+  return {};
+}
+
 outcome delete_matrix(matrix_cache& cache, const caller& who, const std::string& handle, std::size_t* freed) {
   if (handle.empty()) return empty_handle();
   auto bytes = cache.erase(who, handle);

@@ -26,6 +26,12 @@ outcome check_name(const char* field, const std::string& name);
 outcome pin_matrix(matrix_cache& cache, const caller& who, const char* field, const std::string& handle, pin* out);
 // What is known of the matrix `handle`.
 outcome describe_matrix(matrix_cache& cache, const caller& who, const std::string& handle, entry_info* out);
+// New values for the matrix `handle`, its handle and pattern kept
+// (matrix_cache::write_values): `values` holds `count` values of `type`,
+// which must be the matrix's type and nnz (invalid_argument otherwise);
+// does_not_fit where the matrix is in use and no device has room for the copy.
+outcome update_values(matrix_cache& cache, const caller& who, const std::string& handle, spgemm::value_type type,
+                      int64_t count, const void* values, entry_info* out);
 // Deletes the matrix `handle`; `freed` is its bytes (freed now, or when the
 // last job using it ends).
 outcome delete_matrix(matrix_cache& cache, const caller& who, const std::string& handle, std::size_t* freed);

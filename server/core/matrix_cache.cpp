@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <random>
+#include <type_traits>
+#include <variant>
 
 #include "core/outcome.hpp"
 #include "spgemm/errors.hpp"
@@ -55,6 +57,17 @@ bool reservation::try_grow(std::size_t bytes) { return cache_->grow(device_, &by
 void reservation::shrink_to(std::size_t bytes) {
   if (cache_ != nullptr && bytes < bytes_) cache_->shrink(device_, &bytes_, bytes);
 }
+void reservation::take(reservation& other) {
+  if (other.cache_ == nullptr || other.bytes_ == 0) return;
+  if (cache_ == nullptr) {
+    cache_ = other.cache_;
+    device_ = other.device_;
+  }
+  std::lock_guard<std::mutex> lock(cache_->mutex_);
+  bytes_ += other.bytes_;
+  other.bytes_ = 0;
+}
+
 void reservation::release() {
   if (cache_ != nullptr && bytes_ > 0) cache_->shrink(device_, &bytes_, 0);
 }
@@ -324,8 +337,21 @@ pin matrix_cache::acquire(const caller& who, const std::string& handle) {
   return pin(this, e);
 }
 
+pin matrix_cache::find_stored(const std::weak_ptr<spgemm::stored_matrix>& m, int device) {
+  if (m.expired()) return {};
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto& [key, e] : entries_) {
+    if (e->stored && e->device == device && !e->stored.owner_before(m) && !m.owner_before(e->stored)) {
+      ++e->pins;
+      return pin(this, e);
+    }
+  }
+  return {};
+}
+
 void matrix_cache::unpin(const std::shared_ptr<cache_entry>& e) {
   bool freed = false;
+  std::vector<retired_version> retired;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     --e->pins;
@@ -335,8 +361,12 @@ void matrix_cache::unpin(const std::shared_ptr<cache_entry>& e) {
       free_entry(*e);
       freed = true;
     }
+    retired = collect_retired();
   }
-  if (freed) notify_freed();
+  if (freed || !retired.empty()) {
+    retired.clear();
+    notify_freed();
+  }
 }
 
 void matrix_cache::free_entry(cache_entry& e) {
@@ -382,8 +412,94 @@ std::shared_ptr<spgemm::stored_matrix> matrix_cache::make_resident(cache_entry& 
 }
 
 void matrix_cache::release_resident(cache_entry& e) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  --e.active;
+  std::vector<retired_version> freed;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    --e.active;
+    freed = collect_retired();
+  }
+  if (!freed.empty()) {
+    freed.clear();
+    notify_freed();
+  }
+}
+
+void matrix_cache::retire(cache_entry& e) {
+  if (e.stored.use_count() > 1) {
+    retired_.push_back({std::move(e.stored), e.device, e.bytes});
+    devices_[e.device].reserved += e.bytes;
+  }
+  e.stored.reset();
+}
+
+std::vector<matrix_cache::retired_version> matrix_cache::collect_retired() {
+  std::vector<retired_version> out;
+  for (auto it = retired_.begin(); it != retired_.end();) {
+    if (it->stored.use_count() == 1) {
+      devices_[it->device].reserved -= it->bytes;
+      out.push_back(std::move(*it));
+      it = retired_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return out;
+}
+
+void matrix_cache::write_values(cache_entry& e, const void* values) {
+  std::vector<retired_version> freed;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (e.device < 0) {  // spilled: a new host copy (a reader of the old keeps it)
+      spgemm::any_csr copy = *e.host;
+      std::visit(
+          [&](auto& m) {
+            using T = typename std::decay_t<decltype(m)>::value;
+            std::copy_n(static_cast<const T*>(values), m.values.size(), m.values.begin());
+          },
+          copy);
+      e.host = std::make_shared<const spgemm::any_csr>(std::move(copy));
+    } else if (e.stored.use_count() == 1) {
+      backends_[e.device]->write_values(*e.stored, values);
+    } else {
+      // Room for the copy beside the version in use, which then counts as reserved.
+      if (!make_room(e.device, e.bytes)) {
+        throw spgemm::error(spgemm::error_kind::does_not_fit,
+                            "no room on " + backends_[e.device]->name() + " for a copy of " + e.handle +
+                                " with new values (" + std::to_string(e.bytes) +
+                                " bytes) while jobs read it; retry when they are done");
+      }
+      auto copy = backends_[e.device]->with_values(*e.stored, values);
+      retire(e);
+      e.stored = std::move(copy);
+      note_used(e.device);
+    }
+    freed = collect_retired();
+  }
+  if (!freed.empty()) {
+    freed.clear();
+    notify_freed();
+  }
+}
+
+void matrix_cache::replace_stored(cache_entry& e, std::shared_ptr<spgemm::stored_matrix> m, reservation& res) {
+  std::vector<retired_version> freed;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (e.device != res.device()) {
+      throw spgemm::error(spgemm::error_kind::bad_input,
+                          "entry " + e.handle + " is not on " + backends_[res.device()]->name());
+    }
+    retire(e);
+    e.stored = std::move(m);
+    // The new version takes the cache's count of the entry; its own bytes leave the reservation.
+    const std::size_t moved = std::min(res.bytes_, e.bytes);
+    res.bytes_ -= moved;
+    devices_[res.device()].reserved -= moved;
+    freed = collect_retired();
+  }
+  freed.clear();
+  notify_freed();
 }
 
 int matrix_cache::preferred_device(const std::vector<cache_entry*>& entries) {
@@ -518,8 +634,10 @@ tenant_stats matrix_cache::stats_of(const std::string& tenant) {
 
 int matrix_cache::sweep_expired() {
   int removed = 0;
+  std::vector<retired_version> freed;
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    freed = collect_retired();
     const auto now = steady::now();
     for (auto it = entries_.begin(); it != entries_.end();) {
       auto& e = it->second;
@@ -535,7 +653,10 @@ int matrix_cache::sweep_expired() {
       }
     }
   }
-  if (removed > 0) notify_freed();
+  if (removed > 0 || !freed.empty()) {
+    freed.clear();
+    notify_freed();
+  }
   return removed;
 }
 

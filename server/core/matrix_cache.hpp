@@ -129,6 +129,8 @@ class reservation {
   bool try_grow(std::size_t bytes);
   // Shrinks to `bytes` (never grows).
   void shrink_to(std::size_t bytes);
+  // Takes over `other`'s bytes (on the same device), which is left empty.
+  void take(reservation& other);
   void release();
   std::size_t bytes() const { return bytes_; }
   int device() const { return device_; }
@@ -204,6 +206,10 @@ class matrix_cache {
 
   // Pins an entry `who` sees; an empty pin where there is no such (live) entry.
   pin acquire(const caller& who, const std::string& handle);
+  // Pins the live entry whose stored matrix is `m`, resident on `device`;
+  // an empty pin where there is none (a scan of the entries). `m` is weak, so
+  // that looking it up keeps nothing allocated that the cache let go.
+  pin find_stored(const std::weak_ptr<spgemm::stored_matrix>& m, int device);
 
   // Makes a pinned entry resident on `device` (restoring it from the host or
   // moving it from another device), spilling cold entries for room, and keeps
@@ -223,6 +229,18 @@ class matrix_cache {
   // Where an entry lives now: its stored matrix (device >= 0) or host copy.
   void locate(cache_entry& e, int* device, std::shared_ptr<spgemm::stored_matrix>* stored,
               std::shared_ptr<const spgemm::any_csr>* host);
+
+  // New values for an entry's pattern (`values`: nnz values of its value
+  // type). In place where nothing but the cache holds its stored matrix;
+  // else the jobs, downloads and hierarchies that hold it keep that version
+  // (counted as reserved on its device until the last lets go) and later
+  // users read a copy with the new values, for which room is made (spilling
+  // cold entries). Throws spgemm::error(does_not_fit) where there is none.
+  void write_values(cache_entry& e, const void* values);
+  // Puts `m` (same pattern and type, new values, on `res`'s device, counted
+  // in `res`) in a resident entry's place, as write_values does: m's bytes
+  // move from `res` to the cache, the version replaced is freed or retired.
+  void replace_stored(cache_entry& e, std::shared_ptr<spgemm::stored_matrix> m, reservation& res);
 
   // Deletes an entry `who` sees; returns the bytes freed (now, or when its
   // last pin goes), nullopt when unknown.
@@ -279,6 +297,18 @@ class matrix_cache {
   // Adds a new entry to the listing. Lock held.
   void add(const std::shared_ptr<cache_entry>& e);
   void free_entry(cache_entry& e);  // lock held
+  // Versions of stored matrices replaced while still held elsewhere: their
+  // bytes stay reserved on their device until only the cache holds them.
+  struct retired_version {
+    std::shared_ptr<spgemm::stored_matrix> stored;
+    int device;
+    std::size_t bytes;
+  };
+  // Retires e's current version (lock held).
+  void retire(cache_entry& e);
+  // Those no one else holds any more, out of the list and their bytes
+  // unreserved (lock held): the caller drops them after unlocking.
+  std::vector<retired_version> collect_retired();
   void note_used(int device);       // lock held
   entry_info snapshot(const cache_entry& e) const;
   // A new entry, not yet added: its handle (drawn now, unless given), times and TTL.
@@ -294,6 +324,7 @@ class matrix_cache {
   std::mutex mutex_;
   entry_map entries_;
   std::map<std::string, tenant_state> tenants_;
+  std::vector<retired_version> retired_;
   std::function<void()> on_freed_;
 
   std::mutex sweep_mutex_;

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "auth/authenticator.hpp"
+#include "core/amg_hierarchies.hpp"
 #include "core/estimate_memo.hpp"
 #include "core/matrix_cache.hpp"
 #include "core/region_registry.hpp"
@@ -35,6 +36,7 @@ struct service_state {
   spare_arrays upload_arrays;           // of finished uploads, for the next ones
   core::region_registry regions;        // shared-memory regions of callers on this host
   session_list sessions;                // the open Local sessions, ended at shutdown
+  core::amg_hierarchies hierarchies{cache};  // multigrid hierarchies kept
 
   service_state(core::matrix_cache& c, core::scheduler& s, service_metrics& m, const auth::authenticator& a,
                 const config& cf, std::string v)

@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include "core/estimate_memo.hpp"
+#include "fake_backend.hpp"
 
 using spgemmd::core::estimate_memo;
+using spgemmd::testing::fake_backend;
 
 namespace {
 
@@ -54,17 +56,22 @@ TEST(estimate_memo, keeps_the_most_recently_used) {
   EXPECT_EQ(memo.find("z")->estimate.output_bytes, 4u);
 }
 
-TEST(estimate_memo, remembers_results) {
+TEST(estimate_memo, remembers_results_and_their_matrices_while_they_live) {
   estimate_memo memo(1);
   memo.put("x", estimate(1));
   EXPECT_FALSE(memo.find("x")->result);  // not yet run
-  const spgemm::matrix_info c{3, 4, 5, spgemm::value_type::f32};
+  fake_backend b;
+  auto c = b.allocate({3, 4, 5, spgemm::value_type::f32});
   memo.note_result("x", c);
   ASSERT_TRUE(memo.find("x")->result);
   EXPECT_EQ(memo.find("x")->result->nnz, 5);
   EXPECT_EQ(memo.find("x")->result->type, spgemm::value_type::f32);
+  EXPECT_EQ(memo.find("x")->structure.lock(), c);
+  c.reset();  // gone: its size is still known, its structure not
+  EXPECT_TRUE(memo.find("x")->result);
+  EXPECT_FALSE(memo.find("x")->structure.lock());
   memo.put("x", estimate(2));  // a new estimate: its result is not known
   EXPECT_FALSE(memo.find("x")->result);
-  memo.note_result("y", c);  // unknown key: nothing
+  memo.note_result("y", b.allocate({1, 1, 1, spgemm::value_type::f64}));  // unknown key: nothing
   EXPECT_FALSE(memo.find("y"));
 }

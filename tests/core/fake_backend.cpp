@@ -119,6 +119,21 @@ int64_t fake_backend::products_run() const {
   return products_;
 }
 
+int64_t fake_backend::numeric_products_run() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return numeric_products_;
+}
+
+int64_t fake_backend::values_written() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return values_written_;
+}
+
+int64_t fake_backend::values_copied() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return values_copied_;
+}
+
 std::size_t fake_backend::last_memory_limit() const {
   std::lock_guard<std::mutex> lock(mu_);
   return last_memory_limit_;
@@ -227,18 +242,72 @@ std::shared_ptr<spgemm::stored_matrix> fake_backend::multiply(const spgemm::stor
   }
   if (peak_bytes) *peak_bytes = e.total();
   run_call(cancel);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (fail_count_ > 0) {
-      --fail_count_;
-      throw spgemm::error(*fail_kind_, "the fake backend was told to fail");
-    }
-    ++products_;
-  }
+  count_product(false);
   add(e.workspace_bytes);  // held while the product is formed
   auto c = allocate(product_info(a.info(), b.info()));
   remove(e.workspace_bytes);
   return c;
+}
+
+void fake_backend::count_product(bool numeric) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (fail_count_ > 0) {
+    --fail_count_;
+    throw spgemm::error(*fail_kind_, "the fake backend was told to fail");
+  }
+  ++products_;
+  if (numeric) ++numeric_products_;
+}
+
+spgemm::memory_estimate fake_backend::estimate_multiply_numeric(const spgemm::stored_matrix& a,
+                                                                const spgemm::stored_matrix& b,
+                                                                const spgemm::stored_matrix& structure,
+                                                                const spgemm::multiply_options&) {
+  spgemm::require_conformable(a.info(), b.info());
+  spgemm::memory_estimate e;
+  e.output_bytes = structure.info().bytes();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    e.workspace_bytes = workspace_;
+  }
+  e.exact = true;
+  e.products = structure.info().nnz;
+  e.method = "fake numeric";
+  return e;
+}
+
+std::shared_ptr<spgemm::stored_matrix> fake_backend::multiply_numeric(const spgemm::stored_matrix& a,
+                                                                      const spgemm::stored_matrix& b,
+                                                                      const spgemm::stored_matrix& structure,
+                                                                      const spgemm::multiply_options& options,
+                                                                      std::size_t memory_limit,
+                                                                      const spgemm::cancel_token& cancel,
+                                                                      std::size_t* peak_bytes) {
+  const spgemm::memory_estimate e = estimate_multiply_numeric(a, b, structure, options);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    last_memory_limit_ = memory_limit;
+  }
+  if (peak_bytes) *peak_bytes = e.total();
+  run_call(cancel);
+  count_product(true);
+  add(e.workspace_bytes);
+  auto c = allocate(structure.info());
+  remove(e.workspace_bytes);
+  return c;
+}
+
+void fake_backend::write_values(spgemm::stored_matrix&, const void*) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++values_written_;
+}
+
+std::shared_ptr<spgemm::stored_matrix> fake_backend::with_values(const spgemm::stored_matrix& m, const void*) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++values_copied_;
+  }
+  return allocate(m.info());
 }
 
 spgemm::memory_estimate fake_backend::estimate_transpose(const spgemm::stored_matrix& a) {

@@ -44,7 +44,10 @@ class fake_backend final : public spgemm::backend {
 
   std::size_t allocated() const;  // bytes held now
   std::size_t peak() const;       // the most held at once
-  int64_t products_run() const;
+  int64_t products_run() const;   // numeric-only ones included
+  int64_t numeric_products_run() const;
+  int64_t values_written() const;  // write_values calls (in place)
+  int64_t values_copied() const;   // with_values calls
   // The memory limit the last product was given (its admitted estimate).
   std::size_t last_memory_limit() const;
 
@@ -67,6 +70,18 @@ class fake_backend final : public spgemm::backend {
   std::shared_ptr<spgemm::stored_matrix> transpose(const spgemm::stored_matrix& a, const spgemm::cancel_token& cancel,
                                                    std::size_t* peak_bytes) override;
   spgemm::memory_estimate estimate_transpose(const spgemm::stored_matrix& a) override;
+  // Numeric-only products: C has the structure's shape; new values are counted.
+  spgemm::memory_estimate estimate_multiply_numeric(const spgemm::stored_matrix& a, const spgemm::stored_matrix& b,
+                                                    const spgemm::stored_matrix& structure,
+                                                    const spgemm::multiply_options& options) override;
+  std::shared_ptr<spgemm::stored_matrix> multiply_numeric(const spgemm::stored_matrix& a,
+                                                          const spgemm::stored_matrix& b,
+                                                          const spgemm::stored_matrix& structure,
+                                                          const spgemm::multiply_options& options,
+                                                          std::size_t memory_limit, const spgemm::cancel_token& cancel,
+                                                          std::size_t* peak_bytes) override;
+  void write_values(spgemm::stored_matrix& m, const void* values) override;
+  std::shared_ptr<spgemm::stored_matrix> with_values(const spgemm::stored_matrix& m, const void* values) override;
 
   // Stores a matrix of `info` (as an upload's writer would).
   std::shared_ptr<spgemm::stored_matrix> allocate(const spgemm::matrix_info& info);
@@ -78,6 +93,8 @@ class fake_backend final : public spgemm::backend {
   void remove(std::size_t bytes);
   // A running call: waits at the gate, then for the delay, polling `cancel`.
   void run_call(const spgemm::cancel_token& cancel);
+  // Fails where told to, else counts a product (numeric-only too where said).
+  void count_product(bool numeric);
 
   const std::string name_;
   mutable std::mutex mu_;
@@ -89,7 +106,7 @@ class fake_backend final : public spgemm::backend {
   int fail_count_ = 0;
   bool gate_open_ = true;
   int running_ = 0;
-  int64_t products_ = 0;
+  int64_t products_ = 0, numeric_products_ = 0, values_written_ = 0, values_copied_ = 0;
   std::size_t last_memory_limit_ = 0;
   std::size_t allocated_ = 0, peak_ = 0;
 };

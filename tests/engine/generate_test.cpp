@@ -32,7 +32,6 @@ TEST(Generate, StencilsHaveTheirShapeCountsAndValues) {
       {"poisson3d13:5", 125, 125 + 6 * 25 * 4 + 6 * 25 * 3, 12},
       {"poisson3d19:4", 64, 64 + 6 * 16 * 3 + 12 * 4 * 9, 18},
       {"poisson3d27:3", 27, 7 * 7 * 7, 26},
-      {"elasticity3d:3", 81, 9 * 7 * 7 * 7, 80},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.spec);
@@ -54,7 +53,43 @@ TEST(Generate, StencilsHaveTheirShapeCountsAndValues) {
       }
     }
   }
+}
+
+// A rigid-body mode of elasticity3d:N at unknown `row` (node-major): the
+// translations along x, y, z, then the rotations about z, x and y.
+double rigid_body_mode(std::int64_t n, int mode, std::int64_t row) {
+  const std::int64_t node = row / 3;
+  const int c = static_cast<int>(row % 3);
+  const double p[3] = {static_cast<double>(node % n), static_cast<double>(node / n % n),
+                       static_cast<double>(node / (n * n))};
+  if (mode < 3) return c == mode ? 1.0 : 0.0;
+  const int axis = (mode - 1) % 3;  // 3: z, 4: x, 5: y
+  const int i = (axis + 1) % 3, j = (axis + 2) % 3;  // the rotation turns component i into j
+  return c == i ? -p[j] : c == j ? p[i] : 0.0;
+}
+
+TEST(Generate, ElasticityIsAStiffnessMatrixOfBlocks) {
+  const auto m = generate("elasticity3d:3");
+  EXPECT_EQ(find_csr_problem(m), "");
+  EXPECT_EQ(m.rows, 81);
+  EXPECT_EQ(m.nnz(), 9 * 7 * 7 * 7);  // every block of the 27-point stencil, entries that vanish kept
   EXPECT_EQ(generate("elasticity3d:6").row_length(3 * (1 + 6 * (1 + 6 * 1))), 81);
+  const auto t = cpu_transpose(m);
+  EXPECT_EQ(t.col_indices, m.col_indices);
+  for (std::size_t k = 0; k < m.values.size(); ++k) EXPECT_NEAR(t.values[k], m.values[k], 1e-15);
+  // Rigid-body modes move only the springs of the face x = 0 (stiffness 1):
+  // (A u)_r = u_r there and 0 elsewhere.
+  for (int mode = 0; mode < 6; ++mode) {
+    SCOPED_TRACE(mode);
+    for (std::int64_t r = 0; r < m.rows; ++r) {
+      double au = 0;
+      for (offset_t k = m.row_offsets[r]; k < m.row_offsets[r + 1]; ++k) {
+        au += m.values[k] * rigid_body_mode(3, mode, m.col_indices[k]);
+      }
+      const bool on_springs = r / 3 % 3 == 0;
+      EXPECT_NEAR(au, on_springs ? rigid_body_mode(3, mode, r) : 0.0, 1e-12) << "row " << r;
+    }
+  }
 }
 
 TEST(Generate, RmatIsDeduplicatedSeededAndValued) {

@@ -18,10 +18,12 @@
 
 namespace spgemm::testing {
 
-inline backend& gpu() {
+inline const std::shared_ptr<backend>& gpu_backend() {
   static const std::shared_ptr<backend> instance = make_cuda_backend(0);
-  return *instance;
+  return instance;
 }
+
+inline backend& gpu() { return *gpu_backend(); }
 
 // Largest accepted |C - reference| per entry, relative to (|A||B|) there.
 template <typename T>

@@ -19,6 +19,10 @@
 
 namespace spgemm {
 
+namespace amg {
+class operations;
+}
+
 // A matrix held by a backend. Freed when the last reference goes.
 class stored_matrix {
  public:
@@ -159,6 +163,34 @@ class backend {
   // Copies a stored matrix into another process's device memory, device to
   // device; each array at least the matrix's. GPU backends only, as above.
   virtual void fetch_into_ipc(const stored_matrix& m, const ipc_csr_arrays& arrays);
+  // New values for a stored matrix's pattern: `values` holds nnz values of
+  // its value type, in its entries' order. write_values overwrites them in
+  // place (the caller makes sure nothing reads the matrix meanwhile: its
+  // pattern, and what is kept of it, stay valid); with_values stores a new
+  // matrix with the pattern and these values. Throws error(bad_input) on a
+  // backend that has neither (the defaults).
+  virtual void write_values(stored_matrix& m, const void* values);
+  virtual std::shared_ptr<stored_matrix> with_values(const stored_matrix& m, const void* values);
+
+  // The numeric phase alone of C = A * B, on the structure of `structure`:
+  // a product this backend gave for operands with the patterns of A and B
+  // and these options (cusparseSpGEMMreuse's idea: operands changed only in
+  // value). C is a new matrix with that structure, at most `memory_limit`
+  // bytes held (estimate_multiply_numeric(...).total(): C exactly and the
+  // numeric phase's workspace). A structure of another product gives wrong
+  // values, not an error, unless its shape differs (bad_input).
+  virtual memory_estimate estimate_multiply_numeric(const stored_matrix& a, const stored_matrix& b,
+                                                    const stored_matrix& structure, const multiply_options& options);
+  virtual std::shared_ptr<stored_matrix> multiply_numeric(const stored_matrix& a, const stored_matrix& b,
+                                                          const stored_matrix& structure,
+                                                          const multiply_options& options, std::size_t memory_limit,
+                                                          const cancel_token& cancel = {},
+                                                          std::size_t* peak_bytes = nullptr);
+
+  // The building blocks of algebraic multigrid on this backend
+  // (spgemm/amg.hpp runs its setup and solve on them); the default throws
+  // error(bad_input).
+  virtual std::unique_ptr<amg::operations> amg_operations();
 };
 
 // Number of usable CUDA devices: 0 where the engine was built without CUDA,

@@ -10,7 +10,12 @@
 //                    neighbours along each axis (fourth-order Laplacian)
 //   poisson3d19:N    N^3 grid, 19-point stencil: the 3x3x3 cube without its corners
 //   poisson3d27:N    N^3 grid, 27-point stencil
-//   elasticity3d:N   N^3 nodes, 27-point stencil of 3x3 blocks (~81 per row)
+//   elasticity3d:N   N^3 nodes, 27-point stencil of 3x3 blocks (~81 per row):
+//                    linear elasticity on unit trilinear hexahedra (Young's
+//                    modulus 1, Poisson's ratio 0.3), the face x = 0 on springs
+//                    of stiffness 1 per unknown; symmetric positive definite,
+//                    the rigid-body modes its near null space (node-major:
+//                    row 3 node + component, node = x + N (y + N z))
 //   femblocks:N:MAXB[:SEED]  N^3 mesh nodes with 1..MAXB unknowns each (drawn
 //                    per node), coupled like trilinear hexahedra (27 nodes),
 //                    every node pair's block dense: irregular FEM blocks,

@@ -1,6 +1,9 @@
 // The recipe of a Galerkin product, the coarse operator of multigrid: P^T A P
-// (P fine x coarse) or P A P^T (P coarse x fine). Three steps: the transpose
-// of P, then two multiplies, each sized and admitted on its own.
+// (P fine x coarse) or P A P^T (P coarse x fine), written R A Q. Three steps:
+// the transpose of P, then two multiplies, each sized and admitted on its
+// own, in the order the engine's estimates favour (spgemm/galerkin.hpp:
+// R (A Q) or (R A) Q); the second runs numeric only on the structure of the
+// last Galerkin product of the same matrices while that result is kept.
 #pragma once
 
 #include <memory>

@@ -4,23 +4,62 @@
 
 namespace spgemmd::core {
 
-namespace {
+structure_hold::structure_hold(matrix_cache& cache, const std::weak_ptr<spgemm::stored_matrix>& m, int device)
+    : cache_(cache) {
+  pin_ = cache_.find_stored(m, device);
+  if (!pin_) return;
+  std::shared_ptr<spgemm::stored_matrix> resident = cache_.make_resident(*pin_, device);
+  if (resident && !resident.owner_before(m) && !m.owner_before(resident)) {
+    stored_ = std::move(resident);
+  } else if (resident) {
+    cache_.release_resident(*pin_);  // its values were replaced meanwhile: a product of its own
+  }
+}
+
+structure_hold::~structure_hold() {
+  if (stored_) cache_.release_resident(*pin_);
+}
 
 const spgemm::stored_matrix& stored(job& j, operand o) {
   const auto i = static_cast<std::size_t>(o.index);
   return o.intermediate ? *j.temps[i] : *j.resident[i];
 }
 
-// Adds the time since `started` to the job's engine phase.
 void note_engine(job& j, steady::time_point started) {
   j.times.engine += std::chrono::duration<double>(steady::now() - started).count();
 }
 
+std::shared_ptr<spgemm::stored_matrix> product_of(job& j, spgemm::backend& b, const spgemm::stored_matrix& x,
+                                                  const spgemm::stored_matrix& y, const spgemm::multiply_options& options,
+                                                  const std::weak_ptr<spgemm::stored_matrix>& last) {
+  const steady::time_point started = steady::now();
+  std::shared_ptr<spgemm::stored_matrix> c;
+  // The structure is read only while its entry is held resident and in use:
+  // counted, it neither spills nor is freed under the product. The numeric
+  // passes alone run plus-times; another semiring's product runs whole.
+  const structure_hold hold(*j.res.cache(), last, j.device);
+  if (hold && options.semiring.is_plus_times() &&
+      b.estimate_multiply_numeric(x, y, *hold.get(), options).total() <= j.step_estimate) {
+    c = b.multiply_numeric(x, y, *hold.get(), options, j.step_estimate, j.cancel);
+  } else {
+    c = b.multiply(x, y, options, j.step_estimate, j.cancel);
+  }
+  note_engine(j, started);
+  return c;
+}
+
+std::size_t intermediate_bytes(const job& j) {
+  std::size_t held = 0;
+  for (const auto& t : j.temps) held += t->info().bytes();
+  return held;
+}
+
+namespace {
+
 // Keeps a step's product as the job's next intermediate; returns the bytes
 // the job holds then.
 std::size_t keep_intermediate(job& j, std::shared_ptr<spgemm::stored_matrix> m) {
-  std::size_t held = m->info().bytes();
-  for (const auto& t : j.temps) held += t->info().bytes();
+  const std::size_t held = intermediate_bytes(j) + m->info().bytes();
   j.temps.push_back(std::move(m));
   return held;
 }
@@ -46,10 +85,12 @@ job_step multiply_step(estimate_memo& memo, operand left, operand right, const s
     return e;
   };
   step.run = [=, &memo](job& j, spgemm::backend& b) {
-    const steady::time_point started = steady::now();
-    auto c = b.multiply(stored(j, left), stored(j, right), options, j.step_estimate, j.cancel);
-    note_engine(j, started);
-    if (memoized) memo.note_result(key(j), c->info());
+    std::weak_ptr<spgemm::stored_matrix> last;
+    if (memoized) {
+      if (auto known = memo.find(key(j))) last = known->structure;
+    }
+    auto c = product_of(j, b, stored(j, left), stored(j, right), options, last);
+    if (memoized) memo.note_result(key(j), c);
     return keep_intermediate(j, std::move(c));
   };
   if (memoized) {

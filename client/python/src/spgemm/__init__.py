@@ -13,6 +13,7 @@ the server's message.
 """
 
 from . import errors
+from .amg import Hierarchy, Level, SolveInfo
 from .client import Client, Operand, RemoteMatrix
 from .cluster import Cluster, PanelReport
 from .errors import *  # noqa: F401,F403 -- SpgemmError, its subclasses, ERRORS_BY_CODE
@@ -27,6 +28,9 @@ __all__ = [
     "PanelReport",
     "RemoteMatrix",
     "Operand",
+    "Hierarchy",
+    "Level",
+    "SolveInfo",
     "Transposed",
     "transposed",
     "MatrixInfo",

@@ -18,12 +18,15 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _address, _cuda, _local, _progress, _shm, _wire
+from .amg import Hierarchy
 from .errors import FailedPrecondition, NotFound, ProtocolError, SpgemmError, from_rpc_error
 from .graph import GraphCalls, GraphMethods
 from .info import JobStats, MatrixInfo, ServerStatus
+from .v1 import amg_pb2 as apb
 from .v1 import graph_pb2 as gpb
 from .v1 import local_pb2 as lpb
 from .v1 import spgemm_pb2 as pb
+from .v1 import values_pb2 as vpb
 
 __all__ = ["Client", "RemoteMatrix", "Operand"]
 
@@ -68,11 +71,11 @@ class _Rpcs:
 
 
 # The generated module of each proto file, by its name.
-_MESSAGE_MODULES = {module.DESCRIPTOR.name: module for module in (pb, lpb, gpb)}
+_MESSAGE_MODULES = {module.DESCRIPTOR.name: module for module in (pb, lpb, gpb, vpb, apb)}
 
 
 def _message_class(descriptor: Any) -> Any:
-    """The generated class of a message of spgemm.proto, local.proto or graph.proto."""
+    """The generated class of a message of any proto of the contract."""
     return getattr(_MESSAGE_MODULES[descriptor.file.name], descriptor.name)
 
 
@@ -284,6 +287,8 @@ class Client(GraphCalls):
             self._channel = grpc.secure_channel(address, creds, options=opts, compression=channel_compression)
         self._rpc = _Rpcs(self._channel)
         self._local_rpc = _Rpcs(self._channel, _LOCAL_SERVICE)
+        self._values_rpc = _Rpcs(self._channel, vpb.DESCRIPTOR.services_by_name["Values"])
+        self._amg_rpc = _Rpcs(self._channel, apb.DESCRIPTOR.services_by_name["Amg"])
 
     # -- plumbing -----------------------------------------------------------
 
@@ -334,6 +339,12 @@ class Client(GraphCalls):
     def _unary(self, name: str, request: Any) -> Any:
         try:
             return getattr(self._rpc, name)(request, **self._kw())
+        except grpc.RpcError as e:
+            raise from_rpc_error(e) from None
+
+    def _amg_unary(self, name: str, request: Any) -> Any:
+        try:
+            return getattr(self._amg_rpc, name)(request, **self._kw())
         except grpc.RpcError as e:
             raise from_rpc_error(e) from None
 
@@ -603,6 +614,104 @@ class Client(GraphCalls):
         """Server-side information on a stored matrix (NotFound if unknown)."""
         handle = matrix.handle if isinstance(matrix, RemoteMatrix) else matrix
         return MatrixInfo.from_proto(self._unary("Describe", pb.DescribeRequest(handle=handle)))
+
+    def update_values(self, matrix: Union[RemoteMatrix, str], values: Any) -> MatrixInfo:
+        """Replaces a stored matrix's values, keeping its handle and pattern.
+
+        ``values``: a scipy.sparse matrix of the same pattern (canonical CSR),
+        or the nnz values in the stored matrix's CSR order. A product or
+        Galerkin product of matrices whose values changed then reruns numeric
+        only while its last result is kept; a hierarchy is set up again with
+        :meth:`Hierarchy.resetup`.
+        """
+        handle = matrix.handle if isinstance(matrix, RemoteMatrix) else matrix
+        info = self.describe(handle)
+        if sp.issparse(values):
+            csr = sp.csr_array(values)
+            csr.sum_duplicates()
+            csr.sort_indices()
+            values = csr.data
+        v = np.ascontiguousarray(np.asarray(values, dtype=info.dtype).ravel())
+        if v.shape[0] != info.nnz:
+            raise ValueError("spgemm: %s holds %d values; got %d" % (handle, info.nnz, v.shape[0]))
+        step = max(1, self.chunk_bytes // v.itemsize)
+
+        def parts() -> Iterator[Any]:
+            yield vpb.ValuesPart(header=vpb.ValuesHeader(handle=handle, value_type=_wire.value_type_of(v.dtype),
+                                                         nnz=info.nnz))
+            for first in range(0, v.shape[0], step):
+                chunk = v[first : first + step].astype(v.dtype.newbyteorder("<"), copy=False).tobytes()
+                yield vpb.ValuesPart(chunk=vpb.ValuesChunk(first=first, values=chunk))
+
+        try:
+            reply = self._values_rpc.UpdateValues(parts(), **self._kw())
+        except grpc.RpcError as e:
+            raise from_rpc_error(e) from None
+        return MatrixInfo.from_proto(reply)
+
+    def amg(
+        self,
+        a: Operand,
+        near_nullspace: Any = None,
+        *,
+        theta: float = 0.0,
+        max_coarse: int = 1000,
+        max_levels: int = 10,
+        omega: float = 4.0 / 3.0,
+        spectral_steps: int = 15,
+        block_size: int = 0,
+        algorithm: str = "auto",
+        name: str = "",
+        priority: int = 0,
+        progress: Optional[bool] = None,
+    ) -> Hierarchy:
+        """A smoothed-aggregation hierarchy of ``a`` (square, float64), set up on the server.
+
+        ``a``: a RemoteMatrix or handle (it must outlive the hierarchy), or a
+        local matrix (uploaded, deleted with the hierarchy). ``near_nullspace``:
+        an n x m array (elasticity: the rigid-body modes); ``None``: the
+        constant. ``theta``: strength threshold; ``max_coarse``: coarsen until
+        a level has at most this many rows; ``omega``: the prolongator's Jacobi
+        weight (over rho(D^-1 A)); ``block_size``: unknowns per node (0: found
+        from A's dense blocks); ``algorithm``: the products' method.
+        """
+        owned: Optional[RemoteMatrix] = None
+        if isinstance(a, RemoteMatrix):
+            handle = a.handle
+        elif isinstance(a, str):
+            handle = a
+        else:
+            owned = self.upload(sp.csr_array(a, dtype=np.float64), name or "amg", progress=progress)
+            handle = owned.handle
+        try:
+            b_handle = ""
+            with contextlib.ExitStack() as stack:
+                if near_nullspace is not None:
+                    modes = np.asarray(near_nullspace, dtype=np.float64)
+                    if modes.ndim == 1:
+                        modes = modes[:, None]
+                    # Every entry stored, zeros too: the server reads the rows whole.
+                    rows, cols = modes.shape
+                    dense = sp.csr_array((modes.ravel(), np.tile(np.arange(cols), rows),
+                                          np.arange(0, rows * cols + 1, cols)), shape=modes.shape)
+                    b = stack.enter_context(self.upload(dense, "near null space", progress=progress))
+                    b_handle = b.handle
+                options = apb.AmgSetupOptions(
+                    strength_theta=theta, max_coarse=max_coarse, max_levels=max_levels, prolongator_omega=omega,
+                    spectral_steps=spectral_steps, block_size=block_size, near_nullspace=b_handle,
+                    algorithm=algorithm)
+                reply = self._amg_unary("Setup", apb.AmgSetupRequest(matrix=handle, options=options, name=name,
+                                                                     priority=priority))
+            return Hierarchy(self, reply, owned)
+        except BaseException:
+            if owned is not None:
+                with contextlib.suppress(SpgemmError):
+                    owned.delete()
+            raise
+
+    def hierarchy(self, handle: str) -> Hierarchy:
+        """The hierarchy ``handle`` (Describe)."""
+        return Hierarchy(self, self._amg_unary("Describe", apb.AmgHierarchyRequest(hierarchy=handle)))
 
     def list(self) -> List[MatrixInfo]:
         """Every matrix the server holds for this caller, oldest first (List's pages, followed)."""

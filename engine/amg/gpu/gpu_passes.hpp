@@ -1,0 +1,66 @@
+// The GPU side of algebraic multigrid (amg/operations.hpp): the passes of a
+// setup and the vector kernels of a cycle on device arrays, each the parallel
+// form of its CPU pass (amg/cpu/passes.hpp) with the same rules, so both
+// give the same aggregates and patterns. Kernels live in *_kernels.cuh, the
+// dispatch in vectors.cu, setup.cu, dense.cu and scan.cu. Every allocation comes from
+// the memory resource a pass is given, on its stream; a pass returns with its
+// work queued on the stream, except where it reads a count back.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "cuda/device_buffer.hpp"
+#include "cuda/device_csr.hpp"
+#include "cuda/memory_resource.hpp"
+
+namespace spgemm::amg::gpu {
+
+// Vectors (vectors.cu). A term with a zero coefficient is not read.
+void axpby(std::int64_t n, double a, const double* x, double b, double* y, cudaStream_t stream);
+// y = a (d .* x) + b y.
+void scaled_axpby(std::int64_t n, double a, const double* d, const double* x, double b, double* y,
+                  cudaStream_t stream);
+// x . y, read back.
+double dot(std::int64_t n, const double* x, const double* y, cuda::memory_resource& memory, cudaStream_t stream);
+// y = alpha A x + beta y: a group of lanes per row, as many as A's mean row length (up to a warp).
+void spmv(const cuda::csr_view<double>& a, const double* x, double alpha, double beta, double* y,
+          cudaStream_t stream);
+// 1 / a_ii (or |a_ii|^-1/2): -1 where every row has a nonzero diagonal, else the first row without (read back).
+std::int64_t inverse_diagonal(const cuda::csr_view<double>& a, bool square_root, double* out,
+                              cuda::memory_resource& memory, cudaStream_t stream);
+
+// Setup passes (setup.cu): as their CPU passes.
+cuda::device_csr<float> strength(const cuda::csr_view<double>& a, int block_size, double theta,
+                                 cuda::memory_resource& memory, cudaStream_t stream);
+
+struct aggregates {
+  cuda::device_csr<double> matrix;  // nodes x count, values 1
+  std::int64_t count = 0;
+  int rounds = 0;
+};
+aggregates aggregate(const cuda::structure_view& graph, cuda::memory_resource& memory, cudaStream_t stream);
+
+struct tentative_prolongator {
+  cuda::device_csr<double> t;
+  cuda::device_buffer<double> coarse;  // (count * columns) x columns, row-major
+};
+tentative_prolongator tentative(const cuda::structure_view& aggregates, std::int64_t count, const double* b,
+                                int rows_per_node, int columns, cuda::memory_resource& memory, cudaStream_t stream);
+
+cuda::device_csr<double> smooth_prolongator(const cuda::csr_view<double>& t, const cuda::csr_view<double>& at,
+                                            const double* dinv, double omega, cuda::memory_resource& memory,
+                                            cudaStream_t stream);
+
+// The coarsest level (dense.cu): A^-1 by Gauss-Jordan without pivoting
+// (n x n, row-major, into `inverse`); false on a zero pivot. x = M y for a
+// dense n x n M.
+bool invert(const cuda::csr_view<double>& a, double* inverse, cuda::memory_resource& memory, cudaStream_t stream);
+void dense_multiply(std::int64_t n, const double* m, const double* x, double* y, cudaStream_t stream);
+
+// out[0 .. n] = the exclusive sum of counts in out[0 .. n) (in place, out[n]
+// overwritten), and that sum, read back (scan.cu).
+std::int64_t exclusive_sum(offset_t* out, std::int64_t n, cuda::memory_resource& memory, cudaStream_t stream);
+
+}  // namespace spgemm::amg::gpu
