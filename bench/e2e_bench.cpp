@@ -1,7 +1,8 @@
 // spgemm-e2e-bench: C = A·A end to end through spgemmd from the C++ client,
 // per path: the wire over loopback TCP (cpp-tcp) and the Unix socket
-// (cpp-unix), and shared memory (cpp-shm); plus each wire path's download
-// alone (C kept on the server, then fetched: the client's decode rate).
+// (cpp-unix), and shared memory (cpp-shm); plus each path's download alone
+// (C kept on the server, then fetched: the wire's decode rate, or the rate of
+// a result written into the region and copied out of it).
 // Rows in the columns of bench/e2e_bench.py (bench/README.md), so that both
 // fill one table (bench/results/h100-e2e.tsv). Every path's C must equal the
 // first path's, entry for entry.
@@ -122,7 +123,7 @@ int main(int argc, char** argv) {
           ++failures;
         }
         emit(p.name, c.matrix.nnz(), &t, c.stats.compute_ms(), status);
-        if (p.mode == sc::transfer_mode::wire) {
+        {  // the download alone (into the result region for cpp-shm)
           sc::RemoteMatrix ra = client.upload(a);
           sc::kept_result kept = client.multiply_kept(ra.handle(), ra.handle());
           sc::local_result d;

@@ -93,12 +93,17 @@ TEST(LocalTransfer, AResultLargerThanTheResultRegionIsKeptThenDownloaded) {
   spgemmd_process server;
   ASSERT_EQ(server.start("large", {"--backend=cpu", "--cpu_threads=2"}), "");
   auto client = connect(server.address(), sc::transfer_mode::shared_memory);
-  const sc::csr_matrix a = random(40000, 40000, 7, 3);  // A^2: ~2M entries, 24 MB (the region starts at 16 MiB)
+  // A^2: ~5M entries, 60 MB (the region starts at 16 MiB); its values (40 MB)
+  // are read out of the region in slices mapped ahead by helper threads.
+  const sc::csr_matrix a = random(80000, 80000, 8, 3);
   auto ra = client.upload(a);
   const auto shm = client.multiply(ra.handle(), ra.handle());
+  ASSERT_GT(shm.matrix.nnz() * 8, std::int64_t{32} << 20);
   auto wire = connect(server.address(), sc::transfer_mode::wire);
   expect_same(shm.matrix, wire.multiply(ra.handle(), ra.handle()).matrix);
   EXPECT_EQ(client.list().size(), 1u);  // only A: the kept product went
+  // Again, into the region grown by the first call (read into fresh vectors).
+  expect_same(client.multiply(ra.handle(), ra.handle()).matrix, shm.matrix);
 }
 
 TEST(LocalTransfer, CompressedMessagesGiveTheSameResults) {
