@@ -1,6 +1,7 @@
 # The GPU runtime floor (engine/cuda/): checked calls, the device context and
 # what launches read of it, memory resources, buffers and device CSR,
-# read-back, streams side by side, value conversion. Knows no method.
+# read-back, streams side by side, value conversion, rows copied between
+# devices. Knows no method.
 target_sources(spgemm_engine PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/cuda_check.cpp
   ${CMAKE_CURRENT_LIST_DIR}/device_guard.cpp
@@ -12,6 +13,7 @@ target_sources(spgemm_engine PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/read_back.cpp
   ${CMAKE_CURRENT_LIST_DIR}/stream_fan.cpp
   ${CMAKE_CURRENT_LIST_DIR}/convert_values.cu
+  ${CMAKE_CURRENT_LIST_DIR}/copy_rows.cu
 )
 # Host sources include cuda_runtime_api.h; the static runtime is linked as the
 # project asks (CMAKE_CUDA_RUNTIME_LIBRARY Static).
