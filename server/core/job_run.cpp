@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "core/panels/panel_stream.hpp"
+
 namespace spgemmd::core {
 
 namespace {
@@ -24,6 +26,10 @@ job_run::job_run(matrix_cache& cache, scheduler& sched, std::string tenant, bool
 
 outcome job_run::submit(std::shared_ptr<job> j, std::function<void(ending)> ended) {
   report_.algorithm = j->algorithm;
+  if (!keep_) {
+    j->panel_out = std::make_shared<panel_stream>();
+    panels_ = j->panel_out;
+  }
   j->done = [this, ended = std::move(ended)](job& done, outcome result) { end(done, std::move(result), ended); };
   // While the job is this thread's: a kept result of one step that ran
   // before has its size known (the memo); that needs the job placed.
@@ -104,7 +110,11 @@ void job_run::end(job& j, outcome result, const std::function<void(ending)>& end
 
 outcome job_run::take_result(job& j, const std::optional<entry_info>& announced, ending* e) {
   try {
-    const spgemm::matrix_info info = j.result->info();
+    if (j.streamed) {  // its panels went to the call as they were computed
+      report_.nnz = j.streamed->nnz;
+      return {};
+    }
+    const spgemm::matrix_info info = j.host_result ? spgemm::info_of(*j.host_result) : j.result->info();
     report_.nnz = info.nnz;
     if (!keep_) {
       e->backend = cache_.backends()[static_cast<std::size_t>(j.device)];
@@ -120,8 +130,10 @@ outcome job_run::take_result(job& j, const std::optional<entry_info>& announced,
                                     std::to_string(announced->info.nnz) +
                                     " it had before and its handle announced; retry"};
     }
-    e->kept = cache_.insert_stored(tenant_, j.res, std::move(j.result), keep_name_, 0,
-                                   announced ? &*announced : nullptr);
+    const entry_info* promised = announced ? &*announced : nullptr;
+    e->kept = j.host_result
+                  ? cache_.insert_host_result(tenant_, j.host_res, std::move(j.host_result), keep_name_, 0, promised)
+                  : cache_.insert_stored(tenant_, j.res, std::move(j.result), keep_name_, 0, promised);
     j.res.release();
     kept_at_ = steady::now();
     return {};

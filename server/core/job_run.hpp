@@ -46,7 +46,7 @@ class job_run {
     entry_info kept;  // ok and kept: its cache entry
     // ok and streamed: the result on `backend`, its bytes reserved until they
     // are sent (declared first, so that a dropped ending frees the product
-    // before its reservation).
+    // before its reservation); none where it streamed in panels (panels()).
     reservation held;
     std::shared_ptr<spgemm::backend> backend;
     std::shared_ptr<spgemm::stored_matrix> product;
@@ -71,6 +71,10 @@ class job_run {
   bool announce(const entry_info& promised);
   // Cancels the job: it leaves the queue, or stops at its next phase.
   void cancel();
+  // A streamed result's row panels, where the job computes it in panels:
+  // they come while it runs (panel_stream::when_open), before its end.
+  // After submit; null for a kept result.
+  const std::shared_ptr<panel_stream>& panels() const { return panels_; }
 
   // Whether the job ended: true from just before its `ended` is called.
   bool over() const;
@@ -94,6 +98,7 @@ class job_run {
   std::optional<spgemm::matrix_info> expected_;  // the result's size, known before it runs
   int expected_device_ = -1;
   job_report report_;
+  std::shared_ptr<panel_stream> panels_;
 
   mutable std::mutex mu_;
   std::shared_ptr<job> job_;

@@ -44,6 +44,60 @@ void reservation::release() {
   if (cache_ != nullptr && bytes_ > 0) cache_->shrink(device_, &bytes_, 0);
 }
 
+host_reservation& host_reservation::operator=(host_reservation&& o) noexcept {
+  if (this != &o) {
+    release();
+    cache_ = o.cache_;
+    bytes_ = o.bytes_;
+    o.cache_ = nullptr;
+    o.bytes_ = 0;
+  }
+  return *this;
+}
+
+bool host_reservation::try_grow(std::size_t bytes) {
+  std::lock_guard<std::mutex> lock(cache_->mutex_);
+  if (cache_->host_used_ + bytes > cache_->host_budget_) return false;
+  cache_->host_used_ += bytes;
+  bytes_ += bytes;
+  return true;
+}
+
+void host_reservation::release() {
+  if (cache_ == nullptr || bytes_ == 0) return;
+  {
+    std::lock_guard<std::mutex> lock(cache_->mutex_);
+    cache_->host_used_ -= bytes_;
+    bytes_ = 0;
+  }
+  cache_->notify_freed();
+}
+
+in_place& in_place::operator=(in_place&& o) noexcept {
+  if (this != &o) {
+    release();
+    device = o.device;
+    stored = std::move(o.stored);
+    host = std::move(o.host);
+    cache_ = o.cache_;
+    entry_ = o.entry_;
+    o.cache_ = nullptr;
+    o.entry_ = nullptr;
+  }
+  return *this;
+}
+
+void in_place::release() {
+  // The device copy goes before the entry may spill: the device must not
+  // hold more than the cache counts.
+  stored.reset();
+  host.reset();
+  if (cache_ != nullptr && device >= 0) cache_->release_resident(*entry_);
+  cache_ = nullptr;
+  entry_ = nullptr;
+  device = -1;
+}
+
 matrix_cache::matrix_cache(std::vector<std::shared_ptr<spgemm::backend>> backends, std::vector<std::size_t> budgets,
                            std::size_t host_budget, int64_t default_ttl_seconds)
     : backends_(std::move(backends)), host_budget_(host_budget), default_ttl_(default_ttl_seconds) {
@@ -84,6 +138,26 @@ void matrix_cache::note_used(int device) {
   d.peak_used = std::max(d.peak_used, d.used());
 }
 
+void matrix_cache::count_transfer(int device, transfer direction, std::size_t bytes) {
+  auto& d = devices_[device];
+  const auto n = static_cast<int64_t>(bytes);
+  switch (direction) {
+    case transfer::to_device: d.bytes_to_device += n; break;
+    case transfer::to_host: d.bytes_to_host += n; break;
+    case transfer::from_peer: d.bytes_from_peer += n; break;
+  }
+}
+
+void matrix_cache::note_transfer(int device, transfer direction, std::size_t bytes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  count_transfer(device, direction, bytes);
+}
+
+void matrix_cache::note_panel(int device, int delta) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  devices_[device].panels_in_flight += delta;
+}
+
 void matrix_cache::notify_freed() {
   if (on_freed_) on_freed_();
 }
@@ -116,6 +190,7 @@ bool matrix_cache::make_room(int device, std::size_t bytes) {
     if (d.used() + bytes <= d.budget) break;
     if (host_used_ + e->bytes > host_budget_) continue;
     e->host = std::make_shared<const spgemm::any_csr>(backends_[device]->fetch(*e->stored));
+    count_transfer(device, transfer::to_host, e->bytes);
     e->stored.reset();
     e->last_device = device;
     e->device = -1;
@@ -161,6 +236,7 @@ entry_info matrix_cache::insert_host(const std::string& tenant, spgemm::any_csr&
   for (int d : order) {
     if (!make_room(d, e->bytes)) continue;
     e->stored = backends_[d]->store(m);
+    count_transfer(d, transfer::to_device, e->bytes);
     e->device = e->last_device = d;
     devices_[d].cached += e->bytes;
     note_used(d);
@@ -193,6 +269,24 @@ entry_info matrix_cache::insert_stored(const std::string& tenant, reservation& r
   d.reserved -= moved;
   d.cached += e->bytes;
   note_used(res.device());
+  entries_[{tenant, e->handle}] = e;
+  return snapshot(*e);
+}
+
+entry_info matrix_cache::insert_host_result(const std::string& tenant, host_reservation& res,
+                                            std::shared_ptr<const spgemm::any_csr> m, const std::string& name,
+                                            int64_t ttl_seconds, const entry_info* promised) {
+  auto e = make_entry(tenant, spgemm::info_of(*m), name, ttl_seconds, promised);
+  e->host = std::move(m);
+  e->device = -1;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (res.cache_ != this || res.bytes_ < e->bytes) {
+    throw spgemm::error(spgemm::error_kind::does_not_fit,
+                        "a result of " + std::to_string(e->bytes) + " bytes gathered in host memory held only " +
+                            std::to_string(res.bytes_) + " bytes of the host budget");
+  }
+  res.bytes_ -= e->bytes;  // the bytes stay counted in host_used_, now the entry's
+  e->last_device = roomiest_locked();
   entries_[{tenant, e->handle}] = e;
   return snapshot(*e);
 }
@@ -249,12 +343,13 @@ std::shared_ptr<spgemm::stored_matrix> matrix_cache::make_resident(cache_entry& 
   if (e.device >= 0 && e.active > 0) return nullptr;
   if (!make_room(device, e.bytes)) return nullptr;
   ++d.uses;
-  if (e.device >= 0) {  // on another device: move it through the host
-    spgemm::any_csr tmp = backends_[e.device]->fetch(*e.stored);
-    e.stored = backends_[device]->store(tmp);
+  if (e.device >= 0) {  // on another device: copied over peer-to-peer, never through the host
+    e.stored = backends_[device]->copy(*e.stored);
+    count_transfer(device, transfer::from_peer, e.bytes);
     devices_[e.device].cached -= e.bytes;
   } else {
     e.stored = backends_[device]->store(*e.host);
+    count_transfer(device, transfer::to_device, e.bytes);
     e.host.reset();
     host_used_ -= e.bytes;
   }
@@ -268,6 +363,23 @@ std::shared_ptr<spgemm::stored_matrix> matrix_cache::make_resident(cache_entry& 
 void matrix_cache::release_resident(cache_entry& e) {
   std::lock_guard<std::mutex> lock(mutex_);
   --e.active;
+}
+
+in_place matrix_cache::use_in_place(cache_entry& e) {
+  in_place use;
+  std::lock_guard<std::mutex> lock(mutex_);
+  use.cache_ = this;
+  use.entry_ = &e;
+  use.device = e.device;
+  if (e.device >= 0) {
+    ++e.active;
+    ++devices_[e.device].uses;
+    ++devices_[e.device].hits;
+    use.stored = e.stored;
+  } else {
+    use.host = e.host;
+  }
+  return use;
 }
 
 int matrix_cache::preferred_device(const std::vector<cache_entry*>& entries) {
@@ -285,6 +397,10 @@ int matrix_cache::preferred_device(const std::vector<cache_entry*>& entries) {
 
 int matrix_cache::roomiest_device() {
   std::lock_guard<std::mutex> lock(mutex_);
+  return roomiest_locked();
+}
+
+int matrix_cache::roomiest_locked() const {
   int best = 0;
   auto room = [&](int i) {
     return static_cast<int64_t>(devices_[i].budget) - static_cast<int64_t>(devices_[i].used());
@@ -360,7 +476,8 @@ cache_stats matrix_cache::stats() {
   cache_stats s;
   for (std::size_t i = 0; i < devices_.size(); ++i) {
     const auto& d = devices_[i];
-    s.devices.push_back({backends_[i]->name(), d.budget, d.cached, d.reserved, d.peak_used, d.uses, d.hits});
+    s.devices.push_back({backends_[i]->name(), d.budget, d.cached, d.reserved, d.peak_used, d.uses, d.hits,
+                         d.panels_in_flight, d.bytes_to_device, d.bytes_to_host, d.bytes_from_peer});
   }
   s.host_bytes = host_used_;
   s.host_budget = host_budget_;

@@ -108,10 +108,63 @@ class reservation {
   std::size_t bytes_ = 0;
 };
 
+// Bytes a device's copies moved, by direction: host to device (uploads,
+// restores, operand panels), device to host (spills, results fetched or
+// streamed) and from another device into this one (peer-to-peer).
+enum class transfer { to_device, to_host, from_peer };
+
 struct device_stats {
   std::string name;
   std::size_t budget = 0, cached = 0, reserved = 0, peak_used = 0;
   int64_t uses = 0, hits = 0;
+  int panels_in_flight = 0;  // row panels of products computing or waiting to leave the device
+  int64_t bytes_to_device = 0, bytes_to_host = 0, bytes_from_peer = 0;
+};
+
+// Host bytes held for a result being gathered there (a product computed in
+// row panels, kept): counted against the host budget until released or
+// moved into the cache with the result (insert_host_result).
+class host_reservation {
+ public:
+  host_reservation() = default;
+  explicit host_reservation(matrix_cache* cache) : cache_(cache) {}
+  host_reservation(host_reservation&& o) noexcept { *this = std::move(o); }
+  host_reservation& operator=(host_reservation&& o) noexcept;
+  host_reservation(const host_reservation&) = delete;
+  host_reservation& operator=(const host_reservation&) = delete;
+  ~host_reservation() { release(); }
+  // Grows by `bytes` where the host budget has room; false otherwise.
+  bool try_grow(std::size_t bytes);
+  void release();
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  friend class matrix_cache;
+  matrix_cache* cache_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+// An entry used where it lives, for as long as this lives: on a device it
+// neither spills nor moves (as make_resident's), on the host its copy
+// stays. What a product in row panels reads its operands from.
+class in_place {
+ public:
+  in_place() = default;
+  in_place(in_place&& o) noexcept { *this = std::move(o); }
+  in_place& operator=(in_place&& o) noexcept;
+  in_place(const in_place&) = delete;
+  in_place& operator=(const in_place&) = delete;
+  ~in_place() { release(); }
+  void release();
+
+  int device = -1;  // -1: on the host
+  std::shared_ptr<spgemm::stored_matrix> stored;  // on `device`
+  std::shared_ptr<const spgemm::any_csr> host;    // on the host
+
+ private:
+  friend class matrix_cache;
+  matrix_cache* cache_ = nullptr;
+  cache_entry* entry_ = nullptr;
 };
 
 struct cache_stats {
@@ -129,6 +182,7 @@ class matrix_cache {
   const std::vector<std::shared_ptr<spgemm::backend>>& backends() const { return backends_; }
   std::size_t budget(int device) const { return devices_[device].budget; }
   std::size_t largest_budget() const;
+  std::size_t host_budget() const { return host_budget_; }
 
   // A new handle: "m-" and 32 hex digits from a CSPRNG.
   static std::string new_handle();
@@ -148,6 +202,15 @@ class matrix_cache {
   entry_info promise_stored(const spgemm::matrix_info& info, int device, const std::string& name,
                             int64_t ttl_seconds) const;
 
+  // Adds a result gathered in host memory (a product computed in row
+  // panels) as a spilled entry; its bytes move from `res` (which shrinks by
+  // them) to the cache. Throws spgemm::error(does_not_fit) where `res` holds
+  // fewer. Later products use it where it is, or restore it to a device.
+  // With `promised` (from promise_stored), under that handle.
+  entry_info insert_host_result(const std::string& tenant, host_reservation& res,
+                                std::shared_ptr<const spgemm::any_csr> m, const std::string& name,
+                                int64_t ttl_seconds, const entry_info* promised = nullptr);
+
   // Pins an entry; an empty pin where there is no such (live) entry.
   pin acquire(const std::string& tenant, const std::string& handle);
 
@@ -161,6 +224,12 @@ class matrix_cache {
   // Ends a make_resident: the entry may spill again. (It frees nothing, so
   // the on_freed callback is not called.)
   void release_resident(cache_entry& e);
+  // Uses a pinned entry where it lives now (see in_place). Counts a use of its device.
+  in_place use_in_place(cache_entry& e);
+  // Bytes a device's copies moved (for Status and the metrics).
+  void note_transfer(int device, transfer direction, std::size_t bytes);
+  // A row panel started on `device` (+1) or left it (-1).
+  void note_panel(int device, int delta);
   // Device where most of these entries' bytes live, or -1.
   int preferred_device(const std::vector<cache_entry*>& entries);
   // Device with the most room (budget - used).
@@ -184,9 +253,13 @@ class matrix_cache {
  private:
   friend class pin;
   friend class reservation;
+  friend class host_reservation;
+  friend class in_place;
   struct device_state {
     std::size_t budget = 0, cached = 0, reserved = 0, peak_used = 0;
     int64_t uses = 0, hits = 0;
+    int panels_in_flight = 0;
+    int64_t bytes_to_device = 0, bytes_to_host = 0, bytes_from_peer = 0;
     std::size_t used() const { return cached + reserved; }
   };
 
@@ -195,8 +268,10 @@ class matrix_cache {
   void shrink(int device, std::size_t* bytes_field, std::size_t to);
   // Spills unpinned LRU entries of `device` until `bytes` more fit. Lock held.
   bool make_room(int device, std::size_t bytes);
+  int roomiest_locked() const;
   void free_entry(cache_entry& e);  // lock held
   void note_used(int device);       // lock held
+  void count_transfer(int device, transfer direction, std::size_t bytes);  // lock held
   entry_info snapshot(const cache_entry& e) const;
   // A new entry, not yet added: its handle (drawn now, unless given), times and TTL.
   std::shared_ptr<cache_entry> make_entry(const std::string& tenant, const spgemm::matrix_info& info,

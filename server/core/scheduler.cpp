@@ -88,6 +88,10 @@ scheduler_stats scheduler::stats() {
   s.queue_depth = static_cast<int>(queue_.size());
   s.running = running_total_;
   s.running_per_device = running_;
+  s.queued_per_device.assign(running_.size(), 0);
+  for (const auto& j : queue_) {
+    if (j->device >= 0) ++s.queued_per_device[static_cast<std::size_t>(j->device)];
+  }
   s.completed = completed_;
   s.failed = failed_;
   return s;
@@ -103,6 +107,15 @@ void scheduler::place(job& j) {
   j.res = reservation(&cache_, d);
 }
 
+bool scheduler::go_in_panels(job& j, const std::optional<spgemm::memory_estimate>& whole) {
+  job_step& step = j.steps[j.next_step];
+  if (!step.in_panels) return false;
+  release_resident(j);  // the panels read the inputs where they are
+  step = step.in_panels(whole);
+  j.step_estimated = false;
+  return true;
+}
+
 scheduler::admission scheduler::try_admit(const std::shared_ptr<job>& j, outcome* ended) {
   if (j->cancel.cancelled()) {
     *ended = {status::cancelled, "the call was cancelled while the job was queued"};
@@ -111,8 +124,9 @@ scheduler::admission scheduler::try_admit(const std::shared_ptr<job>& j, outcome
   place(*j);
   const int d = j->device;
   const std::size_t budget = cache_.budget(d);
-  const std::size_t input_bytes = unique_input_bytes(*j);
+  const std::size_t input_bytes = j->steps[j->next_step].inputs_in_place ? 0 : unique_input_bytes(*j);
   if (input_bytes > budget) {
+    if (go_in_panels(*j, std::nullopt)) return try_admit(j, ended);
     *ended = {status::does_not_fit,
               "the job's inputs take " + std::to_string(input_bytes) + " bytes; the budget of " +
                   cache_.backends()[d]->name() + " is " + std::to_string(budget) + " bytes"};
@@ -128,7 +142,7 @@ scheduler::admission scheduler::try_admit(const std::shared_ptr<job>& j, outcome
     return admission::wait;
   }
   try {
-    if (j->resident.size() != j->inputs.size()) {
+    if (!j->steps[j->next_step].inputs_in_place && j->resident.size() != j->inputs.size()) {
       j->resident.clear();
       for (auto& p : j->inputs) {
         auto s = cache_.make_resident(*p, d);
@@ -144,8 +158,7 @@ scheduler::admission scheduler::try_admit(const std::shared_ptr<job>& j, outcome
       const spgemm::memory_estimate e = j->steps[j->next_step].estimate(*j, *cache_.backends()[d]);
       j->times.estimate += seconds_since(sizing);
       j->step_estimate = e.total();
-      j->products += e.products;
-      j->methods += (j->methods.empty() ? "" : " + ") + e.method;
+      j->step_sized = e;
       j->step_estimated = true;
       j->max_estimate = std::max(j->max_estimate, j->step_estimate + j->res.bytes());
     }
@@ -155,6 +168,7 @@ scheduler::admission scheduler::try_admit(const std::shared_ptr<job>& j, outcome
   }
   const std::size_t need = input_bytes + j->res.bytes() + j->step_estimate;
   if (need > budget) {
+    if (go_in_panels(*j, j->step_sized)) return try_admit(j, ended);
     *ended = {status::does_not_fit,
               "the job needs " + std::to_string(need) + " bytes (inputs " + std::to_string(input_bytes) +
                   ", estimate of its " + j->steps[j->next_step].what + " " + std::to_string(j->step_estimate) +
@@ -191,16 +205,28 @@ std::shared_ptr<job> scheduler::admit_pass(std::unique_lock<std::mutex>& lock, b
       }
       lock.lock();
     }
-    // Admit from the head while jobs fit (strict order: a head that waits blocks the rest).
-    while (!stopping_ && !queue_.empty()) {
-      auto j = queue_.front();
+    // Admit in queue order while jobs fit. A job that waits blocks the jobs
+    // after it on its device (strict order per device), not those placed on
+    // others: an idle GPU takes its next job while another's head waits.
+    std::vector<bool> blocked(cache_.backends().size(), false);
+    for (auto it = queue_.begin(); !stopping_ && it != queue_.end();) {
+      auto j = *it;
+      if (j->device >= 0 && blocked[static_cast<std::size_t>(j->device)]) {
+        ++it;
+        continue;
+      }
       lock.unlock();
       outcome ended;
       const steady::time_point admitting = steady::now();
       const admission a = try_admit(j, &ended);
       lock.lock();
-      if (a == admission::wait) break;
-      queue_.remove(j);
+      if (stopping_) break;  // the queue was handed to the dispatcher, `it` with it
+      if (a == admission::wait) {
+        blocked[static_cast<std::size_t>(j->device)] = true;
+        ++it;
+        continue;
+      }
+      it = queue_.erase(it);
       j->admitted_at = steady::now();
       j->times.queue += seconds_between(j->queued_at, j->admitted_at);
       if (a == admission::admitted) {
@@ -252,6 +278,8 @@ void scheduler::run_job(std::unique_lock<std::mutex>& lock, std::shared_ptr<job>
   try {
     const std::size_t held = j->steps[j->next_step].run(*j, *cache_.backends()[j->device]);
     j->res.shrink_to(held);
+    j->products += j->step_sized.products;
+    j->methods += (j->methods.empty() ? "" : " + ") + j->step_sized.method;
   } catch (...) {
     ended = outcome_of(std::current_exception());
   }
@@ -334,6 +362,8 @@ void scheduler::finish(const std::shared_ptr<job>& j, outcome ended) {
   if (!ended.ok()) {  // freed before the call hears of it
     j->result.reset();
     j->res.release();
+    j->host_result.reset();
+    j->host_res.release();
   }
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -354,6 +384,8 @@ void scheduler::finish(const std::shared_ptr<job>& j, outcome ended) {
   // scheduler.
   j->result.reset();
   j->res.release();
+  j->host_result.reset();
+  j->host_res.release();
 }
 
 void scheduler::stop() {

@@ -17,6 +17,7 @@ server_status status_of(matrix_cache& cache, scheduler& sched) {
     d.is_gpu = b->is_gpu();
     d.cache = cs.devices[i];
     d.jobs_running = i < s.jobs.running_per_device.size() ? s.jobs.running_per_device[i] : 0;
+    d.jobs_queued = i < s.jobs.queued_per_device.size() ? s.jobs.queued_per_device[i] : 0;
     d.memory = b->memory();
     s.devices.push_back(std::move(d));
   }

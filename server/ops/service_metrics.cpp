@@ -17,6 +17,11 @@ service_metrics::service_metrics(metrics_registry& registry, core::matrix_cache&
              "Floating-point operations (2 x scalar products) of finished products, by kind and device.");
   m.describe("spgemmd_queue_depth", "gauge", "Jobs waiting for admission.");
   m.describe("spgemmd_jobs_running", "gauge", "Jobs running, per device.");
+  m.describe("spgemmd_jobs_queued", "gauge", "Jobs waiting, per device they were placed on.");
+  m.describe("spgemmd_panels_in_flight", "gauge",
+             "Row panels of products too large for one device, computing there or waiting to leave it, per device.");
+  m.describe("spgemmd_device_bytes_moved_total", "counter",
+             "Bytes copied between host and device, per device and direction (to_device, to_host, from_peer).");
   m.describe("spgemmd_matrices", "gauge", "Matrices stored.");
   m.describe("spgemmd_cache_bytes", "gauge", "Bytes of matrices resident per device.");
   m.describe("spgemmd_cache_host_bytes", "gauge", "Bytes of matrices spilled to host memory.");
@@ -37,6 +42,13 @@ service_metrics::service_metrics(metrics_registry& registry, core::matrix_cache&
       const std::string l = labels({{"device", d.name}});
       const core::device_stats& c = d.cache;
       set("spgemmd_jobs_running", l, d.jobs_running);
+      set("spgemmd_jobs_queued", l, d.jobs_queued);
+      set("spgemmd_panels_in_flight", l, c.panels_in_flight);
+      for (const auto& [direction, bytes] : {std::pair{"to_device", c.bytes_to_device},
+                                             {"to_host", c.bytes_to_host}, {"from_peer", c.bytes_from_peer}}) {
+        set("spgemmd_device_bytes_moved_total", labels({{"device", d.name}, {"direction", direction}}),
+            static_cast<double>(bytes));
+      }
       set("spgemmd_cache_bytes", l, static_cast<double>(c.cached));
       set("spgemmd_cache_hit_ratio", l, c.uses > 0 ? static_cast<double>(c.hits) / static_cast<double>(c.uses) : 0.0);
       set("spgemmd_device_budget_bytes", l, static_cast<double>(c.budget));

@@ -68,6 +68,11 @@ grpc::ServerUnaryReactor* spgemm_service::Status(grpc::CallbackServerContext* ct
     out->set_reserved_bytes(static_cast<int64_t>(d.cache.reserved));
     out->set_jobs_running(d.jobs_running);
     out->set_peak_bytes(static_cast<int64_t>(d.memory.peak_bytes));
+    out->set_jobs_queued(d.jobs_queued);
+    out->set_panels_in_flight(d.cache.panels_in_flight);
+    out->set_bytes_to_device(d.cache.bytes_to_device);
+    out->set_bytes_to_host(d.cache.bytes_to_host);
+    out->set_bytes_from_peer(d.cache.bytes_from_peer);
   }
   response->set_queue_depth(s.jobs.queue_depth);
   response->set_jobs_running(s.jobs.running);

@@ -149,11 +149,13 @@ TEST_F(scheduler_test, a_running_job_cancelled_stops_and_frees_what_it_held) {
   EXPECT_EQ(f.sched->stats().failed, 1);
 }
 
+// A transpose has no form in row panels (a product has: panels_test.cpp).
 TEST_F(scheduler_test, a_job_that_could_never_fit_is_refused_with_its_figures) {
-  core_fixture f(1, 4 * small.bytes(), 0);
-  const std::string a = f.upload(small);
-  f.fake().set_nnz_factor(10);  // the product takes 10x A's entries
-  auto [j, end] = submit_square(f, a);
+  const spgemm::matrix_info large = square(300, 3000);
+  core_fixture f(1, large.bytes() + large.bytes() / 2, 0);
+  auto j = core::transpose_job(f.pin(f.upload(large)));
+  auto end = on_end(*j);
+  ASSERT_TRUE(f.sched->submit(j).ok());
   ASSERT_TRUE(ready_within(end, 5s));
   const job_end e = end.get();
   EXPECT_EQ(e.result.code, core::status::does_not_fit);
