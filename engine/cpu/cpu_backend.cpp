@@ -58,8 +58,11 @@ void append_row_block(const csr_matrix<T>& from, std::int64_t row_begin, std::in
                     std::to_string(to.cols) + " columns");
   }
   const offset_t first = from.row_offsets[row_begin], shift = to.nnz() - first;
-  for (std::int64_t r = row_begin + 1; r <= row_end; ++r) to.row_offsets.push_back(from.row_offsets[r] + shift);
   const offset_t last = from.row_offsets[row_end];
+  to.row_offsets.reserve(to.row_offsets.size() + static_cast<std::size_t>(row_end - row_begin));
+  to.col_indices.reserve(to.col_indices.size() + static_cast<std::size_t>(last - first));
+  to.values.reserve(to.values.size() + static_cast<std::size_t>(last - first));
+  for (std::int64_t r = row_begin + 1; r <= row_end; ++r) to.row_offsets.push_back(from.row_offsets[r] + shift);
   to.col_indices.insert(to.col_indices.end(), from.col_indices.begin() + first, from.col_indices.begin() + last);
   to.values.insert(to.values.end(), from.values.begin() + first, from.values.begin() + last);
   to.rows += row_end - row_begin;

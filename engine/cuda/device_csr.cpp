@@ -262,8 +262,11 @@ void append_rows(const device_csr<T>& m, std::int64_t row_begin, std::int64_t ro
   std::vector<offset_t> offsets(static_cast<std::size_t>(row_end - row_begin) + 1);
   st.to_host(offsets.data(), m.row_offsets.data() + row_begin, offsets.size() * sizeof(offset_t), stream);
   const offset_t first = offsets.front(), shift = out.nnz() - first;
+  out.row_offsets.reserve(out.row_offsets.size() + offsets.size() - 1);
   for (std::size_t r = 1; r < offsets.size(); ++r) out.row_offsets.push_back(offsets[r] + shift);
   const auto n = static_cast<std::size_t>(offsets.back() - first);
+  out.col_indices.reserve(out.col_indices.size() + n);  // grown once, not doubled as it fills
+  out.values.reserve(out.values.size() + n);
   if (n > 0) {
     st.append_to_host(out.col_indices, m.col_indices.data() + first, n, stream);
     st.append_to_host(out.values, m.values.data() + first, n, stream);

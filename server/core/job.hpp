@@ -68,7 +68,7 @@ struct job {
   std::shared_ptr<spgemm::stored_matrix> result;
   // A result gathered in host memory instead (computed in row panels, kept),
   // and the host budget it holds.
-  std::shared_ptr<const spgemm::any_csr> host_result;
+  std::shared_ptr<const host_matrix> host_result;
   host_reservation host_res;
   // Where a streamed result's row panels go while the job computes them
   // (set by the call for a streamed result; used where the job runs in panels),

@@ -114,7 +114,7 @@ outcome job_run::take_result(job& j, const std::optional<entry_info>& announced,
       report_.nnz = j.streamed->nnz;
       return {};
     }
-    const spgemm::matrix_info info = j.host_result ? spgemm::info_of(*j.host_result) : j.result->info();
+    const spgemm::matrix_info info = j.host_result ? j.host_result->info() : j.result->info();
     report_.nnz = info.nnz;
     if (!keep_) {
       e->backend = cache_.backends()[static_cast<std::size_t>(j.device)];

@@ -189,7 +189,7 @@ bool matrix_cache::make_room(int device, std::size_t bytes) {
   for (cache_entry* e : candidates) {
     if (d.used() + bytes <= d.budget) break;
     if (host_used_ + e->bytes > host_budget_) continue;
-    e->host = std::make_shared<const spgemm::any_csr>(backends_[device]->fetch(*e->stored));
+    e->host = std::make_shared<const host_matrix>(backends_[device]->fetch(*e->stored));
     count_transfer(device, transfer::to_host, e->bytes);
     e->stored.reset();
     e->last_device = device;
@@ -244,7 +244,7 @@ entry_info matrix_cache::insert_host(const std::string& tenant, spgemm::any_csr&
     return snapshot(*e);
   }
   if (host_used_ + e->bytes <= host_budget_) {
-    e->host = std::make_shared<const spgemm::any_csr>(std::move(m));
+    e->host = std::make_shared<const host_matrix>(std::move(m));
     e->device = -1;
     e->last_device = order.empty() ? 0 : order.front();
     host_used_ += e->bytes;
@@ -274,9 +274,10 @@ entry_info matrix_cache::insert_stored(const std::string& tenant, reservation& r
 }
 
 entry_info matrix_cache::insert_host_result(const std::string& tenant, host_reservation& res,
-                                            std::shared_ptr<const spgemm::any_csr> m, const std::string& name,
+                                            std::shared_ptr<const host_matrix> m, const std::string& name,
                                             int64_t ttl_seconds, const entry_info* promised) {
-  auto e = make_entry(tenant, spgemm::info_of(*m), name, ttl_seconds, promised);
+  auto e = make_entry(tenant, m->info(), name, ttl_seconds, promised);
+  e->bytes = m->bytes();
   e->host = std::move(m);
   e->device = -1;
   std::lock_guard<std::mutex> lock(mutex_);
@@ -348,7 +349,7 @@ std::shared_ptr<spgemm::stored_matrix> matrix_cache::make_resident(cache_entry& 
     count_transfer(device, transfer::from_peer, e.bytes);
     devices_[e.device].cached -= e.bytes;
   } else {
-    e.stored = backends_[device]->store(*e.host);
+    e.stored = backends_[device]->store(*e.host->whole());
     count_transfer(device, transfer::to_device, e.bytes);
     e.host.reset();
     host_used_ -= e.bytes;
@@ -412,7 +413,7 @@ int matrix_cache::roomiest_locked() const {
 }
 
 void matrix_cache::locate(cache_entry& e, int* device, std::shared_ptr<spgemm::stored_matrix>* stored,
-                          std::shared_ptr<const spgemm::any_csr>* host) {
+                          std::shared_ptr<const host_matrix>* host) {
   std::lock_guard<std::mutex> lock(mutex_);
   *device = e.device;
   *stored = e.stored;

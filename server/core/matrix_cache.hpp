@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/host_matrix.hpp"
 #include "spgemm/backend.hpp"
 #include "spgemm/csr.hpp"
 
@@ -54,7 +55,7 @@ struct cache_entry {
   int device = -1;  // where it is resident; -1: on the host
   int last_device = 0;
   std::shared_ptr<spgemm::stored_matrix> stored;    // when resident on a device
-  std::shared_ptr<const spgemm::any_csr> host;      // when spilled
+  std::shared_ptr<const host_matrix> host;          // when spilled
   int pins = 0;    // jobs and downloads holding it: it is not freed
   int active = 0;  // jobs using it on its device: it does not spill
   bool deleted = false;
@@ -159,7 +160,7 @@ class in_place {
 
   int device = -1;  // -1: on the host
   std::shared_ptr<spgemm::stored_matrix> stored;  // on `device`
-  std::shared_ptr<const spgemm::any_csr> host;    // on the host
+  std::shared_ptr<const host_matrix> host;        // on the host
 
  private:
   friend class matrix_cache;
@@ -208,7 +209,7 @@ class matrix_cache {
   // fewer. Later products use it where it is, or restore it to a device.
   // With `promised` (from promise_stored), under that handle.
   entry_info insert_host_result(const std::string& tenant, host_reservation& res,
-                                std::shared_ptr<const spgemm::any_csr> m, const std::string& name,
+                                std::shared_ptr<const host_matrix> m, const std::string& name,
                                 int64_t ttl_seconds, const entry_info* promised = nullptr);
 
   // Pins an entry; an empty pin where there is no such (live) entry.
@@ -236,7 +237,7 @@ class matrix_cache {
   int roomiest_device();
   // Where an entry lives now: its stored matrix (device >= 0) or host copy.
   void locate(cache_entry& e, int* device, std::shared_ptr<spgemm::stored_matrix>* stored,
-              std::shared_ptr<const spgemm::any_csr>* host);
+              std::shared_ptr<const host_matrix>* host);
 
   // Deletes; returns the bytes freed (now, or when its last pin goes), nullopt when unknown.
   std::optional<std::size_t> erase(const std::string& tenant, const std::string& handle);

@@ -10,9 +10,6 @@ row_blocks::row_blocks(std::shared_ptr<spgemm::backend> backend, std::shared_ptr
   set_block_rows(info_, block_bytes);
 }
 
-row_blocks::row_blocks(std::shared_ptr<const spgemm::any_csr> host)
-    : host_(std::move(host)), info_(spgemm::info_of(*host_)), rows_per_block_(std::max<int64_t>(1, info_.rows)) {}
-
 row_blocks::row_blocks(matrix_cache& cache, cache_entry& e, std::size_t block_bytes) {
   int device = -1;
   cache.locate(e, &device, &stored_, &host_);
@@ -21,8 +18,7 @@ row_blocks::row_blocks(matrix_cache& cache, cache_entry& e, std::size_t block_by
     info_ = stored_->info();
     set_block_rows(info_, block_bytes);
   } else {
-    info_ = spgemm::info_of(*host_);
-    rows_per_block_ = std::max<int64_t>(1, info_.rows);
+    info_ = host_->info();
   }
 }
 
@@ -77,9 +73,13 @@ void row_blocks::abandon() {
 
 row_blocks::block row_blocks::next() {
   if (panels_) return next_of_panel();
+  if (host_) {
+    const host_matrix::block& b = host_->blocks()[host_block_++];
+    next_row_ = b.first_row + spgemm::info_of(*b.rows).rows;
+    return {b.first_row, b.rows};
+  }
   const int64_t begin = next_row_;
   next_row_ = std::min(info_.rows, begin + rows_per_block_);
-  if (host_) return {begin, host_};
   // The first block is fetched here; each later one was fetched in the
   // background while the block before it was sent.
   std::shared_ptr<const spgemm::any_csr> rows = ahead_.valid() ? ahead_.get() : fetch(begin, next_row_);

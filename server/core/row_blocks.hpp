@@ -1,6 +1,6 @@
 // The rows of a matrix being streamed, as host blocks: fetched from the
 // backend that stores it a block at a time (the next block in the background
-// while the current one is sent), or a host copy taken whole, without a copy,
+// while the current one is sent), or a host copy's blocks as they are, without a copy,
 // or from the row panels of a product as its job computes them (each panel
 // freed on its device once its last block is fetched). A slow reader holds
 // about two blocks of host memory (and, for panels, its device the panels).
@@ -29,8 +29,6 @@ class row_blocks {
   // Blocks of about `block_bytes` (at least one row) of a stored matrix.
   row_blocks(std::shared_ptr<spgemm::backend> backend, std::shared_ptr<spgemm::stored_matrix> stored,
              std::size_t block_bytes);
-  // The host copy as one block.
-  explicit row_blocks(std::shared_ptr<const spgemm::any_csr> host);
   // The rows of a cache entry (pinned by the caller), wherever it lives now.
   row_blocks(matrix_cache& cache, cache_entry& e, std::size_t block_bytes);
   // The rows of C of `shape` (nnz unknown) as its row panels come.
@@ -59,7 +57,8 @@ class row_blocks {
 
   std::shared_ptr<spgemm::backend> backend_;
   std::shared_ptr<spgemm::stored_matrix> stored_;
-  std::shared_ptr<const spgemm::any_csr> host_;
+  std::shared_ptr<const host_matrix> host_;
+  std::size_t host_block_ = 0;  // the next of host_'s blocks
   spgemm::matrix_info info_;
   int64_t rows_per_block_ = 0;
   int64_t next_row_ = 0;

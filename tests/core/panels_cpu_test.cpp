@@ -65,9 +65,9 @@ struct cpu_core {
     core::pin p = cache->acquire("", e.kept.handle);
     int device = -1;
     std::shared_ptr<spgemm::stored_matrix> stored;
-    std::shared_ptr<const spgemm::any_csr> host;
+    std::shared_ptr<const core::host_matrix> host;
     cache->locate(*p, &device, &stored, &host);
-    return std::get<csr>(host ? *host : backends[static_cast<std::size_t>(device)]->fetch(*stored));
+    return std::get<csr>(host ? *host->whole() : backends[static_cast<std::size_t>(device)]->fetch(*stored));
   }
 
   // A B streamed in panels: their rows put together in order.

@@ -91,8 +91,9 @@ class backend {
   virtual any_csr fetch(const stored_matrix& m, std::int64_t row_begin, std::int64_t row_end) = 0;
   any_csr fetch(const stored_matrix& m) { return fetch(m, 0, m.info().rows); }
   // Appends rows [row_begin, row_end) of a stored matrix to the host matrix
-  // `out` (of its value type and columns; out's rows and offsets grow): a
-  // result gathered on the host panel by panel, each entry copied once.
+  // `out` (of its value type and columns; out's rows and offsets grow, its
+  // arrays reserved for them first): a result gathered on the host panel by
+  // panel, each entry copied once into memory never zeroed.
   virtual void append_rows(const stored_matrix& m, std::int64_t row_begin, std::int64_t row_end, any_csr& out) = 0;
 
   // Bytes the product will allocate (output and workspace), before running it.

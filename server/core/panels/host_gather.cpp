@@ -1,73 +1,105 @@
 #include "core/panels/host_gather.hpp"
 
-#include <sys/mman.h>
-
 #include <algorithm>
-#include <cstdint>
 #include <string>
-#include <vector>
 
 #include "spgemm/errors.hpp"
 
 namespace spgemmd::core {
 
-namespace {
+host_gather::host_gather(matrix_cache& cache, std::function<void(std::exception_ptr)> failed)
+    : cache_(cache), failed_(std::move(failed)), held_(&cache) {}
 
-// Reserves `n` elements (address space only: pages come as they are written)
-// and asks for transparent huge pages there: a fault per 2 MiB instead of
-// per 4 KiB as the panels arrive.
-template <typename V>
-void reserve_huge(std::vector<V>& v, std::size_t n) {
-  v.reserve(n);
-  constexpr std::uintptr_t huge = std::uintptr_t{2} << 20;
-  const auto begin = (reinterpret_cast<std::uintptr_t>(v.data()) + huge - 1) & ~(huge - 1);
-  const auto end = (reinterpret_cast<std::uintptr_t>(v.data() + n)) & ~(huge - 1);
-  if (end > begin) (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+host_gather::~host_gather() { stop(); }
+
+void host_gather::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    closing_ = true;
+  }
+  cv_.notify_all();
+  for (auto& t : drains_) t.join();
+  drains_.clear();
 }
 
-}  // namespace
+void host_gather::fail(std::exception_ptr e) {
+  bool first = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    first = !failure_;
+    if (first) failure_ = e;
+    todo_.clear();  // their panels are freed
+  }
+  if (first) failed_(e);
+}
 
-host_gather::host_gather(matrix_cache& cache, const spgemm::matrix_info& shape, int64_t nnz_bound)
-    : cache_(cache), held_(&cache) {
-  // No more entries than the host budget could hold.
-  const std::size_t entry = sizeof(spgemm::index_t) + spgemm::size_of(shape.type);
-  const auto n = static_cast<std::size_t>(
-      std::min<int64_t>(nnz_bound, static_cast<int64_t>(cache.stats().host_budget / entry)));
-  auto start = [&](auto tag) {
-    using T = decltype(tag);
-    spgemm::csr_matrix<T> m;
-    m.rows = 0;
-    m.cols = shape.cols;
-    m.row_offsets.reserve(static_cast<std::size_t>(shape.rows) + 1);
-    reserve_huge(m.col_indices, n);
-    reserve_huge(m.values, n);
-    m_ = std::make_shared<spgemm::any_csr>(std::move(m));
-  };
-  if (shape.type == spgemm::value_type::f32) {
-    start(float{});
-  } else {
-    start(double{});
+void host_gather::put(device_panel p) {
+  const spgemm::matrix_info info = p.rows->info();
+  // Every block's offsets begin with a 0 of its own.
+  if (!held_.try_grow(info.bytes() + pieces * sizeof(spgemm::offset_t))) {
+    fail(std::make_exception_ptr(spgemm::error(
+        spgemm::error_kind::does_not_fit, "the product kept in host memory passes the host budget (" +
+                                              std::to_string(cache_.host_budget()) +
+                                              " bytes, --host_budget_bytes) at row " + std::to_string(p.first_row) +
+                                              "; stream it instead, or raise the budget")));
+    return;
+  }
+  const int device = p.device;
+  auto panel = std::make_shared<device_panel>(std::move(p));
+  const int64_t step = std::max<int64_t>(1, (info.rows + pieces - 1) / pieces);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (failure_) return;
+    // The drains first: where a thread can not be had, the panel goes back with the throw.
+    if (std::find(devices_.begin(), devices_.end(), device) == devices_.end()) {
+      devices_.push_back(device);
+      for (int i = 0; i < pieces; ++i) drains_.emplace_back([this] { drain(); });
+    }
+    for (int64_t begin = 0; begin < info.rows; begin += step) {
+      todo_.push_back({panel, begin, std::min(info.rows, begin + step)});
+    }
+  }
+  cv_.notify_all();
+}
+
+void host_gather::drain() {
+  while (true) {
+    piece next;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return closing_ || !todo_.empty(); });
+      if (todo_.empty()) return;
+      next = std::move(todo_.front());
+      todo_.pop_front();
+    }
+    try {
+      const device_panel& p = *next.panel;
+      const spgemm::matrix_info info = p.rows->info();
+      spgemm::any_csr rows = info.type == spgemm::value_type::f32 ? spgemm::any_csr(spgemm::csr_matrix<float>{})
+                                                                   : spgemm::any_csr(spgemm::csr_matrix<double>{});
+      std::visit([&](auto& m) { m.cols = info.cols; }, rows);
+      p.backend->append_rows(*p.rows, next.begin, next.end, rows);
+      std::lock_guard<std::mutex> lock(mu_);
+      blocks_.push_back({p.first_row + next.begin, std::make_shared<const spgemm::any_csr>(std::move(rows))});
+    } catch (...) {
+      fail(std::current_exception());
+    }
+    next.panel.reset();  // the last piece of a panel frees it on its device
   }
 }
 
-void host_gather::append(const device_panel& p) {
-  const spgemm::matrix_info rows = p.rows->info();
-  const std::size_t bytes = rows.bytes() - sizeof(spgemm::offset_t);  // the first offset is the one before
-  if (!held_.try_grow(bytes)) {
-    throw spgemm::error(spgemm::error_kind::does_not_fit,
-                        "the product kept in host memory passes the host budget (" +
-                            std::to_string(cache_.stats().host_budget) + " bytes, --host_budget_bytes) at row " +
-                            std::to_string(p.first_row) + "; stream it instead, or raise the budget");
+std::shared_ptr<const host_matrix> host_gather::finish(const spgemm::matrix_info& shape) {
+  stop();
+  if (failure_) std::rethrow_exception(failure_);
+  if (blocks_.empty()) {  // no rows
+    spgemm::any_csr none = shape.type == spgemm::value_type::f32 ? spgemm::any_csr(spgemm::csr_matrix<float>{})
+                                                                 : spgemm::any_csr(spgemm::csr_matrix<double>{});
+    std::visit([&](auto& m) { m.cols = shape.cols; }, none);
+    return std::make_shared<const host_matrix>(std::move(none));
   }
-  p.backend->append_rows(*p.rows, 0, rows.rows, *m_);
-}
-
-std::shared_ptr<const spgemm::any_csr> host_gather::finish() {
-  if (!held_.try_grow(sizeof(spgemm::offset_t))) {
-    throw spgemm::error(spgemm::error_kind::does_not_fit, "the product kept in host memory passes the host budget");
-  }
-  std::shared_ptr<const spgemm::any_csr> m = std::move(m_);
-  return m;
+  std::sort(blocks_.begin(), blocks_.end(),
+            [](const host_matrix::block& a, const host_matrix::block& b) { return a.first_row < b.first_row; });
+  return std::make_shared<const host_matrix>(std::move(blocks_));
 }
 
 }  // namespace spgemmd::core

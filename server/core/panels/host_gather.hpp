@@ -1,34 +1,68 @@
-// A result kept in host memory, gathered from its row panels in row order as
-// they leave their devices: each panel's rows appended (copied once, from
-// pinned staging into arrays reserved for the product's bound and advised
-// onto huge pages), its bytes counted against the host budget as it grows.
+// A result kept in host memory, gathered from its row panels as they leave
+// their devices, in any order: each panel's rows fetched as `pieces` blocks by
+// a few drain threads at once (copies on streams of their own through pinned
+// staging, fresh pages written on several cores: one copy is bound by a
+// core's memory bandwidth, not the link's), the panel freed on its device once
+// they are all on the host, the blocks kept as they are (host_matrix: nothing
+// copies them together). Counted against the host budget as it grows.
+// Thread-safe.
 #pragma once
 
-#include <cstdint>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <functional>
 #include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
 
+#include "core/host_matrix.hpp"
 #include "core/matrix_cache.hpp"
 #include "core/panels/panel_stream.hpp"
-#include "spgemm/csr.hpp"
 
 namespace spgemmd::core {
 
 class host_gather {
  public:
-  // C of `shape` (its nnz unknown) with at most `nnz_bound` entries.
-  host_gather(matrix_cache& cache, const spgemm::matrix_info& shape, int64_t nnz_bound);
+  // Blocks per panel; drain threads per device the panels come from.
+  static constexpr int pieces = 4;
 
-  // Appends the next panel's rows. Throws spgemm::error(does_not_fit) where
-  // they would pass the host budget.
-  void append(const device_panel& p);
-  // The matrix, once every panel was appended; its bytes stay in held().
-  std::shared_ptr<const spgemm::any_csr> finish();
+  // `failed` is called once, with why, when a panel could not be kept (the
+  // host budget passed, a copy failed): the job stops.
+  host_gather(matrix_cache& cache, std::function<void(std::exception_ptr)> failed);
+  ~host_gather();  // waits for the panels in flight
+  host_gather(const host_gather&) = delete;
+  host_gather& operator=(const host_gather&) = delete;
+
+  // Takes a panel off its device, in the background.
+  void put(device_panel p);
+  // Once every panel was put: waits for them, and returns the matrix of
+  // `shape` (its bytes held in held()); throws what failed.
+  std::shared_ptr<const host_matrix> finish(const spgemm::matrix_info& shape);
   host_reservation& held() { return held_; }
 
  private:
+  // Rows [begin, end) of a panel to fetch; the panel goes with the last piece.
+  struct piece {
+    std::shared_ptr<device_panel> panel;
+    int64_t begin = 0, end = 0;
+  };
+  void drain();
+  void stop();
+  void fail(std::exception_ptr e);
+
   matrix_cache& cache_;
+  std::function<void(std::exception_ptr)> failed_;
   host_reservation held_;
-  std::shared_ptr<spgemm::any_csr> m_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<piece> todo_;
+  std::vector<std::thread> drains_;
+  std::vector<int> devices_;  // those the panels came from (a set of drains each)
+  bool closing_ = false;
+  std::vector<host_matrix::block> blocks_;
+  std::exception_ptr failure_;
 };
 
 }  // namespace spgemmd::core

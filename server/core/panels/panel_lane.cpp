@@ -23,7 +23,7 @@ void panel_lane::place_b(matrix_cache& cache, const in_place& b, const spgemm::m
     b_ = backend_->copy(*b.stored);
     cache.note_transfer(device_, transfer::from_peer, b_info.bytes());
   } else {
-    b_ = backend_->store(*b.host);
+    b_ = backend_->store(*b.host->whole());
     cache.note_transfer(device_, transfer::to_device, b_info.bytes());
   }
 }
@@ -34,7 +34,7 @@ std::shared_ptr<spgemm::stored_matrix> panel_lane::rows_of_a(const panel_product
     if (p.a.device != device_) p.cache.note_transfer(device_, transfer::from_peer, rows->info().bytes());
     return rows;
   }
-  auto rows = backend_->store(spgemm::row_block(*p.a.host, begin, end));
+  auto rows = backend_->store(p.a.host->rows(begin, end));
   p.cache.note_transfer(device_, transfer::to_device, rows->info().bytes());
   return rows;
 }
@@ -104,7 +104,7 @@ void panel_lane::run(const panel_product& p) {
       method = e.method;
       // Its bytes go back once the consumer has taken it off the device.
       p.cache.note_transfer(device_, transfer::to_host, c_bytes);
-      p.out.put(device_panel(begin, device_, backend_, std::move(c),
+      p.out(device_panel(begin, device_, backend_, std::move(c),
                              [r = room_, cache = &p.cache, device = device_, c_bytes] {
                                r->give_back(c_bytes);
                                cache->note_panel(device, -1);

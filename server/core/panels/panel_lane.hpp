@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -28,7 +29,7 @@ struct panel_product {
   spgemm::matrix_info a_info, b_info;
   spgemm::multiply_options options;  // one method for every panel
   panel_queue& queue;
-  panel_stream& out;
+  std::function<void(device_panel)> out;  // to the call's stream, or to the host gather
   const spgemm::cancel_token& stop;  // the job's cancellation, or another lane's failure
 };
 

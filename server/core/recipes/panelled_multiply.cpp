@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -23,7 +24,7 @@ namespace {
 int device_of(matrix_cache& cache, cache_entry& e) {
   int device = -1;
   std::shared_ptr<spgemm::stored_matrix> stored;
-  std::shared_ptr<const spgemm::any_csr> host;
+  std::shared_ptr<const host_matrix> host;
   cache.locate(e, &device, &stored, &host);
   return device;
 }
@@ -105,12 +106,19 @@ spgemm::row_work work_of_rows(job& j, const in_place& a, const in_place& b, cons
   }
   auto host_copy = [&](const in_place& m) {
     if (m.host) return m.host;
-    return std::shared_ptr<const spgemm::any_csr>(
-        std::make_shared<spgemm::any_csr>(cache.backends()[static_cast<std::size_t>(m.device)]->fetch(*m.stored)));
+    return std::make_shared<const host_matrix>(
+        cache.backends()[static_cast<std::size_t>(m.device)]->fetch(*m.stored));
   };
   const auto host_a = host_copy(a);
-  const auto host_b = host_copy(b);
-  return std::visit([](const auto& x, const auto& y) { return spgemm::compute_row_work(x, y); }, *host_a, *host_b);
+  const auto host_b = host_copy(b)->whole();
+  spgemm::row_work work;
+  for (const host_matrix::block& block : host_a->blocks()) {
+    const spgemm::row_work w =
+        std::visit([](const auto& x, const auto& y) { return spgemm::compute_row_work(x, y); }, *block.rows, *host_b);
+    work.entries.insert(work.entries.end(), w.entries.begin(), w.entries.end());
+    work.products.insert(work.products.end(), w.products.begin(), w.products.end());
+  }
+  return work;
 }
 
 std::size_t run_in_panels(job& j, const spgemm::multiply_options& options,
@@ -131,15 +139,8 @@ std::size_t run_in_panels(job& j, const spgemm::multiply_options& options,
   const double bound = static_cast<double>(cuts.c_bound_bytes(0, cuts.rows()));
   panel_queue queue(cuts, whole && bound > 0 ? static_cast<double>(whole->total()) / bound : 1.0);
 
-  // Streamed to the call, or gathered here in host memory for a kept result.
-  const std::shared_ptr<panel_stream> out = j.panel_out ? j.panel_out : std::make_shared<panel_stream>();
-  const spgemm::matrix_info shape{a_info.rows, b_info.cols, -1, c_type};
-  out->open(shape);
-  const panel_product product{cache, a, b, a_info, b_info, panel_options, queue, *out, j.cancel};
-
   std::mutex mu;
   std::exception_ptr failure;
-  std::size_t running = lanes.size();
   auto fail = [&](std::exception_ptr e) {
     {
       std::lock_guard<std::mutex> lock(mu);
@@ -147,6 +148,19 @@ std::size_t run_in_panels(job& j, const spgemm::multiply_options& options,
     }
     j.cancel.cancel();  // the other lanes stop at their next phase
   };
+  // Streamed to the call in row order, or gathered into host memory for a kept result.
+  const spgemm::matrix_info shape{a_info.rows, b_info.cols, -1, c_type};
+  std::optional<host_gather> gather;
+  std::function<void(device_panel)> out;
+  if (j.panel_out) {
+    j.panel_out->open(shape);
+    out = [stream = j.panel_out](device_panel p) { stream->put(std::move(p)); };
+  } else {
+    gather.emplace(cache, fail);
+    out = [&gather](device_panel p) { gather->put(std::move(p)); };
+  }
+  const panel_product product{cache, a, b, a_info, b_info, panel_options, queue, out, j.cancel};
+
   const auto started = std::chrono::steady_clock::now();
   std::vector<std::thread> threads;
   for (auto& lane : lanes) {
@@ -156,34 +170,25 @@ std::size_t run_in_panels(job& j, const spgemm::multiply_options& options,
       } catch (...) {
         fail(std::current_exception());
       }
-      std::lock_guard<std::mutex> lock(mu);
-      if (--running == 0) out->close(failure ? outcome_of(failure) : outcome{});  // the last lane out
     });
   }
-  std::optional<host_gather> gather;
-  if (!j.panel_out) {
-    gather.emplace(cache, shape, cuts.c_bound_entries(0, cuts.rows()));
-    while (true) {
-      std::optional<device_panel> panel;
-      outcome why;
-      if (out->next(&panel, &why) != panel_stream::state::panel) break;
-      try {
-        gather->append(*panel);
-      } catch (...) {
-        fail(std::current_exception());
-        out->abandon();
-        break;
-      }
+  for (auto& t : threads) t.join();
+  if (j.panel_out) j.panel_out->close(failure ? outcome_of(failure) : outcome{});
+  std::shared_ptr<const host_matrix> kept;
+  if (gather) {
+    try {
+      kept = gather->finish(shape);
+    } catch (...) {
+      fail(std::current_exception());
     }
   }
-  for (auto& t : threads) t.join();
   j.times.engine += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   for (auto& lane : lanes) lane->wait_drained();  // every panel off its device
   helper_rooms.clear();
   if (failure) std::rethrow_exception(failure);
 
   if (gather) {
-    j.host_result = gather->finish();
+    j.host_result = std::move(kept);
     j.host_res = std::move(gather->held());
   }
   int64_t products = 0, nnz = 0;
