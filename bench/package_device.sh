@@ -5,7 +5,8 @@
 # libstdc++, libgcc_s and the CUDA libraries the host has) and matrices/.
 #
 #   [DEST=dir] [BUILD=dir] bench/package_device.sh [--service | --peers]
-#     --service: spgemmd, the CLI, the service tests and bench instead
+#     --service: spgemmd, the CLI, the service tests and benches (run_service_device.sh,
+#                run_scale_device.sh) instead
 #     --peers: spgemm-bench, spgemm-export-mtx and run_peers_device.sh with its scripts (stripped), the
 #              peer drivers of $PEERS_BIN (default .peers/bin, built by the developer and never committed;
 #              absent: none) in peers/, and the matrices of ../shared/corpus too (bench/README.md)
@@ -23,7 +24,7 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSPGEMM_WITH_CUDA=ON
 # --service: the service's binaries only (stripped), so that with the
 # matrices and libraries they travel under the device tool's 64 MiB.
 if [ "$service" = ON ]; then
-  targets=(spgemmd spgemm_cli spgemm_service_bench spgemmd_integration_test spgemm_client_tests)
+  targets=(spgemmd spgemm_cli spgemm_service_bench spgemm_scale_bench spgemmd_integration_test spgemm_client_tests)
 elif [ "$peers" = ON ]; then
   targets=(spgemm_bench spgemm_export_mtx)
 else
@@ -51,10 +52,11 @@ elif [ "$service" = OFF ]; then
   cp "$build"/bench/spgemm-bench "$build"/tests/engine/spgemm_gpu_tests "$build"/tests/engine/spgemm_engine_tests $dest/bin/
 else
   cp "$build"/server/spgemmd "$build"/client/spgemm "$build"/bench/spgemm-service-bench \
+    "$build"/bench/spgemm-scale-bench \
     "$build"/tests/server/spgemmd_integration_test "$build"/tests/client/spgemm_client_tests $dest/bin/
   strip --strip-unneeded $dest/bin/*
   cp bench/run_service_device.sh bench/run_gpu_service_suite.sh bench/service_timeline.py \
-    client/python/examples/compare.py $dest/
+    bench/run_scale_device.sh bench/scale_summary.py client/python/examples/compare.py $dest/
   # The Python package as a wheel, its tests, and the protobuf runtime its
   # generated code needs (the GPU host has Python 3.12 and grpcio, no network).
   mkdir -p $dest/wheels
