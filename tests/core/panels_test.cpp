@@ -8,8 +8,10 @@
 
 #include <atomic>
 #include <thread>
+#include <utility>
 #include <vector>
 
+#include "core/host_matrix.hpp"
 #include "core/job_run.hpp"
 #include "core/panels/panel_cuts.hpp"
 #include "core/panels/panel_stream.hpp"
@@ -47,6 +49,26 @@ TEST(panel_cuts, never_cut_more_entries_than_32_bits_count) {
   spgemm::row_work w = uniform_work(4, 1, int64_t{1} << 30);
   const core::panel_cuts cuts(w, int64_t{1} << 31, 8, 8);
   EXPECT_EQ(cuts.cut(0, 4, 1.0, 1e300), 1);  // two rows would hold 2^31 entries
+}
+
+TEST(host_matrix, reads_rows_across_its_blocks) {
+  const spgemm::any_csr whole = filled_matrix(square(30, 200));
+  std::vector<core::host_matrix::block> blocks;
+  for (const auto& [begin, end] : {std::pair<int64_t, int64_t>{0, 7}, {7, 8}, {8, 30}}) {
+    blocks.push_back({begin, std::make_shared<const spgemm::any_csr>(spgemm::row_block(whole, begin, end))});
+  }
+  const core::host_matrix m(blocks);
+  EXPECT_EQ(m.info().rows, 30);
+  EXPECT_EQ(m.info().nnz, 200);
+  EXPECT_EQ(m.bytes(), square(30, 200).bytes() + 2 * sizeof(spgemm::offset_t));
+  using csr = spgemm::csr_matrix<double>;
+  auto same = [](const csr& a, const csr& b) {
+    return a.rows == b.rows && a.row_offsets == b.row_offsets && a.col_indices == b.col_indices;
+  };
+  EXPECT_TRUE(same(std::get<csr>(*m.whole()), std::get<csr>(whole)));
+  EXPECT_TRUE(same(std::get<csr>(m.rows(5, 20)), std::get<csr>(spgemm::row_block(whole, 5, 20))));
+  EXPECT_TRUE(same(std::get<csr>(m.rows(7, 8)), std::get<csr>(spgemm::row_block(whole, 7, 8))));
+  EXPECT_THROW(core::host_matrix({blocks[0], blocks[2]}), spgemm::error);  // rows missing
 }
 
 // A panel whose device frees it counts into `freed`.
@@ -286,6 +308,26 @@ TEST_F(panels_test, a_kept_product_past_the_host_budget_fails_and_frees_everythi
   EXPECT_NE(e.result.message.find("host budget"), std::string::npos) << e.result.message;
   expect_only_cached(f, 0);
   EXPECT_EQ(f.cache->stats().matrices, 1);
+}
+
+// Measuring A's rows on its device takes 16 bytes a row of the lane's room;
+// where the room is smaller, they are measured on the host (before: the job
+// waited for room that could never come).
+TEST_F(panels_test, rows_of_a_too_many_to_measure_on_the_device_are_measured_on_the_host) {
+  const spgemm::matrix_info thin = square(1000, 1000);  // one entry a row
+  const std::size_t small = thin.bytes() + 2 * 15000;   // lane 0's room: 15,000 bytes < 16 x 1000
+  core_fixture f(1, small, std::size_t{64} << 20, 64, 1);
+  f.fake().set_nnz_factor(4);  // A A: 4,000 entries, 56 kB, past the budget in one piece
+  const std::string a = f.upload(thin);
+  core::job_run run(*f.cache, *f.sched, "", true, "", core::steady::now());
+  auto ended = multiply(f, run, a, a);
+  ASSERT_TRUE(ready_within(ended, 10s));
+  const core::job_run::ending e = ended.get();
+  ASSERT_TRUE(e.result.ok()) << e.result.message;
+  EXPECT_EQ(e.kept.info.nnz, 4000);
+  EXPECT_NE(run.report().algorithm.find("row panels ("), std::string::npos) << run.report().algorithm;
+  EXPECT_LE(f.fake().peak(), small);
+  expect_only_cached(f, e.kept.bytes);
 }
 
 TEST_F(panels_test, a_row_too_large_for_any_panel_is_refused) {

@@ -89,13 +89,14 @@ std::vector<std::unique_ptr<panel_lane>> open_lanes(job& j, const in_place& a, c
   return lanes;
 }
 
-// The work of each row of A: on a lane where A lives, else on the host.
+// The work of each row of A: on a lane where A lives (with room for 16
+// bytes per row), else on the host.
 spgemm::row_work work_of_rows(job& j, const in_place& a, const in_place& b, const spgemm::matrix_info& a_info,
                               const std::vector<std::unique_ptr<panel_lane>>& lanes) {
   matrix_cache& cache = *j.res.cache();
+  const std::size_t bytes = 2 * sizeof(int64_t) * static_cast<std::size_t>(a_info.rows);
   for (const auto& lane : lanes) {
-    if (lane->device() != a.device) continue;
-    const std::size_t bytes = 2 * sizeof(int64_t) * static_cast<std::size_t>(a_info.rows);
+    if (lane->device() != a.device || bytes > lane->room_bytes()) continue;
     if (!lane->hold(bytes, j.cancel)) throw spgemm::error(spgemm::error_kind::cancelled, "the job was cancelled");
     struct let_go {
       panel_lane& lane;
