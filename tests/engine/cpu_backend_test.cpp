@@ -171,6 +171,36 @@ TEST(CpuBackend, CopiesRowsFromItselfAndFromAnotherBackend) {
   EXPECT_THROW(one->copy_rows(*sa, 10, 51), error);
 }
 
+// Rows appended to a host matrix piece by piece (as a kept product in row
+// panels is gathered): together they are the matrix; rows out of range,
+// other columns or another value type are refused.
+TEST(CpuBackend, AppendsRowsToAHostMatrix) {
+  auto cpu = make_cpu_backend(1);
+  const auto a = testing::random_csr<float>(70, 40, 8, 6);
+  const auto sa = cpu->store(a);
+  csr_matrix<float> start;
+  start.cols = a.cols;
+  any_csr joined = start;
+  for (const auto& [begin, end] :
+       {std::pair<std::int64_t, std::int64_t>{0, 0}, {0, 1}, {1, 33}, {33, 33}, {33, 34}, {34, 70}}) {
+    cpu->append_rows(*sa, begin, end, joined);
+  }
+  const auto& got = std::get<csr_matrix<float>>(joined);
+  EXPECT_EQ(got.rows, a.rows);
+  EXPECT_EQ(got.row_offsets, a.row_offsets);
+  EXPECT_EQ(got.col_indices, a.col_indices);
+  EXPECT_EQ(got.values, a.values);
+  csr_matrix<double> doubles;
+  doubles.cols = a.cols;
+  any_csr other_type = doubles;
+  EXPECT_THROW(cpu->append_rows(*sa, 0, 5, other_type), error);
+  csr_matrix<float> narrow;
+  narrow.cols = a.cols - 1;
+  any_csr other_cols = narrow;
+  EXPECT_THROW(cpu->append_rows(*sa, 0, 5, other_cols), error);
+  EXPECT_THROW(cpu->append_rows(*sa, 60, 71, joined), error);
+}
+
 // The work per row sums to the product's statistics, and the method an
 // estimate names is the one that runs.
 TEST(CpuBackend, MeasuresTheWorkOfEachRow) {

@@ -4,7 +4,9 @@
 // product of the whole (same structure, values bit for bit where the method
 // sums each entry in A's order).
 #include <cstdint>
+#include <exception>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -54,6 +56,54 @@ TEST(GpuRowPanels, MeasuresTheWorkOfEachRow) {
   const row_work want = compute_row_work(a, b);
   EXPECT_EQ(got.entries, want.entries);
   EXPECT_EQ(got.products, want.products);
+}
+
+// Rows appended to host matrices as the server's drain threads take a kept
+// panel off its device: pieces one after another into one matrix (small ones
+// copied at once, large ones through the pinned staging buffers in several
+// pieces, empty ones too), then four threads at once, each into a matrix of
+// its own; rows out of range, other columns or another value type are refused.
+TEST(GpuRowPanels, AppendsRowsToHostMatrices) {
+  SPGEMM_REQUIRE_GPU();
+  const auto a = random_csr<double>(60000, 50000, 100, 15);  // ~3M entries: 24 MB of values
+  const auto sa = gpu().store(a);
+  auto empty = [&](auto zero) {
+    csr_matrix<decltype(zero)> m;
+    m.cols = a.cols;
+    return any_csr(std::move(m));
+  };
+  any_csr joined = empty(0.0);
+  const std::int64_t cuts[] = {0, 0, 1, 100, 30000, 30000, 30001, a.rows};
+  for (int p = 0; p + 1 < 8; ++p) gpu().append_rows(*sa, cuts[p], cuts[p + 1], joined);
+  expect_same(std::get<csr_matrix<double>>(joined), a);
+
+  std::vector<any_csr> quarters(4, empty(0.0));
+  std::vector<std::exception_ptr> failed(4);
+  std::vector<std::thread> threads;
+  auto bound = [&](int q) { return a.rows * q / 4; };
+  for (int q = 0; q < 4; ++q) {
+    threads.emplace_back([&, q] {
+      try {
+        gpu().append_rows(*sa, bound(q), bound(q + 1), quarters[static_cast<std::size_t>(q)]);
+      } catch (...) {
+        failed[static_cast<std::size_t>(q)] = std::current_exception();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int q = 0; q < 4; ++q) {
+    SCOPED_TRACE(q);
+    ASSERT_FALSE(failed[static_cast<std::size_t>(q)]);
+    expect_same(std::get<csr_matrix<double>>(quarters[static_cast<std::size_t>(q)]),
+                row_block(a, bound(q), bound(q + 1)));
+  }
+
+  any_csr other_type = empty(0.0f);
+  EXPECT_THROW(gpu().append_rows(*sa, 0, 10, other_type), error);
+  any_csr other_cols = csr_matrix<double>{};
+  std::get<csr_matrix<double>>(other_cols).cols = a.cols - 1;
+  EXPECT_THROW(gpu().append_rows(*sa, 0, 10, other_cols), error);
+  EXPECT_THROW(gpu().append_rows(*sa, 10, a.rows + 1, joined), error);
 }
 
 // Panels of A times B, put together in order, give the product of the whole.
