@@ -57,14 +57,26 @@ stop_server() {
 }
 trap stop_server EXIT
 
-# start NAME FLAGS...: a spgemmd on a free loopback port; sets ADDRESS.
+# start NAME FLAGS...: a spgemmd on a free loopback port; sets ADDRESS. With
+# BACKEND=cpu (a dry run), --devices=LIST becomes as many CPU backends as LIST
+# names GPUs (--cpu_backends), which stand in for them.
 start() {
   local name=$1
   shift
   stop_server
+  local flags=() f list commas
+  for f in "$@"; do
+    if [[ "${BACKEND:-auto}" = cpu && "$f" == --devices=* ]]; then
+      list=${f#--devices=}
+      commas=${list//[^,]/}
+      flags+=("--cpu_backends=$((${#commas} + 1))")
+    else
+      flags+=("$f")
+    fi
+  done
   rm -f "$OUT/$name.port"
   "$SERVER" --listen=127.0.0.1:0 --port_file="$OUT/$name.port" --metrics_listen= --grace_seconds=5 \
-    --backend="${BACKEND:-auto}" "$@" \
+    --backend="${BACKEND:-auto}" "${flags[@]}" \
     >"$OUT/spgemmd-$name.log" 2>&1 &
   SERVER_PID=$!
   for _ in $(seq 1 600); do
