@@ -4,7 +4,7 @@
 #include <string>
 
 #include "cuda/cuda_check.hpp"
-#include "cuda/read_back.hpp"
+#include "cuda/device_guard.hpp"
 #include "spgemm/errors.hpp"
 
 namespace spgemm::cuda {
@@ -41,13 +41,16 @@ device_csr<T> copy_rows(const device_csr<T>& src, int src_device, std::int64_t r
   int device = 0;
   SPGEMM_CUDA_CHECK(cudaGetDevice(&device));
   // Where the rows' entries begin and end: two offsets of the source, read
-  // through unified addressing wherever it lives.
-  offset_t* ends = static_cast<offset_t*>(pinned_staging(2 * sizeof(offset_t)));
-  SPGEMM_CUDA_CHECK(cudaMemcpyAsync(&ends[0], src.row_offsets.data() + row_begin, sizeof(offset_t),
-                                    cudaMemcpyDefault, stream));
-  SPGEMM_CUDA_CHECK(cudaMemcpyAsync(&ends[1], src.row_offsets.data() + row_end, sizeof(offset_t),
-                                    cudaMemcpyDefault, stream));
-  SPGEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
+  // on the source's device (a copy out of another device's memory on this
+  // device's stream fails with "invalid argument"; on two H100s it did).
+  offset_t ends[2] = {0, 0};
+  {
+    const device_guard on_source(src_device);
+    SPGEMM_CUDA_CHECK(cudaMemcpy(&ends[0], src.row_offsets.data() + row_begin, sizeof(offset_t),
+                                 cudaMemcpyDeviceToHost));
+    SPGEMM_CUDA_CHECK(cudaMemcpy(&ends[1], src.row_offsets.data() + row_end, sizeof(offset_t),
+                                 cudaMemcpyDeviceToHost));
+  }
   const offset_t first = ends[0];
   const offset_t nnz = ends[1] - first;
   const std::int64_t rows = row_end - row_begin;
