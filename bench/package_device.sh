@@ -5,7 +5,8 @@
 # libstdc++, libgcc_s and the CUDA libraries the host has) and matrices/.
 #
 #   [DEST=dir] [BUILD=dir] bench/package_device.sh [--service | --peers | --graph | --amg]
-#     --service: spgemmd, the CLI, the service tests, benches (run_service_device.sh, run_e2e_device.sh) and load program instead
+#     --service: spgemmd, the CLI, the service tests, benches (run_service_device.sh, run_e2e_device.sh,
+#                run_scale_device.sh) and load program instead
 #     --graph: spgemmd, the CLI, graph_bench.py and run_graph_device.sh, the Python client's graph
 #              suites and worked examples, the wheels they need offline (python-graphblas and
 #              SuiteSparse:GraphBLAS, networkx, ...), the shared graphs (bench/README.md)
@@ -35,7 +36,7 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSPGEMM_WITH_CUDA=ON
 if [ "$graph" = ON ]; then
   targets=(spgemmd spgemm_cli)
 elif [ "$service" = ON ]; then
-  targets=(spgemmd spgemm_cli spgemm_service_bench spgemm_e2e_bench spgemm_load spgemmd_integration_test spgemm_client_tests)
+  targets=(spgemmd spgemm_cli spgemm_service_bench spgemm_e2e_bench spgemm_scale_bench spgemm_load spgemmd_integration_test spgemm_client_tests)
 elif [ "$peers" = ON ]; then
   targets=(spgemm_bench spgemm_export_mtx spgemm_gpu_tests)
 elif [ "$amg" = ON ]; then
@@ -91,11 +92,12 @@ elif [ "$service" = OFF ]; then
   cp "$build"/bench/spgemm-bench "$build"/tests/engine/spgemm_gpu_tests "$build"/tests/engine/spgemm_engine_tests $dest/bin/
 else
   cp "$build"/server/spgemmd "$build"/client/spgemm "$build"/bench/spgemm-service-bench "$build"/bench/spgemm-e2e-bench \
-    "$build"/bench/spgemm-load \
+    "$build"/bench/spgemm-scale-bench "$build"/bench/spgemm-load \
     "$build"/tests/server/spgemmd_integration_test "$build"/tests/client/spgemm_client_tests $dest/bin/
   strip --strip-unneeded $dest/bin/*
   cp bench/run_service_device.sh bench/run_gpu_service_suite.sh bench/run_load_device.sh bench/service_timeline.py \
-    bench/run_e2e_device.sh bench/e2e_bench.py client/python/examples/compare.py $dest/
+    bench/run_e2e_device.sh bench/e2e_bench.py bench/run_scale_device.sh bench/scale_summary.py \
+    client/python/examples/compare.py $dest/
   # The Python package as a wheel, its tests, and the protobuf runtime its
   # generated code needs (the GPU host has Python 3.12 and grpcio, no network).
   mkdir -p $dest/wheels

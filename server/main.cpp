@@ -151,9 +151,11 @@ int main(int argc, char** argv) {
   std::vector<std::shared_ptr<spgemm::backend>> backends;
   try {
     if (cfg.backend == "cpu" || spgemm::cuda_device_count() == 0) {
-      backends.push_back(spgemm::make_cpu_backend(cfg.cpu_threads));
-    } else {
+      for (int i = 0; i < cfg.cpu_backends; ++i) backends.push_back(spgemm::make_cpu_backend(cfg.cpu_threads, i));
+    } else if (cfg.devices.empty()) {
       backends = spgemm::open_default_backends();
+    } else {
+      backends = spgemm::open_cuda_backends(cfg.devices);
     }
   } catch (const std::exception& e) {
     die(std::string("cannot open the backends: ") + e.what());

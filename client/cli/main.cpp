@@ -616,6 +616,11 @@ int main(int argc, char** argv) {
                     human_bytes(static_cast<double>(d.peak_bytes())).c_str(),
                     human_bytes(static_cast<double>(d.free_bytes())).c_str(),
                     human_bytes(static_cast<double>(d.total_bytes())).c_str(), d.jobs_running());
+        std::printf("            %d jobs queued, %d row panels; moved %s to it, %s from it, %s from peers\n",
+                    d.jobs_queued(), d.panels_in_flight(),
+                    human_bytes(static_cast<double>(d.bytes_to_device())).c_str(),
+                    human_bytes(static_cast<double>(d.bytes_to_host())).c_str(),
+                    human_bytes(static_cast<double>(d.bytes_from_peer())).c_str());
       }
     }
   } catch (const spgemm::cli::interrupted&) {

@@ -28,6 +28,25 @@ using cpu::byte_counter;
 using cpu::cpu_matrix;
 using cpu::job_memory;
 
+// Rows [row_begin, row_end) of `from` at the end of `to` (same columns).
+template <typename T>
+void append_row_block(const csr_matrix<T>& from, std::int64_t row_begin, std::int64_t row_end, csr_matrix<T>& to) {
+  if (row_begin < 0 || row_end < row_begin || row_end > from.rows || from.cols != to.cols) {
+    throw_bad_input("rows [" + std::to_string(row_begin) + ", " + std::to_string(row_end) + ") of a " +
+                    std::to_string(from.rows) + " x " + std::to_string(from.cols) + " matrix cannot go to one of " +
+                    std::to_string(to.cols) + " columns");
+  }
+  const offset_t first = from.row_offsets[row_begin], shift = to.nnz() - first;
+  const offset_t last = from.row_offsets[row_end];
+  to.row_offsets.reserve(to.row_offsets.size() + static_cast<std::size_t>(row_end - row_begin));
+  to.col_indices.reserve(to.col_indices.size() + static_cast<std::size_t>(last - first));
+  to.values.reserve(to.values.size() + static_cast<std::size_t>(last - first));
+  for (std::int64_t r = row_begin + 1; r <= row_end; ++r) to.row_offsets.push_back(from.row_offsets[r] + shift);
+  to.col_indices.insert(to.col_indices.end(), from.col_indices.begin() + first, from.col_indices.begin() + last);
+  to.values.insert(to.values.end(), from.values.begin() + first, from.values.begin() + last);
+  to.rows += row_end - row_begin;
+}
+
 // Copies the rows of an upload into a host matrix as they arrive: appended
 // into arrays reserved at the start, so memory is committed as rows arrive,
 // not for what the upload's header claims.
@@ -65,9 +84,10 @@ class cpu_matrix_writer final : public matrix_writer {
 
 class cpu_backend final : public backend {
  public:
-  explicit cpu_backend(int threads) : threads_(detail::resolve_threads(threads)) {}
+  cpu_backend(int threads, int index)
+      : threads_(detail::resolve_threads(threads)), name_(index == 0 ? "cpu" : "cpu:" + std::to_string(index)) {}
 
-  std::string name() const override { return "cpu"; }
+  std::string name() const override { return name_; }
   std::string description() const override {
     return "CPU, " + std::to_string(threads_) + " threads, Gustavson";
   }
@@ -93,6 +113,20 @@ class cpu_backend final : public backend {
     const auto& held = as_cpu(m).matrix();
     if (row_begin == 0 && row_end == info_of(held).rows) return held;
     return row_block(held, row_begin, row_end);
+  }
+
+  void append_rows(const stored_matrix& m, std::int64_t row_begin, std::int64_t row_end, any_csr& out) override {
+    std::visit(
+        [&](const auto& held, auto& to) {
+          using T = typename std::decay_t<decltype(held)>::value;
+          using U = typename std::decay_t<decltype(to)>::value;
+          if constexpr (!std::is_same_v<T, U>) {
+            throw_bad_input("rows to append are of another value type than the matrix they go to");
+          } else {
+            append_row_block(held, row_begin, row_end, to);
+          }
+        },
+        as_cpu(m).matrix(), out);
   }
 
   // C as the bound of nnz(C) allows (compute_product_stats: never more
@@ -205,12 +239,17 @@ class cpu_backend final : public backend {
     any_csr c;
     {
       const job_memory::hold arrays(memory, info.bytes());
-      c = std::visit(
-          [&](const auto& s) -> any_csr {
-            if (out == value_type::f32) return numeric_product<float>(ma, mb, s, memory);
-            return numeric_product<double>(ma, mb, s, memory);
-          },
-          as_cpu(structure).matrix());
+      // Branches, not a generic lambda: clang (the sanitizer build) left the
+      // member template's instances a generic lambda names undefined.
+      const any_csr& st = as_cpu(structure).matrix();
+      if (const auto* s32 = std::get_if<csr_matrix<float>>(&st)) {
+        c = out == value_type::f32 ? any_csr(numeric_product<float>(ma, mb, *s32, memory))
+                                   : any_csr(numeric_product<double>(ma, mb, *s32, memory));
+      } else {
+        const auto& s64 = std::get<csr_matrix<double>>(st);
+        c = out == value_type::f32 ? any_csr(numeric_product<float>(ma, mb, s64, memory))
+                                   : any_csr(numeric_product<double>(ma, mb, s64, memory));
+      }
     }
     cancel.throw_if_cancelled();
     if (peak_bytes != nullptr) *peak_bytes = memory.peak_bytes();
@@ -244,6 +283,22 @@ class cpu_backend final : public backend {
     e.exact = true;
     e.method = "transpose";
     return e;
+  }
+
+  // From this or another CPU backend: a copy of the rows, counted here.
+  std::shared_ptr<stored_matrix> copy_rows(const stored_matrix& m, std::int64_t row_begin,
+                                           std::int64_t row_end) override {
+    const auto& held = as_cpu(m).matrix();
+    if (row_begin < 0 || row_end < row_begin || row_end > info_of(held).rows) {
+      throw_bad_input("rows [" + std::to_string(row_begin) + ", " + std::to_string(row_end) +
+                      ") are outside the matrix's " + std::to_string(info_of(held).rows) + " rows");
+    }
+    return std::make_shared<cpu_matrix>(row_block(held, row_begin, row_end), counter_);
+  }
+
+  row_work work_per_row(const stored_matrix& a, const stored_matrix& b) override {
+    return std::visit([](const auto& x, const auto& y) { return compute_row_work(x, y); }, as_cpu(a).matrix(),
+                      as_cpu(b).matrix());
   }
 
   std::shared_ptr<stored_matrix> transpose(const stored_matrix& a, const cancel_token& cancel,
@@ -301,6 +356,7 @@ class cpu_backend final : public backend {
     e.exact = false;
     e.products = stats.products;
     e.method = "gustavson";
+    e.algo = algorithm::gustavson;
     if (!options.semiring.is_plus_times()) e.method += " " + to_string(options.semiring);
     if (o.mask != nullptr) e.method += how.complement ? " <!M>" : " <M>";
     return e;
@@ -384,11 +440,14 @@ class cpu_backend final : public backend {
   }
 
   int threads_;
+  std::string name_;
   std::shared_ptr<byte_counter> counter_ = std::make_shared<byte_counter>();
 };
 
 }  // namespace
 
-std::shared_ptr<backend> make_cpu_backend(int threads) { return std::make_shared<cpu_backend>(threads); }
+std::shared_ptr<backend> make_cpu_backend(int threads, int index) {
+  return std::make_shared<cpu_backend>(threads, index);
+}
 
 }  // namespace spgemm

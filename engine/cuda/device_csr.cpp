@@ -105,6 +105,34 @@ class staging {
       SPGEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
       return;
     }
+    out_through_staging(src, bytes, stream, [&](const void* piece, std::size_t off, std::size_t len) {
+      std::memcpy(static_cast<char*>(dst) + off, piece, len);
+    });
+  }
+
+  // Device `src` (n values) appended to host `dst`; synchronized. The same
+  // pieces as to_host, each inserted at dst's end: memory the vector grows
+  // into is written once, never zeroed first.
+  template <typename V>
+  void append_to_host(std::vector<V>& dst, const V* src, std::size_t n, cudaStream_t stream) {
+    static_assert(staging_bytes % sizeof(V) == 0, "pieces hold whole values");
+    if (n * sizeof(V) < staged_min_bytes || !ready()) {
+      const std::size_t old = dst.size();
+      dst.resize(old + n);
+      to_host(dst.data() + old, src, n * sizeof(V), stream);
+      return;
+    }
+    out_through_staging(src, n * sizeof(V), stream, [&](const void* piece, std::size_t, std::size_t len) {
+      const V* values = static_cast<const V*>(piece);
+      dst.insert(dst.end(), values, values + len / sizeof(V));
+    });
+  }
+
+ private:
+  // Device `src` to the host in pieces through the two buffers, each piece's
+  // copy overlapping `take(piece, offset, length)` of the one before; synchronized.
+  template <typename Take>
+  void out_through_staging(const void* src, std::size_t bytes, cudaStream_t stream, Take take) {
     const std::size_t pieces = (bytes + staging_bytes - 1) / staging_bytes;
     auto start = [&](std::size_t i) {
       const int k = static_cast<int>(i % 2);
@@ -117,16 +145,14 @@ class staging {
     start(0);
     for (std::size_t i = 0; i < pieces; ++i) {
       const int k = static_cast<int>(i % 2);
-      // The other buffer was emptied by the previous iteration's memcpy.
+      // The other buffer was emptied by the previous iteration's take.
       if (i + 1 < pieces) start(i + 1);
       SPGEMM_CUDA_CHECK(cudaEventSynchronize(ev_[k]));
       const std::size_t off = i * staging_bytes;
-      const std::size_t len = std::min(staging_bytes, bytes - off);
-      std::memcpy(static_cast<char*>(dst) + off, buf_[k], len);
+      take(buf_[k], off, std::min(staging_bytes, bytes - off));
     }
   }
 
- private:
   // Takes the buffers and events once; false when pinned memory or events
   // can not be had (plain copies then).
   bool ready() {
@@ -224,6 +250,30 @@ csr_matrix<T> download_rows(const device_csr<T>& m, std::int64_t row_begin, std:
   return h;
 }
 
+template <typename T>
+void append_rows(const device_csr<T>& m, std::int64_t row_begin, std::int64_t row_end, csr_matrix<T>& out,
+                 cudaStream_t stream) {
+  if (row_begin < 0 || row_end < row_begin || row_end > m.rows || m.cols != out.cols) {
+    throw_bad_input("rows [" + std::to_string(row_begin) + ", " + std::to_string(row_end) + ") of a " +
+                    std::to_string(m.rows) + " x " + std::to_string(m.cols) + " matrix cannot go to one of " +
+                    std::to_string(out.cols) + " columns");
+  }
+  staging st;
+  std::vector<offset_t> offsets(static_cast<std::size_t>(row_end - row_begin) + 1);
+  st.to_host(offsets.data(), m.row_offsets.data() + row_begin, offsets.size() * sizeof(offset_t), stream);
+  const offset_t first = offsets.front(), shift = out.nnz() - first;
+  out.row_offsets.reserve(out.row_offsets.size() + offsets.size() - 1);
+  for (std::size_t r = 1; r < offsets.size(); ++r) out.row_offsets.push_back(offsets[r] + shift);
+  const auto n = static_cast<std::size_t>(offsets.back() - first);
+  out.col_indices.reserve(out.col_indices.size() + n);  // grown once, not doubled as it fills
+  out.values.reserve(out.values.size() + n);
+  if (n > 0) {
+    st.append_to_host(out.col_indices, m.col_indices.data() + first, n, stream);
+    st.append_to_host(out.values, m.values.data() + first, n, stream);
+  }
+  out.rows += row_end - row_begin;
+}
+
 template device_csr<float> allocate_csr<float>(std::int64_t, std::int64_t, std::int64_t, memory_resource&,
                                                 cudaStream_t);
 template device_csr<double> allocate_csr<double>(std::int64_t, std::int64_t, std::int64_t, memory_resource&,
@@ -237,5 +287,7 @@ template device_csr<double> upload(const csr_matrix<double>&, memory_resource&, 
 template csr_matrix<float> download_rows(const device_csr<float>&, std::int64_t, std::int64_t, cudaStream_t);
 template csr_matrix<double> download_rows(const device_csr<double>&, std::int64_t, std::int64_t,
                                           cudaStream_t);
+template void append_rows(const device_csr<float>&, std::int64_t, std::int64_t, csr_matrix<float>&, cudaStream_t);
+template void append_rows(const device_csr<double>&, std::int64_t, std::int64_t, csr_matrix<double>&, cudaStream_t);
 
 }  // namespace spgemm::cuda

@@ -133,4 +133,12 @@ template <typename T>
 csr_matrix<T> download_rows(const device_csr<T>& m, std::int64_t row_begin, std::int64_t row_end,
                             cudaStream_t stream);
 
+// Appends rows [row_begin, row_end) to the host matrix `out` (m's columns):
+// its offsets continue out's, the entries are copied once, from pinned
+// staging into out's arrays (grown in place: no zero-filled resize);
+// synchronized.
+template <typename T>
+void append_rows(const device_csr<T>& m, std::int64_t row_begin, std::int64_t row_end, csr_matrix<T>& out,
+                 cudaStream_t stream);
+
 }  // namespace spgemm::cuda

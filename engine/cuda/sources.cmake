@@ -1,7 +1,7 @@
 # The GPU runtime floor (engine/cuda/): checked calls, the device context and
 # what launches read of it, memory resources, buffers and device CSR,
 # read-back, streams side by side, value conversion, CSR checks on the device,
-# the compaction of flagged entries. Knows no method.
+# the compaction of flagged entries, rows copied between devices. Knows no method.
 target_sources(spgemm_engine PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/cuda_check.cpp
   ${CMAKE_CURRENT_LIST_DIR}/device_guard.cpp
@@ -15,6 +15,7 @@ target_sources(spgemm_engine PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/convert_values.cu
   ${CMAKE_CURRENT_LIST_DIR}/csr_check.cu
   ${CMAKE_CURRENT_LIST_DIR}/compact_entries.cu
+  ${CMAKE_CURRENT_LIST_DIR}/copy_rows.cu
 )
 # Host sources include cuda_runtime_api.h; the static runtime is linked as the
 # project asks (CMAKE_CUDA_RUNTIME_LIBRARY Static).

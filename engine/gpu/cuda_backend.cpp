@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "cuda/convert_values.hpp"
+#include "cuda/copy_rows.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/device_facts.hpp"
 #include "cuda/limiting_resource.hpp"
@@ -13,6 +14,7 @@
 #include "matrix_ops/gpu_ops.hpp"
 #include "method/method.hpp"
 #include "planner/job_rules.hpp"
+#include "planner/row_work.hpp"
 #include "spgemm/errors.hpp"
 #include "transpose/transpose.hpp"
 
@@ -192,6 +194,23 @@ any_csr cuda_backend::fetch(const stored_matrix& m, std::int64_t row_begin, std:
       s.matrix());
 }
 
+void cuda_backend::append_rows(const stored_matrix& m, std::int64_t row_begin, std::int64_t row_end, any_csr& out) {
+  const cuda_stored_matrix& s = own(m, "matrix to fetch");
+  device_guard guard(context_->device);
+  auto stream = context_->streams.acquire();
+  std::visit(
+      [&](const auto& d, auto& to) {
+        using T = typename std::decay_t<decltype(d)>::value;
+        using U = typename std::decay_t<decltype(to)>::value;
+        if constexpr (!std::is_same_v<T, U>) {
+          throw_bad_input("rows to append are of another value type than the matrix they go to");
+        } else {
+          cuda::append_rows(d, row_begin, row_end, to, stream.get());
+        }
+      },
+      s.matrix(), out);
+}
+
 cuda_backend::product cuda_backend::checked(const stored_matrix& a, const stored_matrix& b, const stored_matrix* mask,
                                             const multiply_options& options) const {
   const cuda_stored_matrix& sa = own(a, "left operand");
@@ -253,6 +272,7 @@ memory_estimate cuda_backend::estimate(const product& p, const mask_options* how
   const method::job job{p.a.structure(), p.b.structure(), size_of(p.out), options.tuning, facts, methods(),
                         context_->memory, stream.get(), never, options.semiring, job_mask_of(p.mask, how)};
   memory_estimate e = r.method->estimate(job);
+  e.algo = r.method->algo;
   if (!r.reason.empty()) e.method = "auto: " + e.method + " (" + r.reason + ")";
   if (!options.semiring.is_plus_times()) e.method += " " + to_string(options.semiring);
   // Operands of another value type are converted first and held for the whole job.
@@ -471,6 +491,29 @@ std::shared_ptr<stored_matrix> cuda_backend::with_values(const stored_matrix& m,
   return keep(std::move(copy), stream.get());
 }
 
+std::shared_ptr<stored_matrix> cuda_backend::copy_rows(const stored_matrix& m, std::int64_t row_begin,
+                                                       std::int64_t row_end) {
+  const auto* src = dynamic_cast<const cuda_stored_matrix*>(&m);
+  if (src == nullptr) throw_bad_input("matrix to copy to " + name() + " is not stored on a GPU");
+  device_guard guard(context_->device);
+  auto stream = context_->streams.acquire();
+  any_device_csr copy = std::visit(
+      [&](const auto& d) -> any_device_csr {
+        return cuda::copy_rows(d, src->context().device, row_begin, row_end, context_->memory, stream.get());
+      },
+      src->matrix());
+  return keep(std::move(copy), stream.get());
+}
+
+row_work cuda_backend::work_per_row(const stored_matrix& a, const stored_matrix& b) {
+  const cuda_stored_matrix& sa = own(a, "left operand");
+  const cuda_stored_matrix& sb = own(b, "right operand");
+  require_conformable(sa.info(), sb.info());
+  device_guard guard(context_->device);
+  auto stream = context_->streams.acquire();
+  return planner::compute_row_work(sa.structure(), sb.structure(), context_->memory, stream.get());
+}
+
 }  // namespace gpu
 
 int cuda_device_count() {
@@ -483,5 +526,26 @@ int cuda_device_count() {
 }
 
 std::shared_ptr<backend> make_cuda_backend(int ordinal) { return std::make_shared<gpu::cuda_backend>(ordinal); }
+
+std::vector<std::shared_ptr<backend>> open_cuda_backends(const std::vector<int>& ordinals) {
+  std::vector<std::shared_ptr<backend>> backends;
+  for (int ordinal : ordinals) backends.push_back(make_cuda_backend(ordinal));
+  // Each device may read every other's memory: copies between them go over
+  // NVLink or PCIe directly instead of through host memory.
+  for (int from : ordinals) {
+    for (int to : ordinals) {
+      int can = 0;
+      if (from == to || cudaDeviceCanAccessPeer(&can, from, to) != cudaSuccess || can == 0) {
+        (void)cudaGetLastError();
+        continue;
+      }
+      cuda::device_guard guard(from);
+      const cudaError_t enabled = cudaDeviceEnablePeerAccess(to, 0);
+      if (enabled != cudaSuccess && enabled != cudaErrorPeerAccessAlreadyEnabled) SPGEMM_CUDA_CHECK(enabled);
+      (void)cudaGetLastError();
+    }
+  }
+  return backends;
+}
 
 }  // namespace spgemm

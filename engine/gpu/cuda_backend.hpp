@@ -31,6 +31,7 @@ class cuda_backend final : public backend {
                                              const host_csr_arrays& arrays) override;  // cuda_writer.cpp
   any_csr fetch(const stored_matrix& m, std::int64_t row_begin, std::int64_t row_end) override;
   using backend::fetch;
+  void append_rows(const stored_matrix& m, std::int64_t row_begin, std::int64_t row_end, any_csr& out) override;
 
   memory_estimate estimate_multiply(const stored_matrix& a, const stored_matrix& b,
                                     const multiply_options& options) override;
@@ -52,6 +53,9 @@ class cuda_backend final : public backend {
   std::shared_ptr<stored_matrix> transpose(const stored_matrix& a, const cancel_token& cancel = {},
                                            std::size_t* peak_bytes = nullptr) override;
   memory_estimate estimate_transpose(const stored_matrix& a) override;
+  std::shared_ptr<stored_matrix> copy_rows(const stored_matrix& m, std::int64_t row_begin,
+                                           std::int64_t row_end) override;
+  row_work work_per_row(const stored_matrix& a, const stored_matrix& b) override;
 
   std::shared_ptr<stored_matrix> store_from_ipc(const matrix_info& info, const ipc_csr_arrays& arrays) override;  // ipc_transfer.cpp
   void fetch_into_ipc(const stored_matrix& m, const ipc_csr_arrays& arrays) override;  // ipc_transfer.cpp

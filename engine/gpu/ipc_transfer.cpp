@@ -95,7 +95,7 @@ class ipc_openings {
   std::map<std::string, void*> opened_;
 };
 
-void copy(void* to, const void* from, std::size_t bytes, cudaStream_t stream) {
+void copy_bytes(void* to, const void* from, std::size_t bytes, cudaStream_t stream) {
   if (bytes > 0) SPGEMM_CUDA_CHECK(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToDevice, stream));
 }
 
@@ -111,11 +111,11 @@ std::shared_ptr<stored_matrix> cuda_backend::store_from_ipc(const matrix_info& i
     cuda::device_csr<T> d = cuda::allocate_csr<T>(info.rows, info.cols, info.nnz, context_->memory, stream.get());
     {
       ipc_openings opened(stream.get());
-      copy(d.row_offsets.data(), opened.address(arrays.row_offsets, (rows + 1) * sizeof(offset_t), true, "row_offsets"),
+      copy_bytes(d.row_offsets.data(), opened.address(arrays.row_offsets, (rows + 1) * sizeof(offset_t), true, "row_offsets"),
            (rows + 1) * sizeof(offset_t), stream.get());
-      copy(d.col_indices.data(), opened.address(arrays.col_indices, nnz * sizeof(index_t), true, "col_indices"),
+      copy_bytes(d.col_indices.data(), opened.address(arrays.col_indices, nnz * sizeof(index_t), true, "col_indices"),
            nnz * sizeof(index_t), stream.get());
-      copy(d.values.data(), opened.address(arrays.values, nnz * sizeof(T), true, "values"), nnz * sizeof(T),
+      copy_bytes(d.values.data(), opened.address(arrays.values, nnz * sizeof(T), true, "values"), nnz * sizeof(T),
            stream.get());
     }  // copied: the client's memory is closed again
     // Only the copy is checked and kept: the client may change its arrays at any time.
@@ -136,11 +136,11 @@ void cuda_backend::fetch_into_ipc(const stored_matrix& m, const ipc_csr_arrays& 
       [&](const auto& d) {
         using T = typename std::decay_t<decltype(d)>::value;
         const auto rows = static_cast<std::size_t>(d.rows), nnz = static_cast<std::size_t>(d.nnz);
-        copy(opened.address(arrays.row_offsets, (rows + 1) * sizeof(offset_t), false, "row_offsets"),
+        copy_bytes(opened.address(arrays.row_offsets, (rows + 1) * sizeof(offset_t), false, "row_offsets"),
              d.row_offsets.data(), (rows + 1) * sizeof(offset_t), stream.get());
-        copy(opened.address(arrays.col_indices, nnz * sizeof(index_t), false, "col_indices"), d.col_indices.data(),
+        copy_bytes(opened.address(arrays.col_indices, nnz * sizeof(index_t), false, "col_indices"), d.col_indices.data(),
              nnz * sizeof(index_t), stream.get());
-        copy(opened.address(arrays.values, nnz * sizeof(T), false, "values"), d.values.data(), nnz * sizeof(T),
+        copy_bytes(opened.address(arrays.values, nnz * sizeof(T), false, "values"), d.values.data(), nnz * sizeof(T),
              stream.get());
       },
       s.matrix());

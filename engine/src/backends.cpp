@@ -76,10 +76,10 @@ std::unique_ptr<amg::operations> backend::amg_operations() {
 
 std::vector<std::shared_ptr<backend>> open_default_backends() {
   std::vector<std::shared_ptr<backend>> backends;
-  const int gpus = cuda_device_count();
-  for (int ordinal = 0; ordinal < gpus; ++ordinal) backends.push_back(make_cuda_backend(ordinal));
-  if (backends.empty()) backends.push_back(make_cpu_backend());
-  return backends;
+  std::vector<int> gpus(static_cast<std::size_t>(cuda_device_count()));
+  for (std::size_t i = 0; i < gpus.size(); ++i) gpus[i] = static_cast<int>(i);
+  if (gpus.empty()) return {make_cpu_backend()};
+  return open_cuda_backends(gpus);
 }
 
 }  // namespace spgemm

@@ -109,6 +109,21 @@ product_stats compute_product_stats(const csr_matrix<T>& a, const csr_matrix<U>&
   return product_stats_within(a, b, mask_row_offsets.data());
 }
 
+template <typename T, typename U>
+row_work compute_row_work(const csr_matrix<T>& a, const csr_matrix<U>& b) {
+  require_conformable(info_of(a), info_of(b));
+  row_work w;
+  w.entries.resize(static_cast<std::size_t>(a.rows));
+  w.products.resize(static_cast<std::size_t>(a.rows));
+  for (std::int64_t r = 0; r < a.rows; ++r) {
+    std::int64_t products = 0;
+    for (offset_t k = a.row_offsets[r]; k < a.row_offsets[r + 1]; ++k) products += b.row_length(a.col_indices[k]);
+    w.entries[static_cast<std::size_t>(r)] = a.row_length(r);
+    w.products[static_cast<std::size_t>(r)] = products;
+  }
+  return w;
+}
+
 value_type output_type_of(const matrix_info& a, const matrix_info& b, const multiply_options& options) {
   if (options.output_type) return *options.output_type;
   return a.type == value_type::f64 || b.type == value_type::f64 ? value_type::f64 : value_type::f32;
@@ -130,5 +145,9 @@ template product_stats compute_product_stats(const csr_matrix<double>&, const cs
                                              const std::vector<offset_t>&);
 template product_stats compute_product_stats(const csr_matrix<double>&, const csr_matrix<double>&,
                                              const std::vector<offset_t>&);
+template row_work compute_row_work(const csr_matrix<float>&, const csr_matrix<float>&);
+template row_work compute_row_work(const csr_matrix<float>&, const csr_matrix<double>&);
+template row_work compute_row_work(const csr_matrix<double>&, const csr_matrix<float>&);
+template row_work compute_row_work(const csr_matrix<double>&, const csr_matrix<double>&);
 
 }  // namespace spgemm

@@ -15,4 +15,9 @@ std::shared_ptr<backend> make_cuda_backend(int ordinal) {
               "cuda:" + std::to_string(ordinal) + " is not available: this engine was built without CUDA");
 }
 
+std::vector<std::shared_ptr<backend>> open_cuda_backends(const std::vector<int>& ordinals) {
+  if (ordinals.empty()) return {};
+  return {make_cuda_backend(ordinals.front())};  // throws: no CUDA here
+}
+
 }  // namespace spgemm

@@ -99,8 +99,8 @@ v1::MatrixHeader header_of(const csr_view& m, const std::string& name) {
   return h;
 }
 
-grpc::Status chunk_assembler::check_header(const v1::MatrixHeader& h) {
-  if (h.rows() < 0 || h.cols() < 0 || h.nnz() < 0) {
+grpc::Status chunk_assembler::check_header(const v1::MatrixHeader& h, bool result) {
+  if (h.rows() < 0 || h.cols() < 0 || (h.nnz() < 0 && !(result && h.nnz() == unknown_nnz))) {
     return invalid("header: rows, cols and nnz must not be negative (got rows=" + str(h.rows()) +
                    ", cols=" + str(h.cols()) + ", nnz=" + str(h.nnz()) + ")");
   }
@@ -224,7 +224,7 @@ chunk_assembler::chunk_assembler(const v1::MatrixHeader& h, bool check_columns, 
       fresh_bytes += bytes;
     }
   };
-  const auto nnz = static_cast<std::size_t>(h.nnz());
+  const auto nnz = static_cast<std::size_t>(std::max<int64_t>(h.nnz(), 0));  // unknown: grown as chunks come
   reserve(arrays_.row_offsets, static_cast<std::size_t>(h.rows()) + 1);
   reserve(arrays_.col_indices, nnz);
   if (h.value_type() == v1::FLOAT32) {
@@ -322,7 +322,7 @@ grpc::Status chunk_assembler::add(const chunk_pieces& c) {
   std::memcpy(&first, raw, sizeof(int64_t));
   std::memcpy(&last, raw + (n_offsets - 1) * sizeof(int64_t), sizeof(int64_t));
   if (first != 0) return invalid(where() + "row_offsets must be rebased to start at 0 (got " + str(first) + ")");
-  if (last < 0 || last > header_.nnz() - nnz_received_) {
+  if (last < 0 || (header_.nnz() != unknown_nnz && last > header_.nnz() - nnz_received_)) {
     return invalid(where() + "its " + str(last) + " nonzeros run past the header's nnz=" + str(header_.nnz()) +
                    " (" + str(nnz_received_) + " already received)");
   }
@@ -429,6 +429,7 @@ grpc::Status chunk_assembler::finish() {
     return invalid("upload ended after " + str(rows_received_) + " of " + str(header_.rows()) +
                    " rows: chunks are missing");
   }
+  if (header_.nnz() == unknown_nnz) header_.set_nnz(nnz_received_);
   if (nnz_received_ != header_.nnz()) {
     return invalid("upload ended with " + str(nnz_received_) + " nonzeros; the header announced nnz=" +
                    str(header_.nnz()));

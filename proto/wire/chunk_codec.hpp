@@ -81,9 +81,14 @@ class background_populate;  // wire/populate.hpp
 // a bad column says "not valid CSR" and names the row, column and entry.
 class chunk_assembler {
  public:
-  // Negative dimensions or nnz, an unknown value type, a 64-bit index type,
-  // a shape the 32-bit column indices cannot address.
-  static grpc::Status check_header(const spgemm::v1::MatrixHeader& h);
+  // A result's header may say this nnz: not known until its last chunk (a
+  // product computed in row panels); the arrays then grow as chunks come.
+  static constexpr int64_t unknown_nnz = -1;
+
+  // Negative dimensions or nnz (but unknown_nnz where `result`), an unknown
+  // value type, a 64-bit index type, a shape the 32-bit column indices cannot
+  // address.
+  static grpc::Status check_header(const spgemm::v1::MatrixHeader& h, bool result = false);
 
   // Reserves the arrays for the header's nnz, in `reuse` where its arrays
   // are large enough: address space only, the memory is committed as chunks
@@ -97,7 +102,8 @@ class chunk_assembler {
   grpc::Status add(const spgemm::v1::MatrixChunk& c);
   grpc::Status add(const chunk_pieces& c);
   // OK once every row and every nonzero arrived; then the arrays are
-  // complete (and no longer mapped ahead): take them.
+  // complete (and no longer mapped ahead): take them. A header of
+  // unknown_nnz says the nnz that arrived from then on.
   grpc::Status finish();
 
   int64_t rows_received() const { return rows_received_; }

@@ -58,7 +58,7 @@ outcome store_from_device(matrix_cache& cache, scheduler& sched, const caller& w
 outcome copy_to_device(matrix_cache& cache, cache_entry& e, const spgemm::ipc_csr_arrays& arrays) {
   int device = -1;
   std::shared_ptr<spgemm::stored_matrix> stored;
-  std::shared_ptr<const spgemm::any_csr> host;
+  std::shared_ptr<const host_matrix> host;
   cache.locate(e, &device, &stored, &host);
   try {
     if (stored && cache.backends()[static_cast<std::size_t>(device)]->is_gpu()) {

@@ -19,6 +19,7 @@
 namespace spgemmd::core {
 
 struct job;
+class panel_stream;
 
 // Where a job's time went on the server (seconds, summed over its steps):
 // its part of the call's per-phase timeline (logs, spgemmd_phase_seconds).
@@ -40,6 +41,13 @@ struct job_step {
   // Optional: the matrix the same step gave when it ran before on the job's
   // device (placed), where known.
   std::function<std::optional<spgemm::matrix_info>(const job&)> gave_before;
+  // Optional: the same step computed in row panels (recipes/panelled_multiply),
+  // for when it can never fit its device in one piece. Given the one-piece
+  // estimate where it was made (none where the inputs alone do not fit).
+  std::function<job_step(const std::optional<spgemm::memory_estimate>& whole)> in_panels;
+  // The step reads its inputs where they are (it uses them in place): the
+  // scheduler neither makes them resident nor counts them on the job's device.
+  bool inputs_in_place = false;
 };
 
 struct job {
@@ -60,6 +68,15 @@ struct job {
   reservation res;  // before what it reserves for: a job dropped frees its matrices first
   std::vector<std::shared_ptr<spgemm::stored_matrix>> temps;      // intermediates
   std::shared_ptr<spgemm::stored_matrix> result;
+  // A result gathered in host memory instead (computed in row panels, kept),
+  // and the host budget it holds.
+  std::shared_ptr<const host_matrix> host_result;
+  reservation host_res;  // in the host budget (matrix_cache::host)
+  // Where a streamed result's row panels go while the job computes them
+  // (set by the call for a streamed result; used where the job runs in panels),
+  // and the size of the result they made.
+  std::shared_ptr<panel_stream> panel_out;
+  std::optional<spgemm::matrix_info> streamed;
   std::size_t next_step = 0;
   std::size_t max_estimate = 0;
   job_times times;
@@ -68,6 +85,9 @@ struct job {
   // The estimate the running step was admitted with: the engine's memory
   // limit for it (backend::multiply).
   std::size_t step_estimate = 0;
+  // The running step's estimate in full: the work and the method it counts
+  // towards `products` and `methods` once it ran (a step may say better).
+  spgemm::memory_estimate step_sized;
 
   // The scheduler's.
   uint64_t seq = 0;

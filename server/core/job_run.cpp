@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "core/panels/panel_stream.hpp"
+
 namespace spgemmd::core {
 
 namespace {
@@ -25,6 +27,10 @@ job_run::job_run(matrix_cache& cache, scheduler& sched, caller who, bool keep, s
 outcome job_run::submit(std::shared_ptr<job> j, std::function<void(ending)> ended) {
   report_.algorithm = j->algorithm;
   j->owner = caller_;
+  if (!keep_ && stream_panels_) {
+    j->panel_out = std::make_shared<panel_stream>();
+    panels_ = j->panel_out;
+  }
   j->done = [this, ended = std::move(ended)](job& done, outcome result) { end(done, std::move(result), ended); };
   // While the job is this thread's: a kept result of one step that ran
   // before has its size known (the memo); that needs the job placed.
@@ -105,14 +111,21 @@ void job_run::end(job& j, outcome result, const std::function<void(ending)>& end
 
 outcome job_run::take_result(job& j, const std::optional<entry_info>& announced, ending* e) {
   try {
-    const spgemm::matrix_info info = j.result->info();
+    if (j.streamed) {  // its panels went to the call as they were computed
+      report_.nnz = j.streamed->nnz;
+      return {};
+    }
+    const spgemm::matrix_info info = j.host_result ? j.host_result->info() : j.result->info();
     report_.nnz = info.nnz;
-    if (!keep_) {
+    if (!keep_ && !j.host_result) {
       e->backend = cache_.backends()[static_cast<std::size_t>(j.device)];
       e->product = std::move(j.result);
       e->held = std::move(j.res);
       return {};
     }
+    // Kept from here on; a result not to be kept that was gathered in host
+    // memory (in row panels, not streamed: stream_panels(false)) is kept
+    // instead, with no product in the ending.
     // A call gone (cancelled, past its deadline) would leave the result
     // cached until its TTL, its handle known to no one.
     if (j.cancel.cancelled()) return {status::cancelled, "the call was cancelled; its result is not kept"};
@@ -121,12 +134,17 @@ outcome job_run::take_result(job& j, const std::optional<entry_info>& announced,
                                     std::to_string(announced->info.nnz) +
                                     " it had before and its handle announced; retry"};
     }
-    // Its name counts in the budget beside its bytes.
-    if (!j.res.try_grow(keep_name_.size())) {
-      return {status::does_not_fit, "no room left for the kept result's name on its device; retry later"};
+    const entry_info* promised = announced ? &*announced : nullptr;
+    if (j.host_result) {
+      // Its name counts in the host budget beside its bytes (insert_host_result takes it).
+      e->kept = cache_.insert_host_result(caller_, j.host_res, std::move(j.host_result), keep_name_, 0, promised);
+    } else {
+      // Its name counts in the budget beside its bytes.
+      if (!j.res.try_grow(keep_name_.size())) {
+        return {status::does_not_fit, "no room left for the kept result's name on its device; retry later"};
+      }
+      e->kept = cache_.insert_stored(caller_, j.res, std::move(j.result), keep_name_, 0, promised);
     }
-    e->kept = cache_.insert_stored(caller_, j.res, std::move(j.result), keep_name_, 0,
-                                   announced ? &*announced : nullptr);
     j.res.release();
     kept_at_ = steady::now();
     return {};

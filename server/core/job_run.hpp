@@ -47,7 +47,7 @@ class job_run {
     entry_info kept;  // ok and kept: its cache entry
     // ok and streamed: the result on `backend`, its bytes reserved until they
     // are sent (declared first, so that a dropped ending frees the product
-    // before its reservation).
+    // before its reservation); none where it streamed in panels (panels()).
     reservation held;
     std::shared_ptr<spgemm::backend> backend;
     std::shared_ptr<spgemm::stored_matrix> product;
@@ -59,6 +59,13 @@ class job_run {
           steady::time_point call_started);
   job_run(const job_run&) = delete;  // its job calls back into it
   job_run& operator=(const job_run&) = delete;
+
+  // Before submit: where the result is not kept and the job computes it in
+  // row panels, they stream to the call as they come (on, the default); off,
+  // they are gathered in host memory and the result is kept instead (its
+  // `ending` has `kept`, no product): for a call that writes its result
+  // into a region, which needs its size before the first row.
+  void stream_panels(bool on) { stream_panels_ = on; }
 
   // Submits `j` (a recipe's) as the caller's. `ended` is called once, from a scheduler
   // thread, when it ends; not where submit fails.
@@ -72,6 +79,10 @@ class job_run {
   bool announce(const entry_info& promised);
   // Cancels the job: it leaves the queue, or stops at its next phase.
   void cancel();
+  // A streamed result's row panels, where the job computes it in panels:
+  // they come while it runs (panel_stream::when_open), before its end.
+  // After submit; null for a kept result.
+  const std::shared_ptr<panel_stream>& panels() const { return panels_; }
 
   // Whether the job ended: true from just before its `ended` is called.
   bool over() const;
@@ -95,6 +106,8 @@ class job_run {
   std::optional<spgemm::matrix_info> expected_;  // the result's size, known before it runs
   int expected_device_ = -1;
   job_report report_;
+  std::shared_ptr<panel_stream> panels_;
+  bool stream_panels_ = true;
 
   mutable std::mutex mu_;
   std::shared_ptr<job> job_;

@@ -72,6 +72,31 @@ void reservation::release() {
   if (cache_ != nullptr && bytes_ > 0) cache_->shrink(device_, &bytes_, 0);
 }
 
+in_place& in_place::operator=(in_place&& o) noexcept {
+  if (this != &o) {
+    release();
+    device = o.device;
+    stored = std::move(o.stored);
+    host = std::move(o.host);
+    cache_ = o.cache_;
+    entry_ = o.entry_;
+    o.cache_ = nullptr;
+    o.entry_ = nullptr;
+  }
+  return *this;
+}
+
+void in_place::release() {
+  // The device copy goes before the entry may spill: the device must not
+  // hold more than the cache counts.
+  stored.reset();
+  host.reset();
+  if (cache_ != nullptr && device >= 0) cache_->release_resident(*entry_);
+  cache_ = nullptr;
+  entry_ = nullptr;
+  device = -1;
+}
+
 matrix_cache::matrix_cache(std::vector<std::shared_ptr<spgemm::backend>> backends, std::vector<std::size_t> budgets,
                            std::size_t host_budget, int64_t default_ttl_seconds)
     : backends_(std::move(backends)), host_budget_(host_budget), default_ttl_(default_ttl_seconds) {
@@ -110,6 +135,26 @@ std::string matrix_cache::new_handle() {
 void matrix_cache::note_used(int device) {
   auto& d = devices_[device];
   d.peak_used = std::max(d.peak_used, d.used());
+}
+
+void matrix_cache::count_transfer(int device, transfer direction, std::size_t bytes) {
+  auto& d = devices_[device];
+  const auto n = static_cast<int64_t>(bytes);
+  switch (direction) {
+    case transfer::to_device: d.bytes_to_device += n; break;
+    case transfer::to_host: d.bytes_to_host += n; break;
+    case transfer::from_peer: d.bytes_from_peer += n; break;
+  }
+}
+
+void matrix_cache::note_transfer(int device, transfer direction, std::size_t bytes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  count_transfer(device, direction, bytes);
+}
+
+void matrix_cache::note_panel(int device, int delta) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  devices_[device].panels_in_flight += delta;
 }
 
 void matrix_cache::notify_freed() {
@@ -170,7 +215,8 @@ bool matrix_cache::spill(cache_entry& e) {
   const tenant_state& t = state_of(e.tenant);
   if (host_used_ + e.bytes > host_budget_) return false;
   if (t.limits.host_bytes > 0 && t.held.host + e.bytes > t.limits.host_bytes) return false;
-  auto host = std::make_shared<const spgemm::any_csr>(backends_[e.device]->fetch(*e.stored));
+  auto host = std::make_shared<const host_matrix>(backends_[e.device]->fetch(*e.stored));
+  count_transfer(e.device, transfer::to_host, e.bytes);
   count_out(e);
   e.host = std::move(host);
   e.stored.reset();
@@ -267,6 +313,7 @@ entry_info matrix_cache::insert_host(const caller& who, spgemm::any_csr& m, cons
     const int d = order[i];
     if (!make_room(d, e->bytes)) continue;
     e->stored = backends_[d]->store(m);
+    count_transfer(d, transfer::to_device, e->bytes);
     e->device = e->last_device = d;
     count_in(*e);
     note_used(d);
@@ -278,7 +325,7 @@ entry_info matrix_cache::insert_host(const caller& who, spgemm::any_csr& m, cons
   const std::size_t taken = holds ? std::min(held->bytes_, e->bytes) : 0;
   const bool host_quota = t.limits.host_bytes == 0 || t.held.host + e->bytes <= t.limits.host_bytes;
   if (host_quota && host_used_ - taken + e->bytes <= host_budget_) {
-    e->host = std::make_shared<const spgemm::any_csr>(std::move(m));
+    e->host = std::make_shared<const host_matrix>(std::move(m));
     e->device = -1;
     e->last_device = order.empty() ? 0 : order.front();
     if (holds) {
@@ -315,6 +362,34 @@ entry_info matrix_cache::insert_stored(const caller& who, reservation& res,
   d.reserved -= moved;
   count_in(*e);
   note_used(res.device());
+  add(e);
+  return snapshot(*e);
+}
+
+entry_info matrix_cache::insert_host_result(const caller& who, reservation& res,
+                                            std::shared_ptr<const host_matrix> m, const std::string& name,
+                                            int64_t ttl_seconds, const entry_info* promised) {
+  auto e = make_entry(who.tenant, m->info(), name, ttl_seconds, promised);
+  e->bytes = m->bytes() + name.size();
+  e->host = std::move(m);
+  e->device = -1;
+  std::lock_guard<std::mutex> lock(mutex_);
+  const tenant_state& t = tenant_of(who);
+  const bool holds = res.cache_ == this && res.device_ == host;
+  const std::size_t taken = holds ? std::min(res.bytes_, e->bytes) : 0;
+  if (host_used_ - taken + e->bytes > host_budget_) {
+    throw spgemm::error(spgemm::error_kind::does_not_fit,
+                        "a result of " + std::to_string(e->bytes) + " bytes gathered in host memory held only " +
+                            std::to_string(taken) + " bytes of the host budget");
+  }
+  if (t.limits.host_bytes > 0 && t.held.host + e->bytes > t.limits.host_bytes) {
+    throw quota_exceeded(over_quota(who.tenant, "host_bytes", t.limits.host_bytes, t.held.host, e->bytes));
+  }
+  // The reserved bytes become the entry's.
+  res.bytes_ -= taken;
+  host_used_ -= taken;
+  e->last_device = roomiest_locked();
+  count_in(*e);
   add(e);
   return snapshot(*e);
 }
@@ -395,11 +470,12 @@ std::shared_ptr<spgemm::stored_matrix> matrix_cache::make_resident(cache_entry& 
   if (!make_room(device, e.bytes)) return nullptr;
   ++d.uses;
   std::shared_ptr<spgemm::stored_matrix> stored;
-  if (e.device >= 0) {  // on another device: move it through the host
-    spgemm::any_csr tmp = backends_[e.device]->fetch(*e.stored);
-    stored = backends_[device]->store(tmp);
+  if (e.device >= 0) {  // on another device: copied over peer-to-peer, never through the host
+    stored = backends_[device]->copy(*e.stored);
+    count_transfer(device, transfer::from_peer, e.bytes);
   } else {
-    stored = backends_[device]->store(*e.host);
+    stored = backends_[device]->store(*e.host->whole());
+    count_transfer(device, transfer::to_device, e.bytes);
   }
   count_out(e);
   e.stored = std::move(stored);
@@ -451,14 +527,14 @@ void matrix_cache::write_values(cache_entry& e, const void* values) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (e.device < 0) {  // spilled: a new host copy (a reader of the old keeps it)
-      spgemm::any_csr copy = *e.host;
+      spgemm::any_csr copy = *e.host->whole();
       std::visit(
           [&](auto& m) {
             using T = typename std::decay_t<decltype(m)>::value;
             std::copy_n(static_cast<const T*>(values), m.values.size(), m.values.begin());
           },
           copy);
-      e.host = std::make_shared<const spgemm::any_csr>(std::move(copy));
+      e.host = std::make_shared<const host_matrix>(std::move(copy));
     } else if (e.stored.use_count() == 1) {
       backends_[e.device]->write_values(*e.stored, values);
     } else {
@@ -502,6 +578,23 @@ void matrix_cache::replace_stored(cache_entry& e, std::shared_ptr<spgemm::stored
   notify_freed();
 }
 
+in_place matrix_cache::use_in_place(cache_entry& e) {
+  in_place use;
+  std::lock_guard<std::mutex> lock(mutex_);
+  use.cache_ = this;
+  use.entry_ = &e;
+  use.device = e.device;
+  if (e.device >= 0) {
+    ++e.active;
+    ++devices_[e.device].uses;
+    ++devices_[e.device].hits;
+    use.stored = e.stored;
+  } else {
+    use.host = e.host;
+  }
+  return use;
+}
+
 int matrix_cache::preferred_device(const std::vector<cache_entry*>& entries) {
   std::lock_guard<std::mutex> lock(mutex_);
   std::vector<std::size_t> bytes(devices_.size(), 0);
@@ -517,6 +610,10 @@ int matrix_cache::preferred_device(const std::vector<cache_entry*>& entries) {
 
 int matrix_cache::roomiest_device() {
   std::lock_guard<std::mutex> lock(mutex_);
+  return roomiest_locked();
+}
+
+int matrix_cache::roomiest_locked() const {
   int best = 0;
   auto room = [&](int i) {
     return static_cast<int64_t>(devices_[i].budget) - static_cast<int64_t>(devices_[i].used());
@@ -528,7 +625,7 @@ int matrix_cache::roomiest_device() {
 }
 
 void matrix_cache::locate(cache_entry& e, int* device, std::shared_ptr<spgemm::stored_matrix>* stored,
-                          std::shared_ptr<const spgemm::any_csr>* host) {
+                          std::shared_ptr<const host_matrix>* host) {
   std::lock_guard<std::mutex> lock(mutex_);
   *device = e.device;
   *stored = e.stored;
@@ -619,7 +716,8 @@ cache_stats matrix_cache::stats() {
   cache_stats s;
   for (std::size_t i = 0; i < devices_.size(); ++i) {
     const auto& d = devices_[i];
-    s.devices.push_back({backends_[i]->name(), d.budget, d.cached, d.reserved, d.peak_used, d.uses, d.hits});
+    s.devices.push_back({backends_[i]->name(), d.budget, d.cached, d.reserved, d.peak_used, d.uses, d.hits,
+                         d.panels_in_flight, d.bytes_to_device, d.bytes_to_host, d.bytes_from_peer});
   }
   s.host_bytes = host_used_;
   s.host_budget = host_budget_;

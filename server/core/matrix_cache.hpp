@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "core/caller.hpp"
+#include "core/host_matrix.hpp"
 #include "spgemm/backend.hpp"
 #include "spgemm/csr.hpp"
 
@@ -65,7 +66,7 @@ struct cache_entry {
   int device = -1;  // where it is resident; -1: on the host
   int last_device = 0;
   std::shared_ptr<spgemm::stored_matrix> stored;    // when resident on a device
-  std::shared_ptr<const spgemm::any_csr> host;      // when spilled
+  std::shared_ptr<const host_matrix> host;          // when spilled
   int pins = 0;    // jobs and downloads holding it: it is not freed
   int active = 0;  // jobs using it on its device: it does not spill
   bool deleted = false;
@@ -113,8 +114,9 @@ struct list_page {
 };
 
 // Bytes held on a device by a job or a result in flight, or in the host
-// budget (device matrix_cache::host) by an upload arriving there; released
-// when destroyed.
+// budget (device matrix_cache::host) by an upload arriving there or a result
+// gathered there (a product computed in row panels, kept); released when
+// destroyed.
 class reservation {
  public:
   reservation() = default;
@@ -143,10 +145,40 @@ class reservation {
   std::size_t bytes_ = 0;
 };
 
+// Bytes a device's copies moved, by direction: host to device (uploads,
+// restores, operand panels), device to host (spills, results fetched or
+// streamed) and from another device into this one (peer-to-peer).
+enum class transfer { to_device, to_host, from_peer };
+
 struct device_stats {
   std::string name;
   std::size_t budget = 0, cached = 0, reserved = 0, peak_used = 0;
   int64_t uses = 0, hits = 0;
+  int panels_in_flight = 0;  // row panels of products computing or waiting to leave the device
+  int64_t bytes_to_device = 0, bytes_to_host = 0, bytes_from_peer = 0;
+};
+
+// An entry used where it lives, for as long as this lives: on a device it
+// neither spills nor moves (as make_resident's), on the host its copy
+// stays. What a product in row panels reads its operands from.
+class in_place {
+ public:
+  in_place() = default;
+  in_place(in_place&& o) noexcept { *this = std::move(o); }
+  in_place& operator=(in_place&& o) noexcept;
+  in_place(const in_place&) = delete;
+  in_place& operator=(const in_place&) = delete;
+  ~in_place() { release(); }
+  void release();
+
+  int device = -1;  // -1: on the host
+  std::shared_ptr<spgemm::stored_matrix> stored;  // on `device`
+  std::shared_ptr<const host_matrix> host;        // on the host
+
+ private:
+  friend class matrix_cache;
+  matrix_cache* cache_ = nullptr;
+  cache_entry* entry_ = nullptr;
 };
 
 // One tenant's matrices: their bytes per device and in host memory (deleted
@@ -175,6 +207,7 @@ class matrix_cache {
   const std::vector<std::shared_ptr<spgemm::backend>>& backends() const { return backends_; }
   std::size_t budget(int device) const { return devices_[device].budget; }
   std::size_t largest_budget() const;
+  std::size_t host_budget() const { return host_budget_; }
 
   // A new handle: "m-" and 32 hex digits from a CSPRNG.
   static std::string new_handle();
@@ -204,6 +237,16 @@ class matrix_cache {
   // device quota; false where they can not.
   bool make_quota_room(const caller& who, std::size_t bytes);
 
+  // Adds a result of `who`'s tenant gathered in host memory (a product
+  // computed in row panels) as a spilled entry; the bytes `res` (a host
+  // reservation) holds for it become the entry's. Throws
+  // spgemm::error(does_not_fit) where the host budget does not hold it,
+  // quota_exceeded where its tenant's host quota does not. Later products
+  // use it where it is, or restore it to a device. With `promised` (from
+  // promise_stored), under that handle.
+  entry_info insert_host_result(const caller& who, reservation& res, std::shared_ptr<const host_matrix> m,
+                                const std::string& name, int64_t ttl_seconds, const entry_info* promised = nullptr);
+
   // Pins an entry `who` sees; an empty pin where there is no such (live) entry.
   pin acquire(const caller& who, const std::string& handle);
   // Pins the live entry whose stored matrix is `m`, resident on `device`;
@@ -222,13 +265,19 @@ class matrix_cache {
   // Ends a make_resident: the entry may spill again. (It frees nothing, so
   // the on_freed callback is not called.)
   void release_resident(cache_entry& e);
+  // Uses a pinned entry where it lives now (see in_place). Counts a use of its device.
+  in_place use_in_place(cache_entry& e);
+  // Bytes a device's copies moved (for Status and the metrics).
+  void note_transfer(int device, transfer direction, std::size_t bytes);
+  // A row panel started on `device` (+1) or left it (-1).
+  void note_panel(int device, int delta);
   // Device where most of these entries' bytes live, or -1.
   int preferred_device(const std::vector<cache_entry*>& entries);
   // Device with the most room (budget - used).
   int roomiest_device();
   // Where an entry lives now: its stored matrix (device >= 0) or host copy.
   void locate(cache_entry& e, int* device, std::shared_ptr<spgemm::stored_matrix>* stored,
-              std::shared_ptr<const spgemm::any_csr>* host);
+              std::shared_ptr<const host_matrix>* host);
 
   // New values for an entry's pattern (`values`: nnz values of its value
   // type). In place where nothing but the cache holds its stored matrix;
@@ -261,9 +310,12 @@ class matrix_cache {
  private:
   friend class pin;
   friend class reservation;
+  friend class in_place;
   struct device_state {
     std::size_t budget = 0, cached = 0, reserved = 0, peak_used = 0;
     int64_t uses = 0, hits = 0;
+    int panels_in_flight = 0;
+    int64_t bytes_to_device = 0, bytes_to_host = 0, bytes_from_peer = 0;
     std::size_t used() const { return cached + reserved; }
   };
   struct tenant_state {
@@ -296,6 +348,7 @@ class matrix_cache {
   entry_map::iterator find(const caller& who, const std::string& handle);
   // Adds a new entry to the listing. Lock held.
   void add(const std::shared_ptr<cache_entry>& e);
+  int roomiest_locked() const;
   void free_entry(cache_entry& e);  // lock held
   // Versions of stored matrices replaced while still held elsewhere: their
   // bytes stay reserved on their device until only the cache holds them.
@@ -310,6 +363,7 @@ class matrix_cache {
   // unreserved (lock held): the caller drops them after unlocking.
   std::vector<retired_version> collect_retired();
   void note_used(int device);       // lock held
+  void count_transfer(int device, transfer direction, std::size_t bytes);  // lock held
   entry_info snapshot(const cache_entry& e) const;
   // A new entry, not yet added: its handle (drawn now, unless given), times and TTL.
   std::shared_ptr<cache_entry> make_entry(const std::string& tenant, const spgemm::matrix_info& info,

@@ -1,14 +1,20 @@
 // The rows of a matrix being streamed, as host blocks: fetched from the
 // backend that stores it a block at a time (the next block in the background
-// while the current one is sent), or a host copy taken whole, without a copy.
-// A slow reader holds about two blocks of host memory.
+// while the current one is sent), or a host copy's blocks as they are, without a copy,
+// or from the row panels of a product as its job computes them (each panel
+// freed on its device once its last block is fetched). A slow reader holds
+// about two blocks of host memory (and, for panels, its device the panels).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <future>
 #include <memory>
+#include <optional>
 
 #include "core/matrix_cache.hpp"
+#include "core/outcome.hpp"
+#include "core/panels/panel_stream.hpp"
 #include "spgemm/backend.hpp"
 
 namespace spgemmd::core {
@@ -23,30 +29,47 @@ class row_blocks {
   // Blocks of about `block_bytes` (at least one row) of a stored matrix.
   row_blocks(std::shared_ptr<spgemm::backend> backend, std::shared_ptr<spgemm::stored_matrix> stored,
              std::size_t block_bytes);
-  // The host copy as one block.
-  explicit row_blocks(std::shared_ptr<const spgemm::any_csr> host);
   // The rows of a cache entry (pinned by the caller), wherever it lives now.
   row_blocks(matrix_cache& cache, cache_entry& e, std::size_t block_bytes);
+  // The rows of C of `shape` (nnz unknown) as its row panels come.
+  row_blocks(std::shared_ptr<panel_stream> panels, const spgemm::matrix_info& shape, std::size_t block_bytes);
   row_blocks(const row_blocks&) = delete;  // a fetch in flight refers to this object
   row_blocks& operator=(const row_blocks&) = delete;
   ~row_blocks();  // waits for a fetch in flight
 
   const spgemm::matrix_info& info() const { return info_; }
-  bool more() const { return next_row_ < info_.rows; }
-  // The next block (waiting for its fetch); call only while more().
+  bool more() const { return next_row_ < info_.rows && !failure_; }
+  // Whether next() can go on without waiting for a panel to be computed;
+  // else `wake` is called once, from the job, when it can. Always true but
+  // for panels.
+  bool ready(std::function<void()> wake);
+  // Why the panels stopped coming: the job failed (more() is false then).
+  const std::optional<outcome>& failure() const { return failure_; }
+  // The next block (waiting for its fetch); call only while more() and ready().
   block next();
+  // The call is gone: panels not taken yet are freed now, later ones at once.
+  void abandon();
 
  private:
-  void set_block_rows(std::size_t block_bytes);
+  void set_block_rows(const spgemm::matrix_info& rows, std::size_t block_bytes);
   std::shared_ptr<const spgemm::any_csr> fetch(int64_t begin, int64_t end) const;
+  block next_of_panel();
 
   std::shared_ptr<spgemm::backend> backend_;
   std::shared_ptr<spgemm::stored_matrix> stored_;
-  std::shared_ptr<const spgemm::any_csr> host_;
+  std::shared_ptr<const host_matrix> host_;
+  std::size_t host_block_ = 0;  // the next of host_'s blocks
   spgemm::matrix_info info_;
   int64_t rows_per_block_ = 0;
   int64_t next_row_ = 0;
   std::future<std::shared_ptr<const spgemm::any_csr>> ahead_;  // rows from next_row_
+  // Panels: where they come from, the one being fetched (backend_ and
+  // stored_ are its), its first row and the bytes a block holds.
+  std::shared_ptr<panel_stream> panels_;
+  std::optional<device_panel> panel_;
+  int64_t panel_row_ = 0;  // of C, where the panel being fetched begins
+  std::size_t block_bytes_ = 0;
+  std::optional<outcome> failure_;
 };
 
 }  // namespace spgemmd::core

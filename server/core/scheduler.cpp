@@ -57,10 +57,13 @@ void scheduler::enqueue_locked(std::shared_ptr<job> j) {
 
 void scheduler::dequeued_locked(const job& j) { --tenants_[j.owner.tenant].jobs.queue_depth; }
 
-std::shared_ptr<job> scheduler::next_in_turn_locked() {
+std::shared_ptr<job> scheduler::next_in_turn_locked(const std::vector<bool>& blocked) {
+  auto held_up = [&](const job& j) { return j.device >= 0 && blocked[static_cast<std::size_t>(j.device)]; };
   auto it = queue_.begin();
-  if (it == queue_.end()) return nullptr;
-  if ((*it)->next_step > 0) return *it;  // between its steps: first, whatever its tenant's quotas
+  // Between their steps (at the front): first, whatever their tenants' quotas.
+  for (; it != queue_.end() && (*it)->next_step > 0; ++it) {
+    if (!held_up(**it)) return *it;
+  }
   while (it != queue_.end()) {
     // One priority: the job of the fewest ahead of it of its own tenant, the
     // tenant served least recently first, then the earliest.
@@ -71,6 +74,7 @@ std::shared_ptr<job> scheduler::next_in_turn_locked() {
     for (; it != queue_.end() && (*it)->priority == priority; ++it) {
       const job& j = **it;
       const int rank = ahead[j.owner.tenant]++;
+      if (held_up(j)) continue;  // its device's head waits for memory
       const tenant_jobs& t = tenants_[j.owner.tenant];
       const int most = j.owner.limits.running_jobs;
       if (most > 0 && t.jobs.running >= most) continue;
@@ -123,6 +127,10 @@ scheduler_stats scheduler::stats_of(const std::string& tenant) {
   std::lock_guard<std::mutex> lock(mutex_);
   scheduler_stats s = tenants_[tenant].jobs;
   s.running_per_device.resize(running_.size(), 0);
+  s.queued_per_device.assign(running_.size(), 0);
+  for (const auto& j : queue_) {
+    if (j->owner.tenant == tenant && j->device >= 0) ++s.queued_per_device[static_cast<std::size_t>(j->device)];
+  }
   return s;
 }
 
@@ -132,6 +140,10 @@ scheduler_stats scheduler::stats() {
   s.queue_depth = static_cast<int>(queue_.size());
   s.running = running_total_;
   s.running_per_device = running_;
+  s.queued_per_device.assign(running_.size(), 0);
+  for (const auto& j : queue_) {
+    if (j->device >= 0) ++s.queued_per_device[static_cast<std::size_t>(j->device)];
+  }
   s.completed = completed_;
   s.failed = failed_;
   return s;
@@ -147,6 +159,15 @@ void scheduler::place(job& j) {
   j.res = reservation(&cache_, d);
 }
 
+bool scheduler::go_in_panels(job& j, const std::optional<spgemm::memory_estimate>& whole) {
+  job_step& step = j.steps[j.next_step];
+  if (!step.in_panels) return false;
+  release_resident(j);  // the panels read the inputs where they are
+  step = step.in_panels(whole);
+  j.step_estimated = false;
+  return true;
+}
+
 scheduler::admission scheduler::try_admit(const std::shared_ptr<job>& j, outcome* ended) {
   if (j->cancel.cancelled()) {
     *ended = {status::cancelled, "the call was cancelled while the job was queued"};
@@ -155,15 +176,17 @@ scheduler::admission scheduler::try_admit(const std::shared_ptr<job>& j, outcome
   place(*j);
   const int d = j->device;
   const std::size_t budget = cache_.budget(d);
-  const std::size_t input_bytes = unique_input_bytes(*j);
+  const bool in_place = j->steps[j->next_step].inputs_in_place;
+  const std::size_t input_bytes = in_place ? 0 : unique_input_bytes(*j);
   const std::size_t quota = j->owner.limits.device_bytes;
-  if (const std::size_t own = unique_input_bytes(*j, &j->owner.tenant); quota > 0 && own > quota) {
+  if (const std::size_t own = in_place ? 0 : unique_input_bytes(*j, &j->owner.tenant); quota > 0 && own > quota) {
     *ended = {status::over_quota, "the job's inputs of tenant '" + j->owner.tenant + "' take " +
                                       std::to_string(own) + " bytes, over its device_bytes quota of " +
                                       std::to_string(quota) + ": they can never be on a device together"};
     return admission::finished;
   }
   if (input_bytes > budget) {
+    if (go_in_panels(*j, std::nullopt)) return try_admit(j, ended);
     *ended = {status::does_not_fit,
               "the job's inputs take " + std::to_string(input_bytes) + " bytes; the budget of " +
                   cache_.backends()[d]->name() + " is " + std::to_string(budget) + " bytes"};
@@ -179,7 +202,7 @@ scheduler::admission scheduler::try_admit(const std::shared_ptr<job>& j, outcome
     return admission::wait;
   }
   try {
-    if (j->resident.size() != j->inputs.size()) {
+    if (!j->steps[j->next_step].inputs_in_place && j->resident.size() != j->inputs.size()) {
       j->resident.clear();
       for (auto& p : j->inputs) {
         auto s = cache_.make_resident(*p, d);
@@ -195,8 +218,7 @@ scheduler::admission scheduler::try_admit(const std::shared_ptr<job>& j, outcome
       const spgemm::memory_estimate e = j->steps[j->next_step].estimate(*j, *cache_.backends()[d]);
       j->times.estimate += seconds_since(sizing);
       j->step_estimate = e.total();
-      j->products += e.products;
-      j->methods += (j->methods.empty() ? "" : " + ") + e.method;
+      j->step_sized = e;
       j->step_estimated = true;
       j->max_estimate = std::max(j->max_estimate, j->step_estimate + j->res.bytes());
     }
@@ -206,6 +228,7 @@ scheduler::admission scheduler::try_admit(const std::shared_ptr<job>& j, outcome
   }
   const std::size_t need = input_bytes + j->res.bytes() + j->step_estimate;
   if (need > budget) {
+    if (go_in_panels(*j, j->step_sized)) return try_admit(j, ended);
     *ended = {status::does_not_fit,
               "the job needs " + std::to_string(need) + " bytes (inputs " + std::to_string(input_bytes) +
                   ", estimate of its " + j->steps[j->next_step].what + " " + std::to_string(j->step_estimate) +
@@ -243,17 +266,24 @@ std::shared_ptr<job> scheduler::admit_pass(std::unique_lock<std::mutex>& lock, b
       }
       lock.lock();
     }
-    // Admit in turn while jobs fit (a job that waits for memory blocks the
-    // rest, so that a large one is not passed over forever).
+    // Admit in turn while jobs fit. A job that waits for memory blocks the
+    // jobs after it on its device (so that a large one is not passed over
+    // forever), not those placed on others: an idle GPU takes its next job
+    // while another's head waits.
+    std::vector<bool> blocked(cache_.backends().size(), false);
     while (!stopping_) {
-      auto j = next_in_turn_locked();
+      auto j = next_in_turn_locked(blocked);
       if (!j) break;
       lock.unlock();
       outcome ended;
       const steady::time_point admitting = steady::now();
       const admission a = try_admit(j, &ended);
       lock.lock();
-      if (a == admission::wait) break;
+      if (stopping_) break;  // the queue was handed to the dispatcher, `j` with it
+      if (a == admission::wait) {
+        blocked[static_cast<std::size_t>(j->device)] = true;
+        continue;
+      }
       queue_.remove(j);
       dequeued_locked(*j);
       j->admitted_at = steady::now();
@@ -313,6 +343,8 @@ void scheduler::run_job(std::unique_lock<std::mutex>& lock, std::shared_ptr<job>
   try {
     const std::size_t held = j->steps[j->next_step].run(*j, *cache_.backends()[j->device]);
     j->res.shrink_to(held);
+    j->products += j->step_sized.products;
+    j->methods += (j->methods.empty() ? "" : " + ") + j->step_sized.method;
   } catch (...) {
     ended = outcome_of(std::current_exception());
   }
@@ -398,6 +430,8 @@ void scheduler::finish(const std::shared_ptr<job>& j, outcome ended) {
   if (!ended.ok()) {  // freed before the call hears of it
     j->result.reset();
     j->res.release();
+    j->host_result.reset();
+    j->host_res.release();
   }
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -421,6 +455,8 @@ void scheduler::finish(const std::shared_ptr<job>& j, outcome ended) {
   // scheduler.
   j->result.reset();
   j->res.release();
+  j->host_result.reset();
+  j->host_res.release();
 }
 
 void scheduler::stop() {

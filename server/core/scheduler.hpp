@@ -12,11 +12,13 @@
 // between its steps goes first, since only its end frees what it holds. A job that waits holds no input on the device:
 // those stay free to spill. It is rejected (does_not_fit) only when it could
 // never fit: its inputs, what it holds and the step's estimate exceed the
-// device budget; a full queue turns it away (queue_full). A job runs on the
-// device where most of its input bytes are cached, else on the device with
-// the most room; up to `workers` jobs run at once per device. A cancelled job
-// leaves the queue at once, or stops at the engine's next phase boundary, and
-// releases everything it held.
+// device budget, and the step has no form in row panels (a product has: it
+// then runs in panels, recipes/panelled_multiply); a full queue turns it away
+// (queue_full). A job runs on the device where most of its input bytes are
+// cached, else on the device with the most room; up to `workers` jobs run at
+// once per device. A job that waits holds up the jobs after it on its device
+// only. A cancelled job leaves the queue at once, or stops at the engine's
+// next phase boundary, and releases everything it held.
 //
 // Tenants take turns within a priority: the next job is the earliest of the
 // tenant with the fewest jobs ahead of it in that priority, the tenant served
@@ -36,6 +38,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -51,6 +54,7 @@ struct scheduler_stats {
   int queue_depth = 0;
   int running = 0;
   std::vector<int> running_per_device;
+  std::vector<int> queued_per_device;  // jobs waiting, by the device they were placed on (unplaced: none)
   int64_t completed = 0, failed = 0;
 };
 
@@ -95,13 +99,18 @@ class scheduler {
   // One admission attempt for the head job. Lock not held.
   enum class admission { admitted, wait, finished };
   admission try_admit(const std::shared_ptr<job>& j, outcome* ended);
+  // Where the job's next step can never fit its device in one piece and has
+  // a form in row panels: that form replaces it (its inputs left where they
+  // are). False where it has none.
+  bool go_in_panels(job& j, const std::optional<spgemm::memory_estimate>& whole);
   void finish(const std::shared_ptr<job>& j, outcome ended);
   void enqueue_locked(std::shared_ptr<job> j);
   // Takes `j`, which left the queue, off its tenant's count. Lock held.
   void dequeued_locked(const job& j);
-  // The queued job whose turn it is (see above); nullptr where every tenant
-  // waiting is at its running_jobs quota. Lock held.
-  std::shared_ptr<job> next_in_turn_locked();
+  // The queued job whose turn it is (see above), passing over those placed
+  // on a `blocked` device (whose head waits); nullptr where every tenant
+  // waiting is at its running_jobs quota or held up. Lock held.
+  std::shared_ptr<job> next_in_turn_locked(const std::vector<bool>& blocked);
   void release_resident(job& j);
 
   matrix_cache& cache_;

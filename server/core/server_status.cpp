@@ -17,6 +17,7 @@ server_status status_of(matrix_cache& cache, scheduler& sched) {
     d.is_gpu = b->is_gpu();
     d.cache = cs.devices[i];
     d.jobs_running = i < s.jobs.running_per_device.size() ? s.jobs.running_per_device[i] : 0;
+    d.jobs_queued = i < s.jobs.queued_per_device.size() ? s.jobs.queued_per_device[i] : 0;
     d.memory = b->memory();
     s.devices.push_back(std::move(d));
   }
@@ -32,8 +33,10 @@ server_status status_of(matrix_cache& cache, scheduler& sched, const caller& who
   s.matrices = held.matrices;
   for (std::size_t i = 0; i < s.devices.size(); ++i) {
     device_status& d = s.devices[i];
+    // Its own bytes; the device's use, panels and bytes moved are the whole server's, not shown.
     d.cache = {d.cache.name, d.cache.budget, held.device[i], 0, 0, 0, 0};
     d.jobs_running = s.jobs.running_per_device[i];
+    d.jobs_queued = s.jobs.queued_per_device[i];
     d.memory = {d.memory.total_bytes, 0, 0, 0};
   }
   return s;

@@ -18,8 +18,9 @@ namespace spgemmd::core {
 struct device_status {
   std::string name, description;
   bool is_gpu = false;
-  device_stats cache;             // budget, cached, reserved, peak used, uses and hits
+  device_stats cache;             // budget, cached, reserved, peak used, uses and hits, panels, bytes moved
   int jobs_running = 0;
+  int jobs_queued = 0;
   spgemm::backend_memory memory;  // as the backend reports it
 };
 

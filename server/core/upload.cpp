@@ -8,7 +8,8 @@
 namespace spgemmd::core {
 
 outcome upload::check(const matrix_cache& cache, const caller& who, const spgemm::matrix_info& info) {
-  const std::size_t budget = cache.largest_budget();
+  // Larger than every device, it stays in host memory: products read it in row panels.
+  const std::size_t budget = std::max(cache.largest_budget(), cache.host_budget());
   const quotas& q = who.limits;
   if (q.device_bytes > 0 && q.host_bytes > 0 && info.bytes() > std::max(q.device_bytes, q.host_bytes)) {
     return {status::over_quota, "a " + shape(info) + " matrix with nnz=" + std::to_string(info.nnz) + " takes " +
@@ -19,8 +20,9 @@ outcome upload::check(const matrix_cache& cache, const caller& who, const spgemm
   }
   if (info.bytes() <= budget) return {};
   return {status::does_not_fit, "a " + shape(info) + " matrix with nnz=" + std::to_string(info.nnz) + " takes " +
-                                    std::to_string(info.bytes()) + " bytes; the largest device budget is " +
-                                    std::to_string(budget) + " bytes, so it can never be used here"};
+                                    std::to_string(info.bytes()) + " bytes; the largest device budget and the host "
+                                    "budget are " + std::to_string(cache.largest_budget()) + " and " +
+                                    std::to_string(cache.host_budget()) + " bytes, so it can never be stored here"};
 }
 
 upload::upload(matrix_cache& cache, scheduler& sched, caller who, const spgemm::matrix_info& info, std::string name,

@@ -28,6 +28,12 @@ ABSL_FLAG(std::string, metrics_port_file, "",
 ABSL_FLAG(std::string, backend, "auto",
           "Where matrices live and products run: 'auto' (every visible GPU, else the CPU) or 'cpu'. "
           "Env: SPGEMMD_BACKEND");
+ABSL_FLAG(std::string, devices, "",
+          "The GPUs to use, by CUDA ordinal, comma-separated (e.g. '0,2'); empty: every visible GPU. "
+          "Env: SPGEMMD_DEVICES");
+ABSL_FLAG(int32_t, cpu_backends, 1,
+          "CPU backends to open where the CPU runs products: more than one stands in for several "
+          "devices (tests of placement and of products split over devices). Env: SPGEMMD_CPU_BACKENDS");
 ABSL_FLAG(double, device_budget_fraction, 0.8,
           "Byte budget per device (cache plus running jobs) as a fraction of its free memory at start; "
           "on the CPU backend a fraction of physical memory. Env: SPGEMMD_DEVICE_BUDGET_FRACTION");
@@ -97,7 +103,8 @@ namespace {
 
 const char* const flag_names[] = {
     "listen",           "port_file",          "metrics_listen",    "metrics_port_file",
-    "backend",          "device_budget_fraction", "device_budget_bytes", "host_budget_bytes",
+    "backend",          "devices",            "cpu_backends",
+    "device_budget_fraction", "device_budget_bytes", "host_budget_bytes",
     "max_queue",        "default_ttl_seconds", "max_message_bytes", "chunk_bytes",
     "upload_spare_bytes", "grace_seconds",     "log_format",        "cpu_threads",
     "workers",          "warmup",             "tls_cert",          "tls_key",
@@ -193,6 +200,20 @@ config parse_config(int argc, char** argv) {
   c.metrics_listen = spgemm::wire::with_default_port(absl::GetFlag(FLAGS_metrics_listen), default_metrics_port);
   c.metrics_port_file = absl::GetFlag(FLAGS_metrics_port_file);
   c.backend = absl::GetFlag(FLAGS_backend);
+  c.cpu_backends = absl::GetFlag(FLAGS_cpu_backends);
+  const std::string devices = absl::GetFlag(FLAGS_devices);
+  for (std::size_t start = 0; start < devices.size();) {
+    std::size_t end = devices.find(',', start);
+    if (end == std::string::npos) end = devices.size();
+    const std::string ordinal = devices.substr(start, end - start);
+    char* rest = nullptr;
+    const long value = std::strtol(ordinal.c_str(), &rest, 10);
+    if (ordinal.empty() || *rest != '\0' || value < 0 || value > 1024) {
+      die("--devices must list CUDA ordinals separated by commas, e.g. 0,1 (got '" + devices + "')");
+    }
+    c.devices.push_back(static_cast<int>(value));
+    start = end + 1;
+  }
   c.device_budget_fraction = absl::GetFlag(FLAGS_device_budget_fraction);
   c.device_budget_bytes = absl::GetFlag(FLAGS_device_budget_bytes);
   c.host_budget_bytes = absl::GetFlag(FLAGS_host_budget_bytes);
@@ -238,6 +259,7 @@ config parse_config(int argc, char** argv) {
   }
   if (c.grace_seconds < 0) die("--grace_seconds must not be negative");
   if (c.cpu_threads < 0 || c.workers < 0) die("--cpu_threads and --workers must not be negative");
+  if (c.cpu_backends < 1 || c.cpu_backends > 64) die("--cpu_backends must be between 1 and 64");
   if (c.workers == 0) c.workers = 4;
   if (c.tls_cert.empty() != c.tls_key.empty()) die("--tls_cert and --tls_key go together: give both or neither");
   if (!c.tls_client_ca.empty() && c.tls_cert.empty()) die("--tls_client_ca needs --tls_cert and --tls_key");

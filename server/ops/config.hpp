@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace spgemmd {
 
@@ -13,6 +14,8 @@ struct config {
   std::string metrics_listen = "127.0.0.1:9464";  // Prometheus HTTP; empty disables
   std::string metrics_port_file;          // written with the bound metrics port
   std::string backend = "auto";           // auto | cpu
+  std::vector<int> devices;               // GPUs by CUDA ordinal; empty: every visible one
+  int cpu_backends = 1;                   // CPU backends where the CPU runs (more: stand-ins for devices)
   double device_budget_fraction = 0.8;    // of free device memory (CPU: of physical memory)
   int64_t device_budget_bytes = 0;        // > 0 overrides the fraction
   int64_t host_budget_bytes = 0;          // spill space; 0: a quarter of physical memory

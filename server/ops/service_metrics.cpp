@@ -13,7 +13,8 @@ namespace {
 
 namespace pm = prometheus;
 
-// The gauges: read from the server's status at every scrape.
+// The gauges, and the bytes moved per device (counters): read from the
+// server's status at every scrape.
 class status_gauges final : public pm::Collectable {
  public:
   status_gauges(core::matrix_cache& cache, core::scheduler& sched) : cache_(cache), sched_(sched) {}
@@ -37,6 +38,9 @@ class status_gauges final : public pm::Collectable {
            static_cast<double>(s.host_bytes));
     const std::pair<const char*, const char*> per_device[] = {
         {"spgemmd_jobs_running", "Jobs running, per device."},
+        {"spgemmd_jobs_queued", "Jobs waiting, per device they were placed on."},
+        {"spgemmd_panels_in_flight",
+         "Row panels of products too large for one device, computing there or waiting to leave it, per device."},
         {"spgemmd_cache_bytes", "Bytes of matrices resident per device."},
         {"spgemmd_cache_hit_ratio", "Uses of a matrix found resident on the device / all uses, per device."},
         {"spgemmd_device_budget_bytes", "The server's byte budget per device (cache plus running jobs)."},
@@ -49,9 +53,16 @@ class status_gauges final : public pm::Collectable {
         {"spgemmd_device_memory_peak_bytes", "The most the backend has allocated at once."}};
     const std::size_t first = out.size();
     for (const auto& [name, help] : per_device) family(name, help);
+    const std::size_t moved = out.size();
+    out.push_back({"spgemmd_device_bytes_moved_total",
+                   "Bytes copied between host and device, per device and direction (to_device, to_host, from_peer).",
+                   pm::MetricType::Counter,
+                   {}});
     for (const core::device_status& d : s.devices) {
       const core::device_stats& c = d.cache;
       const double values[] = {static_cast<double>(d.jobs_running),
+                               static_cast<double>(d.jobs_queued),
+                               static_cast<double>(c.panels_in_flight),
                                static_cast<double>(c.cached),
                                c.uses > 0 ? static_cast<double>(c.hits) / static_cast<double>(c.uses) : 0.0,
                                static_cast<double>(c.budget),
@@ -62,6 +73,13 @@ class status_gauges final : public pm::Collectable {
                                static_cast<double>(d.memory.in_use_bytes),
                                static_cast<double>(d.memory.peak_bytes)};
       for (std::size_t i = 0; i < std::size(values); ++i) sample(out[first + i], values[i], d.name);
+      for (const auto& [direction, bytes] : {std::pair{"to_device", c.bytes_to_device},
+                                             {"to_host", c.bytes_to_host}, {"from_peer", c.bytes_from_peer}}) {
+        pm::ClientMetric m;
+        m.label = {{"device", d.name}, {"direction", direction}};
+        m.counter.value = static_cast<double>(bytes);
+        out[moved].metric.push_back(std::move(m));
+      }
     }
     return out;
   }

@@ -66,6 +66,9 @@ void result_reactor::start_job(std::shared_ptr<core::job> j, core::caller who, b
   keep_name_ = std::move(keep_name);
   caller_ = who;
   run_.emplace(s_.cache, s_.sched, std::move(who), keep_, keep_name_, created_);
+  // A result written into a region needs its size before its first row: one
+  // computed in row panels is gathered and kept instead of streamed.
+  if (into_) run_->stream_panels(false);
   // The headers go now, from gRPC's thread while the job runs: the result's
   // first message, often written from a worker, then carries less.
   StartSendInitialMetadata();
@@ -74,6 +77,9 @@ void result_reactor::start_job(std::shared_ptr<core::job> j, core::caller who, b
   if (!submitted.ok()) {
     finish(to_grpc_status(submitted));
     return;
+  }
+  if (const auto& panels = run_->panels()) {
+    panels->when_open([this](const spgemm::matrix_info& shape) { on_panels_open(shape); });
   }
   // The kept message goes while the job still runs (from gRPC's thread,
   // which answers its completion at once): at the job's end only the stats
@@ -135,7 +141,7 @@ void result_reactor::OnWriteDone(bool ok) {
     return;
   }
   if (!ok) {
-    finish({grpc::StatusCode::CANCELLED, "the client went away while the result streamed"});
+    fail_call({grpc::StatusCode::CANCELLED, "the client went away while the result streamed"});
   } else if (job_end) {
     go_on(*job_end);
   } else {
@@ -180,6 +186,57 @@ std::size_t result_reactor::block_bytes() const {
   return static_cast<std::size_t>(std::max<int64_t>(fetch_block_bytes, 2 * chunk_bytes_));
 }
 
+void result_reactor::on_panels_open(const spgemm::matrix_info& shape) {
+  {
+    std::lock_guard<std::mutex> lock(reply_mu_);
+    panels_open_ = true;
+  }
+  rows_.emplace(run_->panels(), shape, block_bytes());
+  panel_rows_ = true;
+  state_ = state::header;
+  write_next();
+}
+
+void result_reactor::after_panels(std::optional<grpc::Status> failed) {
+  {
+    std::lock_guard<std::mutex> lock(reply_mu_);
+    if (failed && !call_failed_) call_failed_ = std::move(failed);
+    if (!job_end_) {
+      parked_ = true;  // on_job_end goes on
+      return;
+    }
+  }
+  conclude_panels();
+}
+
+void result_reactor::conclude_panels() {
+  rows_.reset();
+  if (call_failed_) {
+    finish(*call_failed_);
+  } else if (!job_end_->ok()) {
+    finish(*job_end_);
+  } else {
+    state_ = state::stats;
+    write_next();
+  }
+}
+
+void result_reactor::fail_call(grpc::Status status) {
+  bool panels = false;
+  {
+    std::lock_guard<std::mutex> lock(reply_mu_);
+    panels = panels_open_;
+  }
+  if (!panels) {
+    finish(std::move(status));
+    return;
+  }
+  // The job may still run: it stops, and the call ends with it.
+  run_->cancel();
+  if (rows_) rows_->abandon();
+  after_panels(std::move(status));
+}
+
 void result_reactor::on_job_end(core::job_run::ending e) {
   bool announced = false;
   {
@@ -195,12 +252,32 @@ void result_reactor::on_job_end(core::job_run::ending e) {
   stats_.set_device(r.device);
   stats_.set_nnz(r.nnz);
   grpc::Status status = to_grpc_status(e.result);
+  bool panels = false;
+  {
+    std::lock_guard<std::mutex> lock(reply_mu_);
+    panels = panels_open_;
+    if (panels) {  // its rows are streaming, or were
+      job_end_ = status;
+      if (!parked_) return;  // the writer goes on when its rows are done
+      parked_ = false;
+    }
+  }
+  if (panels) {
+    conclude_panels();
+    return;
+  }
   bool fits = true;  // into_'s range, where it is set
-  if (status.ok() && !keep_ && into_) {
+  if (status.ok() && !keep_ && into_ && e.product) {
     core::csr_layout layout;
     status = to_grpc_status(core::layout_of(e.product->info(), into_->span.length, &layout, &fits));
   }
-  if (status.ok() && !keep_ && !fits) {
+  if (status.ok() && !keep_ && !e.product) {
+    // Computed in row panels and gathered in host memory (a region's result:
+    // start_job): kept instead, for the caller to download into a range of
+    // the size its nnz asks.
+    kept_ = std::move(e.kept);
+    state_ = state::kept;
+  } else if (status.ok() && !keep_ && !fits) {
     // Kept instead: the caller downloads it into a range of the size its nnz asks.
     try {
       kept_ = s_.cache.insert_stored(caller_, e.held, std::move(e.product), keep_name_, 0);
@@ -282,6 +359,13 @@ void result_reactor::write_next() {
       }
       case state::chunks:
         if (plan_index_ == plan_.size()) {
+          // Panels: the next one may still be computing; this goes on when it comes.
+          if (rows_->more() && !rows_->ready([this] { write_next(); })) return;
+          if (!rows_->more() && panel_rows_) {
+            const auto& failure = rows_->failure();
+            after_panels(failure ? std::optional<grpc::Status>(to_grpc_status(*failure)) : std::nullopt);
+            return;
+          }
           if (!rows_->more()) {
             // Every row sent: free the result now (the last block goes once
             // gRPC has sent it), then the stats.
@@ -319,7 +403,7 @@ void result_reactor::write_next() {
         return;
     }
   } catch (...) {
-    finish(to_grpc_status(std::current_exception()));
+    fail_call(to_grpc_status(std::current_exception()));
   }
 }
 

@@ -3,7 +3,11 @@
 // (header, chunks). For callers on the server's host, results go into a
 // shared-memory region instead of chunks (in_region), or into CUDA device
 // arrays for Download (on_device). The last message goes with the status
-// (StartWriteAndFinish): one completion less per call.
+// (StartWriteAndFinish): one completion less per call. A product computed in
+// row panels streams while its job runs: the header (nnz -1: not known yet)
+// once its panels start, their chunks as they come, the stats at its end; the
+// call finishes only once its job has ended. (One whose result goes into a
+// region is gathered in host memory and kept instead: a region needs its size.)
 #pragma once
 
 #include <cstdint>
@@ -51,6 +55,16 @@ class result_reactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
 
   std::size_t block_bytes() const;
   void on_job_end(core::job_run::ending e);
+  // The job's row panels start coming (from the job's thread).
+  void on_panels_open(const spgemm::matrix_info& shape);
+  // Every panel's rows sent, or the panels stopped, or a write failed: the
+  // stats or the status once the job has ended (now, or from on_job_end).
+  void after_panels(std::optional<grpc::Status> failed);
+  // Once the job has ended and the rows are done: the stats, or the status.
+  void conclude_panels();
+  // The call failed on its side (a write, a block): it finishes now, or, where
+  // panels stream, once its job, cancelled, has ended.
+  void fail_call(grpc::Status status);
   // After the job: its result's messages, or its error.
   void go_on(const grpc::Status& status);
   bool chunks_left() const;
@@ -82,6 +96,14 @@ class result_reactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   announcement announce_ = announcement::none;
   std::optional<grpc::Status> after_announcement_;
   bool streamed_ = false;
+  // Row panels (guarded by reply_mu_): streaming began; the job's end and
+  // status once it came; the writer waits for it (`parked_`, with what failed
+  // on the call's side meanwhile).
+  bool panels_open_ = false;
+  bool panel_rows_ = false;  // rows_ are panels (the writer's, set before it starts)
+  std::optional<grpc::Status> job_end_;
+  bool parked_ = false;
+  std::optional<grpc::Status> call_failed_;
   state state_ = state::idle;
   core::entry_info kept_;
   core::reservation result_res_;  // of the result's bytes; declared first, so it outlives the rows

@@ -138,6 +138,11 @@ grpc::ServerUnaryReactor* spgemm_service::Status(grpc::CallbackServerContext* ct
           dev->set_reserved_bytes(static_cast<int64_t>(d.cache.reserved));
           dev->set_jobs_running(d.jobs_running);
           dev->set_peak_bytes(static_cast<int64_t>(d.memory.peak_bytes));
+          dev->set_jobs_queued(d.jobs_queued);
+          dev->set_panels_in_flight(d.cache.panels_in_flight);
+          dev->set_bytes_to_device(d.cache.bytes_to_device);
+          dev->set_bytes_to_host(d.cache.bytes_to_host);
+          dev->set_bytes_from_peer(d.cache.bytes_from_peer);
         }
         response->set_queue_depth(s.jobs.queue_depth);
         response->set_jobs_running(s.jobs.running);

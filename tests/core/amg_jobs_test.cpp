@@ -43,9 +43,9 @@ struct amg_fixture {
     core::pin p = cache.acquire(core::caller{}, handle);
     int device = -1;
     std::shared_ptr<spgemm::stored_matrix> stored;
-    std::shared_ptr<const spgemm::any_csr> host;
+    std::shared_ptr<const core::host_matrix> host;
     cache.locate(*p, &device, &stored, &host);
-    return std::get<spgemm::csr_matrix<double>>(stored ? cpu->fetch(*stored) : *host);
+    return std::get<spgemm::csr_matrix<double>>(stored ? cpu->fetch(*stored) : *host->whole());
   }
 };
 

@@ -12,7 +12,10 @@
 #include <thread>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "core/estimate_memo.hpp"
+#include "core/job_run.hpp"
 #include "core/matrix_cache.hpp"
 #include "core/outcome.hpp"
 #include "core/recipes/multiply.hpp"
@@ -92,6 +95,16 @@ inline std::future<job_end> on_end(core::job& j) {
     promise->set_value(std::move(e));
   };
   return promise->get_future();
+}
+
+// Submits `j` on `run`; the future says how it ended.
+inline std::future<core::job_run::ending> submit(core::job_run& run, std::shared_ptr<core::job> j) {
+  auto promise = std::make_shared<std::promise<core::job_run::ending>>();
+  auto ended = promise->get_future();
+  const core::outcome submitted =
+      run.submit(std::move(j), [promise](core::job_run::ending e) { promise->set_value(std::move(e)); });
+  EXPECT_TRUE(submitted.ok()) << submitted.message;
+  return ended;
 }
 
 template <typename T>

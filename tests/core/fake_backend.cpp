@@ -2,10 +2,16 @@
 
 #include <algorithm>
 #include <thread>
+#include <type_traits>
 
 namespace spgemmd::testing {
 
 namespace {
+
+// Entries of a filled matrix of `info` in rows [0, row): spread evenly.
+int64_t entries_before(const spgemm::matrix_info& info, int64_t row) {
+  return info.rows == 0 ? 0 : row * info.nnz / info.rows;
+}
 
 template <typename T>
 spgemm::csr_matrix<T> filled(const spgemm::matrix_info& info, int64_t row_begin, int64_t row_end) {
@@ -14,10 +20,9 @@ spgemm::csr_matrix<T> filled(const spgemm::matrix_info& info, int64_t row_begin,
   m.cols = info.cols;
   m.row_offsets.assign(1, 0);
   for (int64_t r = row_begin; r < row_end; ++r) {
-    const int64_t first = std::min(info.nnz, r * info.cols);
-    const int64_t last = std::min(info.nnz, (r + 1) * info.cols);
-    for (int64_t t = first; t < last; ++t) {
-      m.col_indices.push_back(static_cast<spgemm::index_t>(t - r * info.cols));
+    const int64_t length = entries_before(info, r + 1) - entries_before(info, r);
+    for (int64_t c = 0; c < length; ++c) {
+      m.col_indices.push_back(static_cast<spgemm::index_t>(c));
       m.values.push_back(T(1));
     }
     m.row_offsets.push_back(static_cast<spgemm::offset_t>(m.col_indices.size()));
@@ -134,6 +139,11 @@ int64_t fake_backend::values_copied() const {
   return values_copied_;
 }
 
+int64_t fake_backend::copies_made() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return copies_;
+}
+
 std::size_t fake_backend::last_memory_limit() const {
   std::lock_guard<std::mutex> lock(mu_);
   return last_memory_limit_;
@@ -182,9 +192,32 @@ spgemm::any_csr fake_backend::fetch(const spgemm::stored_matrix& m, int64_t row_
   return filled_matrix(m.info(), row_begin, row_end);
 }
 
+void fake_backend::append_rows(const spgemm::stored_matrix& m, int64_t row_begin, int64_t row_end,
+                               spgemm::any_csr& out) {
+  const spgemm::any_csr rows = fetch(m, row_begin, row_end);
+  std::visit(
+      [](const auto& from, auto& to) {
+        using T = typename std::decay_t<decltype(from)>::value;
+        using U = typename std::decay_t<decltype(to)>::value;
+        if constexpr (std::is_same_v<T, U>) {
+          const spgemm::offset_t shift = to.nnz();
+          for (std::size_t r = 1; r < from.row_offsets.size(); ++r) to.row_offsets.push_back(from.row_offsets[r] + shift);
+          to.col_indices.insert(to.col_indices.end(), from.col_indices.begin(), from.col_indices.end());
+          to.values.insert(to.values.end(), from.values.begin(), from.values.end());
+          to.rows += from.rows;
+        } else {
+          throw spgemm::error(spgemm::error_kind::bad_input, "value types differ");
+        }
+      },
+      rows, out);
+}
+
 spgemm::matrix_info fake_backend::product_info(const spgemm::matrix_info& a, const spgemm::matrix_info& b) const {
   std::lock_guard<std::mutex> lock(mu_);
-  const int64_t nnz = std::min(a.nnz * nnz_factor_, a.rows * b.cols);
+  int64_t nnz = 0;
+  for (int64_t r = 0; r < a.rows; ++r) {
+    nnz += std::min((entries_before(a, r + 1) - entries_before(a, r)) * nnz_factor_, b.cols);
+  }
   return {a.rows, b.cols, nnz, spgemm::value_type::f64};
 }
 
@@ -326,6 +359,37 @@ std::shared_ptr<spgemm::stored_matrix> fake_backend::transpose(const spgemm::sto
   const spgemm::matrix_info m = a.info();
   if (peak_bytes) *peak_bytes = m.bytes();
   return allocate({m.cols, m.rows, m.nnz, m.type});
+}
+
+std::shared_ptr<spgemm::stored_matrix> fake_backend::copy_rows(const spgemm::stored_matrix& m, int64_t row_begin,
+                                                               int64_t row_end) {
+  const spgemm::matrix_info info = m.info();
+  if (row_begin < 0 || row_end < row_begin || row_end > info.rows) {
+    throw spgemm::error(spgemm::error_kind::bad_input, "rows out of range");
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++copies_;
+  }
+  const int64_t nnz = entries_before(info, row_end) - entries_before(info, row_begin);
+  return allocate({row_end - row_begin, info.cols, nnz, info.type});
+}
+
+spgemm::row_work fake_backend::work_per_row(const spgemm::stored_matrix& a, const spgemm::stored_matrix& b) {
+  spgemm::require_conformable(a.info(), b.info());
+  const spgemm::matrix_info info = a.info();
+  int64_t factor = 1;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    factor = nnz_factor_;
+  }
+  spgemm::row_work w;
+  for (int64_t r = 0; r < info.rows; ++r) {
+    const int64_t entries = entries_before(info, r + 1) - entries_before(info, r);
+    w.entries.push_back(entries);
+    w.products.push_back(entries * factor);
+  }
+  return w;
 }
 
 }  // namespace spgemmd::testing

@@ -18,8 +18,8 @@
 
 namespace spgemmd::testing {
 
-// A matrix of `info` whose entries fill its rows in order (entry t at row
-// t / cols, column t % cols): the one valid CSR of that shape the fake stores.
+// A matrix of `info` whose entries are spread evenly over its rows, each row
+// holding columns 0, 1, ...: the one valid CSR of that shape the fake stores.
 spgemm::any_csr filled_matrix(const spgemm::matrix_info& info, int64_t row_begin, int64_t row_end);
 spgemm::any_csr filled_matrix(const spgemm::matrix_info& info);
 
@@ -27,8 +27,9 @@ class fake_backend final : public spgemm::backend {
  public:
   explicit fake_backend(std::string name = "fake0") : name_(std::move(name)) {}
 
-  // A product A B has A's rows, B's columns and min(nnz(A) * nnz_factor,
-  // rows x cols) entries; a transpose A's entries.
+  // A product A B has A's rows, B's columns and in each row
+  // min(nnz_factor x the entries of A's row, cols) entries; a transpose A's
+  // entries.
   void set_nnz_factor(int64_t factor);
   // Bytes a product allocates beside its output while it runs (its estimate says so).
   void set_workspace(std::size_t bytes);
@@ -48,6 +49,7 @@ class fake_backend final : public spgemm::backend {
   int64_t numeric_products_run() const;
   int64_t values_written() const;  // write_values calls (in place)
   int64_t values_copied() const;   // with_values calls
+  int64_t copies_made() const;  // copy_rows calls
   // The memory limit the last product was given (its admitted estimate).
   std::size_t last_memory_limit() const;
 
@@ -60,6 +62,7 @@ class fake_backend final : public spgemm::backend {
   std::unique_ptr<spgemm::matrix_writer> open_writer(const spgemm::matrix_info& info,
                                                      const spgemm::host_csr_arrays& arrays) override;
   spgemm::any_csr fetch(const spgemm::stored_matrix& m, int64_t row_begin, int64_t row_end) override;
+  void append_rows(const spgemm::stored_matrix& m, int64_t row_begin, int64_t row_end, spgemm::any_csr& out) override;
   spgemm::memory_estimate estimate_multiply(const spgemm::stored_matrix& a, const spgemm::stored_matrix& b,
                                             const spgemm::multiply_options& options) override;
   std::shared_ptr<spgemm::stored_matrix> multiply(const spgemm::stored_matrix& a, const spgemm::stored_matrix& b,
@@ -82,6 +85,11 @@ class fake_backend final : public spgemm::backend {
                                                           std::size_t* peak_bytes) override;
   void write_values(spgemm::stored_matrix& m, const void* values) override;
   std::shared_ptr<spgemm::stored_matrix> with_values(const spgemm::stored_matrix& m, const void* values) override;
+  // The rows of a fake matrix (of any fake backend): the entries that fall in them.
+  std::shared_ptr<spgemm::stored_matrix> copy_rows(const spgemm::stored_matrix& m, int64_t row_begin,
+                                                   int64_t row_end) override;
+  // Each row's entries, and its products as the fake's products count them (nnz_factor per entry).
+  spgemm::row_work work_per_row(const spgemm::stored_matrix& a, const spgemm::stored_matrix& b) override;
 
   // Stores a matrix of `info` (as an upload's writer would).
   std::shared_ptr<spgemm::stored_matrix> allocate(const spgemm::matrix_info& info);
@@ -107,6 +115,7 @@ class fake_backend final : public spgemm::backend {
   bool gate_open_ = true;
   int running_ = 0;
   int64_t products_ = 0, numeric_products_ = 0, values_written_ = 0, values_copied_ = 0;
+  int64_t copies_ = 0;
   std::size_t last_memory_limit_ = 0;
   std::size_t allocated_ = 0, peak_ = 0;
 };

@@ -13,16 +13,6 @@ using namespace std::chrono_literals;
 
 const spgemm::matrix_info small = square(100, 1000);
 
-// Submits `j` on `run`; the future says how it ended.
-std::future<core::job_run::ending> submit(core::job_run& run, std::shared_ptr<core::job> j) {
-  auto promise = std::make_shared<std::promise<core::job_run::ending>>();
-  auto ended = promise->get_future();
-  const core::outcome submitted =
-      run.submit(std::move(j), [promise](core::job_run::ending e) { promise->set_value(std::move(e)); });
-  EXPECT_TRUE(submitted.ok()) << submitted.message;
-  return ended;
-}
-
 struct job_run_test : ::testing::Test {
   core::estimate_memo memo{64};
 

@@ -149,11 +149,13 @@ TEST_F(scheduler_test, a_running_job_cancelled_stops_and_frees_what_it_held) {
   EXPECT_EQ(f.sched->stats().failed, 1);
 }
 
+// A transpose has no form in row panels (a product has: panels_test.cpp).
 TEST_F(scheduler_test, a_job_that_could_never_fit_is_refused_with_its_figures) {
-  core_fixture f(1, 4 * small.bytes(), 0);
-  const std::string a = f.upload(small);
-  f.fake().set_nnz_factor(10);  // the product takes 10x A's entries
-  auto [j, end] = submit_square(f, a);
+  const spgemm::matrix_info large = square(300, 3000);
+  core_fixture f(1, large.bytes() + large.bytes() / 2, 0);
+  auto j = core::transpose_job(f.pin(f.upload(large)));
+  auto end = on_end(*j);
+  ASSERT_TRUE(f.sched->submit(j).ok());
   ASSERT_TRUE(ready_within(end, 5s));
   const job_end e = end.get();
   EXPECT_EQ(e.result.code, core::status::does_not_fit);
@@ -316,6 +318,69 @@ TEST_F(scheduler_test, a_job_between_its_steps_goes_before_a_waiting_job_of_high
   e = {};
   ASSERT_TRUE(ready_within(h_end, 5s));
   EXPECT_TRUE(h_end.get().result.ok());
+}
+
+// ---- several devices ---------------------------------------------------------
+
+// Which of two devices holds `handle`.
+int device_of(core_fixture& f, const std::string& handle) {
+  return f.cache->describe(as_tenant(""), handle)->device == "fake0" ? 0 : 1;
+}
+
+// A job waiting for memory holds up only the jobs after it on its own device:
+// a job placed on the other device runs meanwhile; Status counts the waiting
+// one as queued on its device.
+TEST_F(scheduler_test, a_job_waiting_on_one_device_does_not_hold_up_another_device) {
+  const std::size_t bytes = small.bytes();
+  core_fixture f(2, bytes + bytes * 3 / 2, 0);  // A and one product, on each
+  const std::string a = f.upload(small), b = f.upload(small);
+  const int da = device_of(f, a);
+  ASSERT_EQ(device_of(f, b), 1 - da);  // the roomier device
+  auto [j1, end1] = submit_square(f, a);
+  ASSERT_TRUE(ready_within(end1, 5s));
+  job_end first = end1.get();  // its result held on A's device, as while it streams
+  ASSERT_TRUE(first.result.ok());
+  auto [j2, end2] = submit_square(f, a);  // waits for that memory
+  auto [j3, end3] = submit_square(f, b);  // after it in the queue, on the other device
+  ASSERT_TRUE(ready_within(end3, 5s));
+  job_end third = end3.get();
+  EXPECT_TRUE(third.result.ok()) << third.result.message;
+  EXPECT_EQ(j3->device, 1 - da);
+  EXPECT_FALSE(ready_within(end2, 50ms));
+  const core::scheduler_stats s = f.sched->stats();
+  ASSERT_EQ(s.queued_per_device.size(), 2u);
+  EXPECT_EQ(s.queued_per_device[static_cast<std::size_t>(da)], 1);
+  EXPECT_EQ(s.queued_per_device[static_cast<std::size_t>(1 - da)], 0);
+  first.product.reset();
+  first.held.release();
+  ASSERT_TRUE(ready_within(end2, 5s));
+  EXPECT_TRUE(end2.get().result.ok());
+  EXPECT_EQ(j2->device, da);
+  for (int d = 0; d < 2; ++d) EXPECT_LE(f.device(d).peak_used, f.device(d).budget);
+}
+
+// A product of operands on two devices runs on one of them; the other operand
+// is copied there from its device (peer-to-peer), not through the host.
+TEST_F(scheduler_test, operands_on_two_devices_meet_on_one_peer_to_peer) {
+  const std::size_t bytes = small.bytes();
+  core_fixture f(2, 4 * bytes, 10 * bytes);
+  const std::string a = f.upload(small), b = f.upload(small);
+  ASSERT_NE(device_of(f, a), device_of(f, b));
+  const int64_t uploaded[] = {f.device(0).bytes_to_device, f.device(1).bytes_to_device};
+  std::shared_ptr<core::job> j;
+  ASSERT_TRUE(core::multiply_job(memo, f.pin(a), f.pin(b), {}, 0, &j).ok());
+  auto end = on_end(*j);
+  ASSERT_TRUE(f.sched->submit(j).ok());
+  ASSERT_TRUE(ready_within(end, 5s));
+  job_end e = end.get();
+  ASSERT_TRUE(e.result.ok()) << e.result.message;
+  const int there = j->device;
+  EXPECT_EQ(device_of(f, a), there);
+  EXPECT_EQ(device_of(f, b), there);  // moved
+  EXPECT_EQ(f.device(there).bytes_from_peer, static_cast<int64_t>(bytes));
+  EXPECT_EQ(f.device(there).bytes_to_device, uploaded[there]);  // nothing through the host
+  EXPECT_EQ(f.cache->stats().host_bytes, 0u);
+  EXPECT_EQ(f.fake(1 - there).allocated(), 0u);
 }
 
 }  // namespace

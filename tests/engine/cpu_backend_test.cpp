@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include <gtest/gtest.h>
 
@@ -147,6 +148,80 @@ TEST(CpuBackend, Transposes) {
   const auto ref = cpu_transpose(a);
   EXPECT_EQ(t.col_indices, ref.col_indices);
   EXPECT_EQ(t.values, ref.values);
+}
+
+// Rows copied into a matrix of their own, here or from another CPU backend
+// (a stand-in for a peer GPU), counted where they are stored.
+TEST(CpuBackend, CopiesRowsFromItselfAndFromAnotherBackend) {
+  auto one = make_cpu_backend(1);
+  auto two = make_cpu_backend(1, 1);
+  EXPECT_EQ(two->name(), "cpu:1");
+  const auto a = testing::random_csr<double>(50, 40, 6, 3);
+  const auto sa = one->store(a);
+  for (const auto& [begin, end] : {std::pair<std::int64_t, std::int64_t>{0, 50}, {7, 31}, {49, 50}, {20, 20}}) {
+    const auto rows = two->copy_rows(*sa, begin, end);
+    const auto got = std::get<csr_matrix<double>>(two->fetch(*rows));
+    const auto want = row_block(a, begin, end);
+    EXPECT_EQ(got.row_offsets, want.row_offsets);
+    EXPECT_EQ(got.col_indices, want.col_indices);
+    EXPECT_EQ(got.values, want.values);
+    EXPECT_EQ(two->memory().in_use_bytes, want.bytes());
+  }
+  EXPECT_EQ(two->memory().in_use_bytes, 0u);
+  EXPECT_THROW(one->copy_rows(*sa, 10, 51), error);
+}
+
+// Rows appended to a host matrix piece by piece (as a kept product in row
+// panels is gathered): together they are the matrix; rows out of range,
+// other columns or another value type are refused.
+TEST(CpuBackend, AppendsRowsToAHostMatrix) {
+  auto cpu = make_cpu_backend(1);
+  const auto a = testing::random_csr<float>(70, 40, 8, 6);
+  const auto sa = cpu->store(a);
+  csr_matrix<float> start;
+  start.cols = a.cols;
+  any_csr joined = start;
+  for (const auto& [begin, end] :
+       {std::pair<std::int64_t, std::int64_t>{0, 0}, {0, 1}, {1, 33}, {33, 33}, {33, 34}, {34, 70}}) {
+    cpu->append_rows(*sa, begin, end, joined);
+  }
+  const auto& got = std::get<csr_matrix<float>>(joined);
+  EXPECT_EQ(got.rows, a.rows);
+  EXPECT_EQ(got.row_offsets, a.row_offsets);
+  EXPECT_EQ(got.col_indices, a.col_indices);
+  EXPECT_EQ(got.values, a.values);
+  csr_matrix<double> doubles;
+  doubles.cols = a.cols;
+  any_csr other_type = doubles;
+  EXPECT_THROW(cpu->append_rows(*sa, 0, 5, other_type), error);
+  csr_matrix<float> narrow;
+  narrow.cols = a.cols - 1;
+  any_csr other_cols = narrow;
+  EXPECT_THROW(cpu->append_rows(*sa, 0, 5, other_cols), error);
+  EXPECT_THROW(cpu->append_rows(*sa, 60, 71, joined), error);
+}
+
+// The work per row sums to the product's statistics, and the method an
+// estimate names is the one that runs.
+TEST(CpuBackend, MeasuresTheWorkOfEachRow) {
+  auto cpu = make_cpu_backend(2);
+  const auto a = testing::random_csr<double>(80, 60, 9, 4);
+  const auto b = testing::random_csr<float>(60, 70, 7, 5);
+  const auto sa = cpu->store(a);
+  const auto sb = cpu->store(b);
+  const row_work w = cpu->work_per_row(*sa, *sb);
+  ASSERT_EQ(w.entries.size(), 80u);
+  ASSERT_EQ(w.products.size(), 80u);
+  std::int64_t entries = 0, products = 0;
+  for (std::size_t r = 0; r < 80; ++r) {
+    EXPECT_EQ(w.entries[r], a.row_length(static_cast<std::int64_t>(r)));
+    entries += w.entries[r];
+    products += w.products[r];
+  }
+  EXPECT_EQ(entries, a.nnz());
+  EXPECT_EQ(products, compute_product_stats(a, b).products);
+  EXPECT_EQ(cpu->estimate_multiply(*sa, *sb, {}).algo, algorithm::gustavson);
+  EXPECT_THROW(cpu->work_per_row(*sb, *sa), error);
 }
 
 TEST(Algorithms, ParseKnownNamesAndRejectOthers) {

@@ -78,6 +78,23 @@ TEST(chunk_codec, round_trip_under_chunk_limit) {
   }
 }
 
+// A product in row panels streams before its size is known: the header says
+// nnz -1 (results only, never an upload) and the arrays grow as chunks come.
+TEST(chunk_codec, a_result_of_unknown_nnz_grows_as_it_comes) {
+  const host_csr m = random_csr(500, 300, 40, 8, /*dense_row=*/17);
+  v1::MatrixHeader h = spgemm::wire::header_of(m.view(), "x");
+  h.set_nnz(chunk_assembler::unknown_nnz);
+  EXPECT_EQ(chunk_assembler::check_header(h).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  ASSERT_TRUE(chunk_assembler::check_header(h, /*result=*/true).ok());
+  chunk_assembler a(h);
+  for (const auto& c : encode(m, 4096)) ASSERT_TRUE(a.add(c).ok());
+  ASSERT_TRUE(a.finish().ok());
+  EXPECT_EQ(a.header().nnz(), static_cast<int64_t>(m.cols_idx.size()));
+  EXPECT_EQ(a.row_offsets(), m.offsets);
+  EXPECT_EQ(a.col_indices(), m.cols_idx);
+  EXPECT_EQ(a.values_f64(), m.values);
+}
+
 TEST(chunk_codec, empty_shapes) {
   host_csr none;  // 0 x 0
   EXPECT_TRUE(spgemm::wire::plan_row_blocks(none.view(), 1024).empty());

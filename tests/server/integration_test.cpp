@@ -766,7 +766,9 @@ TEST_F(service_test, ttl_expires_unused_matrices) {
 // A server with a small budget: many jobs at once never take more than it.
 TEST(service_budget, scheduler_stays_within_a_small_budget) {
   constexpr int64_t budget = 6 << 20;
-  server_process server({"--device_budget_bytes=" + std::to_string(budget), "--workers=3", "--max_queue=64"});
+  constexpr int64_t host_budget = 40 << 20;
+  server_process server({"--device_budget_bytes=" + std::to_string(budget), "--workers=3", "--max_queue=64",
+                         "--host_budget_bytes=" + std::to_string(host_budget)});
   ASSERT_TRUE(server.ok());
   // 10 matrices of ~0.6 MB: together more than the budget, so some spill to the host.
   std::vector<csr> mats;
@@ -816,16 +818,59 @@ TEST(service_budget, scheduler_stays_within_a_small_budget) {
   EXPECT_GE(metric(metrics, "spgemmd_jobs_total{kind=\"multiply\",outcome=\"ok\"}"), 24);
   EXPECT_GT(metric(metrics, device_series("spgemmd_cache_hit_ratio")), 0);
 
-  // A product that could never fit is rejected, and the server stays up.
+  // A product larger than the budget runs in row panels: streamed (its header
+  // says nnz -1), or kept in host memory.
   const csr dense = spgemm::generate("poisson3d27:20");  // ~2.6 MB; A*A ~12 MB
+  const csr squared = spgemm::cpu_multiply(dense, dense);
   const std::string hd = upload_ok(server.stub(), dense);
   result r = multiply(server.stub(), hd, hd);
-  EXPECT_EQ(r.status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << r.status.error_message();
-  // So is a matrix larger than the budget.
+  ASSERT_TRUE(r.status.ok()) << r.status.error_message();
+  expect_equal(r.matrix, squared, dense, dense, "streamed in panels");
+  EXPECT_NE(r.stats.algorithm().find("row panels"), std::string::npos) << r.stats.algorithm();
+  EXPECT_EQ(r.stats.nnz(), squared.nnz());
+  result k = multiply(server.stub(), hd, hd, /*keep=*/true);
+  ASSERT_TRUE(k.status.ok()) << k.status.error_message();
+  EXPECT_EQ(k.kept.residency(), v1::HOST);
+  expect_equal(download(server.stub(), k.kept.handle()).matrix, squared, dense, dense, "kept in panels");
+  const v1::ServerStatus after = server_status(server.stub());
+  EXPECT_GE(after.devices(0).bytes_to_host(), static_cast<int64_t>(2 * squared.bytes() - 16));
+  EXPECT_EQ(after.devices(0).panels_in_flight(), 0);
+  EXPECT_LE(metric(http_get(server.metrics_port(), "/metrics"), device_series("spgemmd_device_used_peak_bytes")),
+            static_cast<double>(budget));
+  // A matrix larger than every budget, the host's too, is refused.
   v1::MatrixInfo info;
-  EXPECT_EQ(upload(server.stub(), spgemm::generate("poisson2d9:300"), &info).error_code(),
+  EXPECT_EQ(upload(server.stub(), spgemm::generate("poisson2d9:700"), &info).error_code(),
             grpc::StatusCode::RESOURCE_EXHAUSTED);
   EXPECT_TRUE(multiply(server.stub(), handles[0], handles[0]).status.ok());
+}
+
+// Two devices (two CPU backends standing in for GPUs): a product larger than
+// one is split over both, its result equal to the product's; what moved
+// shows in Status and the metrics.
+TEST(service_panels, a_product_larger_than_a_device_is_split_over_every_device) {
+  constexpr int64_t budget = 6 << 20;
+  server_process server({"--device_budget_bytes=" + std::to_string(budget), "--cpu_backends=2", "--cpu_threads=1"});
+  ASSERT_TRUE(server.ok());
+  const csr dense = spgemm::generate("poisson3d27:20");
+  const csr squared = spgemm::cpu_multiply(dense, dense);
+  const std::string hd = upload_ok(server.stub(), dense);
+  result r = multiply(server.stub(), hd, hd);
+  ASSERT_TRUE(r.status.ok()) << r.status.error_message();
+  expect_equal(r.matrix, squared, dense, dense, "split over two devices");
+  const v1::ServerStatus s = server_status(server.stub());
+  if (test_backend() == "cpu") {
+    ASSERT_EQ(s.devices_size(), 2);
+    EXPECT_EQ(s.devices(1).name(), "cpu:1");
+    EXPECT_NE(r.stats.algorithm().find("on cpu:1"), std::string::npos) << r.stats.algorithm();
+    EXPECT_GE(s.devices(1).bytes_from_peer(), static_cast<int64_t>(dense.bytes()));  // B, and rows of A
+    EXPECT_GT(metric(http_get(server.metrics_port(), "/metrics"),
+                     "spgemmd_device_bytes_moved_total{device=\"cpu:1\",direction=\"from_peer\"}"),
+              0);
+  }
+  for (const auto& d : s.devices()) {
+    EXPECT_EQ(d.panels_in_flight(), 0);
+    EXPECT_EQ(d.reserved_bytes(), 0);
+  }
 }
 
 TEST(service_shutdown, sigterm_stops_gracefully) {

@@ -201,7 +201,7 @@ stream_outcome consume(grpc::ClientContext& ctx, grpc::ClientReader<grpc::ByteBu
     } else {
       switch (part.part_case()) {
         case v1::ResultPart::kHeader: {
-          local_error = spgemm::wire::chunk_assembler::check_header(part.header());
+          local_error = spgemm::wire::chunk_assembler::check_header(part.header(), /*result=*/true);
           if (local_error.ok() && assembler) {
             local_error = grpc::Status(grpc::StatusCode::INTERNAL, "server sent a second header");
           }

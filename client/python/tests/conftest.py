@@ -17,7 +17,7 @@ import subprocess
 import time
 import zlib
 from pathlib import Path
-from typing import Iterator, List, Optional, Tuple
+from typing import Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 import pytest
@@ -120,13 +120,13 @@ def spgemmd_binary() -> str:
 class Server:
     """A spgemmd of a test's own: CPU backend, one thread (several may share the machine), no grace on SIGTERM."""
 
-    def __init__(self, binary: str, tmp: Path, index: int) -> None:
+    def __init__(self, binary: str, tmp: Path, index: int, extra: Sequence[str] = ()) -> None:
         self.port_file = tmp / ("port%d" % index)
         self.log_path = tmp / ("spgemmd%d.log" % index)
         self.log = open(self.log_path, "wb")
         self.proc = subprocess.Popen(
             [binary, "--listen=127.0.0.1:0", "--port_file=%s" % self.port_file, "--metrics_listen=",
-             "--backend=cpu", "--cpu_threads=1", "--grace_seconds=0", "--warmup=false"],
+             "--backend=cpu", "--cpu_threads=1", "--grace_seconds=0", "--warmup=false", *extra],
             stdout=self.log,
             stderr=subprocess.STDOUT,
         )

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 import spgemm
 from spgemm.v1 import spgemm_pb2 as pb
+
+from conftest import Server, spgemmd_binary
 
 
 def raw_upload(client: spgemm.Client, parts) -> spgemm.MatrixInfo:
@@ -135,14 +139,25 @@ def test_well_formed_raw_upload(client: spgemm.Client) -> None:
         assert (r.fetch() != sp.csr_array(np.diag([1.0, 2.0]))).nnz == 0
 
 
-def test_too_big(client: spgemm.Client) -> None:
-    # An outer product of a 2^20 column of ones and a 2^20 row: 2^40 entries.
-    n = 1 << 20
-    col = sp.csr_array((np.ones(n), np.zeros(n, dtype=np.int32), np.arange(n + 1)), shape=(n, 1))
-    with client.upload(col) as rc, rc.T as rr:
-        with pytest.raises(spgemm.ResourceExhausted) as e:
-            client.multiply(rc, rr)
-        assert e.value.details
+def test_too_big(tmp_path: Path) -> None:
+    # A product larger than a device runs in row panels (test_panels.py), so what is
+    # too big is a single row of the result larger than a device: an outer product
+    # of a 2^17 column and a 2^17 row (every row of C 1.5 MB) on devices of 6 MiB.
+    # (On the session's server, whose budget is most of the host, the outer product
+    # of 2^20 would run and stream 13 TB.)
+    s = Server(spgemmd_binary(), tmp_path, 0, ["--device_budget_bytes=%d" % (6 << 20)])
+    try:
+        s.wait_ready()
+        n = 1 << 17
+        col = sp.csr_array((np.ones(n), np.zeros(n, dtype=np.int32), np.arange(n + 1)), shape=(n, 1))
+        with spgemm.Client(s.address, timeout=120, progress=False) as client:
+            with client.upload(col) as rc, rc.T as rr:
+                with pytest.raises(spgemm.ResourceExhausted) as e:
+                    client.multiply(rc, rr)
+                assert e.value.details and "alone needs" in e.value.details
+                assert client.status().devices[0].reserved_bytes == 0
+    finally:
+        s.stop()
 
 
 def test_unavailable() -> None:

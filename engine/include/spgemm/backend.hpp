@@ -110,6 +110,11 @@ class backend {
   // Rows [row_begin, row_end) of a stored matrix, offsets rebased to 0.
   virtual any_csr fetch(const stored_matrix& m, std::int64_t row_begin, std::int64_t row_end) = 0;
   any_csr fetch(const stored_matrix& m) { return fetch(m, 0, m.info().rows); }
+  // Appends rows [row_begin, row_end) of a stored matrix to the host matrix
+  // `out` (of its value type and columns; out's rows and offsets grow, its
+  // arrays reserved for them first): a result gathered on the host panel by
+  // panel, each entry copied once into memory never zeroed.
+  virtual void append_rows(const stored_matrix& m, std::int64_t row_begin, std::int64_t row_end, any_csr& out) = 0;
 
   // Bytes the product will allocate (output and workspace), before running it.
   virtual memory_estimate estimate_multiply(const stored_matrix& a, const stored_matrix& b,
@@ -191,6 +196,17 @@ class backend {
   // (spgemm/amg.hpp runs its setup and solve on them); the default throws
   // error(bad_input).
   virtual std::unique_ptr<amg::operations> amg_operations();
+  // Rows [row_begin, row_end) of `m` as a matrix of its own stored here,
+  // offsets rebased to 0. `m` may be stored on another backend of this kind:
+  // from another GPU the copy goes peer-to-peer, never through the host.
+  // A row panel of A for a product too large for one device, or B copied to
+  // every device a product is split over.
+  virtual std::shared_ptr<stored_matrix> copy_rows(const stored_matrix& m, std::int64_t row_begin,
+                                                   std::int64_t row_end) = 0;
+  std::shared_ptr<stored_matrix> copy(const stored_matrix& m) { return copy_rows(m, 0, m.info().rows); }
+  // The work of each row of A in A * B (both stored here), to cut A into row
+  // panels. A GPU holds 16 bytes per row of A while it runs.
+  virtual row_work work_per_row(const stored_matrix& a, const stored_matrix& b) = 0;
 };
 
 // Number of usable CUDA devices: 0 where the engine was built without CUDA,
@@ -203,11 +219,19 @@ std::vector<algorithm> cuda_algorithms();
 // The same for masked products (auto, esc, dot).
 std::vector<algorithm> cuda_masked_algorithms();
 
-// The CPU backend; `threads` 0 means one per hardware thread.
-std::shared_ptr<backend> make_cpu_backend(int threads = 0);
+// The CPU backend; `threads` 0 means one per hardware thread. Named "cpu",
+// or "cpu:<index>" for index > 0: several stand in for several devices
+// (tests of placement and of products split over devices).
+std::shared_ptr<backend> make_cpu_backend(int threads = 0, int index = 0);
 // The backend of CUDA device `ordinal`. Throws error(device_failure) where
 // there is no such device.
 std::shared_ptr<backend> make_cuda_backend(int ordinal);
+
+// The backends of these CUDA devices, in that order, each able to read the
+// others' memory directly where the devices allow it (peer access), so that
+// copy_rows between them goes peer-to-peer. Throws error(device_failure)
+// where a device is missing or the engine was built without CUDA.
+std::vector<std::shared_ptr<backend>> open_cuda_backends(const std::vector<int>& ordinals);
 
 // The embedded default: every visible GPU, or the CPU backend where none is.
 std::vector<std::shared_ptr<backend>> open_default_backends();

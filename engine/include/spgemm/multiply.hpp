@@ -67,6 +67,10 @@ struct memory_estimate {
   bool exact = false;  // true where nnz(C) is known, not only bounded
   std::int64_t products = 0;  // scalar multiplications (flops / 2); 0 for a transpose
   std::string method;         // e.g. "gustavson", "rmerge w8r4", "block b3, blocks by rmerge w8r4", "transpose"
+  // The method that will run: the one asked for, or the planner's choice for
+  // automatic (automatic where the backend does not say, and for a
+  // transpose). A product cut into row panels runs every panel with it.
+  algorithm algo = algorithm::automatic;
 
   std::size_t total() const { return output_bytes + workspace_bytes; }
 };
@@ -84,6 +88,13 @@ struct product_stats {
   double flops() const { return 2.0 * static_cast<double>(products); }
 };
 
+// The work of each row of A in A * B: for cutting A into row panels that
+// each fit a device with their product (backend::work_per_row).
+struct row_work {
+  std::vector<std::int64_t> entries;   // of the row of A
+  std::vector<std::int64_t> products;  // scalar multiplications; the row of C has at most min(products, cols of B) entries
+};
+
 // Throws error(bad_input) when the inner dimensions differ.
 void require_conformable(const matrix_info& a, const matrix_info& b);
 // Throws error(bad_input) unless the mask is rows x cols (C's shape).
@@ -96,6 +107,9 @@ product_stats compute_product_stats(const csr_matrix<T>& a, const csr_matrix<U>&
 template <typename T, typename U>
 product_stats compute_product_stats(const csr_matrix<T>& a, const csr_matrix<U>& b,
                                     const std::vector<offset_t>& mask_row_offsets);
+
+template <typename T, typename U>
+row_work compute_row_work(const csr_matrix<T>& a, const csr_matrix<U>& b);
 
 // The value type of C for these operands and options.
 value_type output_type_of(const matrix_info& a, const matrix_info& b, const multiply_options& options);

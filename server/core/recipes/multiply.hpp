@@ -1,4 +1,5 @@
-// The recipe of a product C = A B: one multiply step.
+// The recipe of a product C = A B: one multiply step, computed in row panels
+// where it can never fit its device in one piece (recipes/panelled_multiply).
 #pragma once
 
 #include <memory>

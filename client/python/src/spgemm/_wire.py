@@ -254,31 +254,59 @@ def parse_result_part(data: bytes) -> Union[pb.ResultPart, RawChunk]:
     return pb.ResultPart.FromString(data)
 
 
+# A result header's nnz where the product is computed in row panels (larger
+# than a device) and its size is not known until the last chunk.
+UNKNOWN_NNZ = -1
+
+
 class Assembler:
-    """Collects a streamed matrix's chunks into arrays preallocated from its header."""
+    """Collects a streamed matrix's chunks into arrays preallocated from its
+    header (grown as chunks come where the header's nnz is UNKNOWN_NNZ)."""
 
     def __init__(self, header: pb.MatrixHeader) -> None:
-        if header.rows < 0 or header.cols < 0 or header.nnz < 0:
+        if header.rows < 0 or header.cols < 0 or (header.nnz < 0 and header.nnz != UNKNOWN_NNZ):
             raise ProtocolError("negative size in header")
         if header.index_type not in (pb.INDEX_TYPE_UNSPECIFIED, pb.INT32):
             raise ProtocolError("unsupported index type %d" % header.index_type)
         self.shape = (int(header.rows), int(header.cols))
-        self.nnz = int(header.nnz)
+        self.nnz: Optional[int] = None if header.nnz == UNKNOWN_NNZ else int(header.nnz)
         self.dtype = dtype_of(header.value_type)
         # scipy wants one index type for offsets and columns: int32 where the
-        # entries allow it (building the matrix then copies nothing), else int64.
-        self.index_dtype = np.dtype(np.int32) if self.nnz <= INT32_MAX else np.dtype(np.int64)
+        # entries allow it (building the matrix then copies nothing), else int64
+        # (an unknown nnz starts at int32 and widens as the arrays grow past it).
+        self.index_dtype = (
+            np.dtype(np.int32) if self.nnz is None or self.nnz <= INT32_MAX else np.dtype(np.int64)
+        )
         self.indptr = np.empty(self.shape[0] + 1, dtype=self.index_dtype)
         self.indptr[0] = 0
-        self.indices = np.empty(self.nnz, dtype=self.index_dtype)
-        self.data = np.empty(self.nnz, dtype=self.dtype.newbyteorder("="))
+        capacity = self.nnz if self.nnz is not None else 1 << 16
+        self.indices = np.empty(capacity, dtype=self.index_dtype)
+        self.data = np.empty(capacity, dtype=self.dtype.newbyteorder("="))
         self.next_row = 0
         self.pos = 0
 
     @property
-    def total_bytes(self) -> int:
-        """The payload bytes expected, for progress bars."""
+    def total_bytes(self) -> Optional[int]:
+        """The payload bytes expected, for progress bars (None: not known)."""
+        if self.nnz is None:
+            return None
         return 8 * (self.shape[0] + 1) + self.nnz * (4 + self.dtype.itemsize)
+
+    def _room_for(self, k: int) -> None:
+        """Grows the entry arrays (doubling) to hold k more; only where nnz is not known."""
+        need = self.pos + k
+        if self.nnz is not None or need <= self.indices.size:
+            return
+        capacity = max(need, 2 * self.indices.size)
+        if capacity > INT32_MAX and self.index_dtype == np.int32:
+            self.index_dtype = np.dtype(np.int64)
+            self.indptr = self.indptr.astype(self.index_dtype)
+            self.indices = self.indices.astype(self.index_dtype)
+        for name in ("indices", "data"):
+            old = getattr(self, name)
+            grown = np.empty(capacity, dtype=old.dtype)
+            grown[: self.pos] = old[: self.pos]
+            setattr(self, name, grown)
 
     def add(self, chunk: Union[RawChunk, pb.MatrixChunk]) -> int:
         """Copies one chunk in place; returns its payload bytes."""
@@ -293,7 +321,8 @@ class Assembler:
         if off.size != rc + 1 or off[0] != 0:
             raise ProtocolError("chunk at row %d: %d row offsets for %d rows, first %s" % (rb, off.size, rc, off[:1]))
         k = int(off[-1])
-        if cols.size != k or vals.size != k or self.pos + k > self.nnz:
+        self._room_for(k)
+        if cols.size != k or vals.size != k or self.pos + k > self.indices.size:
             raise ProtocolError(
                 "chunk at row %d: %d offsets-nnz, %d columns, %d values, %d of %d entries so far"
                 % (rb, k, cols.size, vals.size, self.pos, self.nnz)
@@ -309,6 +338,10 @@ class Assembler:
 
     def finish(self) -> sp.csr_array:
         """The assembled matrix (ProtocolError if rows or entries are missing)."""
+        if self.nnz is None:
+            self.nnz = self.pos
+            self.indices = self.indices[: self.pos].copy()
+            self.data = self.data[: self.pos].copy()
         if self.next_row != self.shape[0] or self.pos != self.nnz:
             raise ProtocolError(
                 "stream ended at row %d of %d, entry %d of %d" % (self.next_row, self.shape[0], self.pos, self.nnz)

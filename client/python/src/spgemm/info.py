@@ -107,6 +107,11 @@ class DeviceStatus:
     reserved_bytes: int
     jobs_running: int
     peak_bytes: int
+    jobs_queued: int = 0  #: jobs waiting that were placed here
+    panels_in_flight: int = 0  #: row panels of products too large for one device, here now
+    bytes_to_device: int = 0  #: copied host -> device since start
+    bytes_to_host: int = 0  #: copied device -> host
+    bytes_from_peer: int = 0  #: copied here from another device
 
     @classmethod
     def from_proto(cls, d: pb.DeviceStatus) -> "DeviceStatus":

@@ -1,0 +1,117 @@
+#include "core/panels/panel_lane.hpp"
+
+#include <chrono>
+#include <string>
+
+#include "spgemm/errors.hpp"
+
+namespace spgemmd::core {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+}  // namespace
+
+panel_lane::panel_lane(int device, std::shared_ptr<spgemm::backend> backend, std::size_t room_bytes)
+    : device_(device), room_(std::make_shared<room>(room_bytes)), backend_(std::move(backend)) {}
+
+void panel_lane::place_b(matrix_cache& cache, const in_place& b, const spgemm::matrix_info& b_info) {
+  if (b.device == device_) {
+    b_ = b.stored;
+  } else if (b.device >= 0) {
+    b_ = backend_->copy(*b.stored);
+    cache.note_transfer(device_, transfer::from_peer, b_info.bytes());
+  } else {
+    b_ = backend_->store(*b.host->whole());
+    cache.note_transfer(device_, transfer::to_device, b_info.bytes());
+  }
+}
+
+std::shared_ptr<spgemm::stored_matrix> panel_lane::rows_of_a(const panel_product& p, int64_t begin, int64_t end) {
+  if (p.a.device >= 0) {
+    auto rows = backend_->copy_rows(*p.a.stored, begin, end);
+    if (p.a.device != device_) p.cache.note_transfer(device_, transfer::from_peer, rows->info().bytes());
+    return rows;
+  }
+  auto rows = backend_->store(p.a.host->rows(begin, end));
+  p.cache.note_transfer(device_, transfer::to_device, rows->info().bytes());
+  return rows;
+}
+
+void panel_lane::run(const panel_product& p) {
+  const panel_cuts& cuts = p.queue.cuts();
+  const std::size_t capacity = room_->capacity();
+  const double half = static_cast<double>(capacity) / 2;
+  auto stopped = [&] { return spgemm::error(spgemm::error_kind::cancelled, "the job was cancelled"); };
+  auto too_large = [&](int64_t row, std::size_t bytes, const std::string& what) {
+    return spgemm::error(spgemm::error_kind::does_not_fit,
+                         "row " + std::to_string(row) + " of A alone needs " + std::to_string(bytes) + " bytes (" +
+                             what + ") on " + backend_->name() + ", which has " + std::to_string(capacity) +
+                             " bytes of room for row panels");
+  };
+  while (auto taken = p.queue.take(half)) {
+    int64_t begin = taken->first;
+    const int64_t last = taken->second;
+    while (begin < last) {
+      // Rows [begin, end) that fit half the room by their estimate (the
+      // whole room for a single row that needs it).
+      int64_t end = last;
+      std::size_t a_bytes = 0;
+      std::shared_ptr<spgemm::stored_matrix> a;
+      spgemm::memory_estimate e;
+      while (true) {
+        a_bytes = cuts.a_bytes(begin, end);
+        if (a_bytes > capacity) {
+          if (end == begin + 1) throw too_large(begin, a_bytes, "its row of A");
+          end = begin + (end - begin) / 2;
+          continue;
+        }
+        if (!room_->take(a_bytes, p.stop)) throw stopped();
+        a = rows_of_a(p, begin, end);
+        e = backend_->estimate_multiply(*a, *b_, p.options);
+        const double ratio = p.queue.learn(begin, end, static_cast<double>(e.total()));
+        const std::size_t need = a_bytes + e.total();
+        if (static_cast<double>(need) <= half || (end == begin + 1 && need <= capacity)) break;
+        a.reset();
+        room_->give_back(a_bytes);
+        if (end == begin + 1) throw too_large(begin, need, "its row of A and its product's estimate, " + e.method);
+        const int64_t shorter = cuts.cut(begin, end, ratio, half);
+        end = shorter < end ? shorter : begin + (end - begin) / 2;
+      }
+      if (!room_->take(e.total(), p.stop)) {
+        room_->give_back(a_bytes);
+        throw stopped();
+      }
+      p.cache.note_panel(device_, +1);
+      std::shared_ptr<spgemm::stored_matrix> c;
+      try {
+        const auto started = clock_type::now();
+        c = backend_->multiply(*a, *b_, p.options, e.total(), p.stop);
+        engine_seconds += std::chrono::duration<double>(clock_type::now() - started).count();
+      } catch (...) {
+        a.reset();
+        room_->give_back(a_bytes + e.total());
+        p.cache.note_panel(device_, -1);
+        throw;
+      }
+      a.reset();
+      const std::size_t c_bytes = c->info().bytes();
+      room_->give_back(a_bytes + e.total() - c_bytes);
+      ++panels;
+      products += e.products;
+      nnz += c->info().nnz;
+      method = e.method;
+      // Its bytes go back once the consumer has taken it off the device.
+      p.cache.note_transfer(device_, transfer::to_host, c_bytes);
+      p.out(device_panel(begin, device_, backend_, std::move(c),
+                             [r = room_, cache = &p.cache, device = device_, c_bytes] {
+                               r->give_back(c_bytes);
+                               cache->note_panel(device, -1);
+                             }));
+      begin = end;
+    }
+  }
+}
+
+}  // namespace spgemmd::core
