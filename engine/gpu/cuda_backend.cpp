@@ -15,6 +15,7 @@
 #include "method/method.hpp"
 #include "planner/job_rules.hpp"
 #include "planner/row_work.hpp"
+#include "planner/statistics.hpp"
 #include "spgemm/errors.hpp"
 #include "transpose/transpose.hpp"
 
@@ -424,6 +425,9 @@ memory_estimate cuda_backend::estimate_multiply_numeric(const stored_matrix& a, 
   for (const matrix_info& m : {p.a.info(), p.b.info()}) {
     if (m.type != p.out) e.workspace_bytes += static_cast<std::size_t>(m.nnz) * size_of(p.out);
   }
+  // An operand made after this estimate (a Galerkin product's intermediate)
+  // is measured during the run: a word of scratch at a time.
+  e.workspace_bytes += planner::statistics_scratch_bytes;
   return e;
 }
 

@@ -20,6 +20,9 @@
 namespace spgemm::planner {
 
 // Rows, nnz and the longest row of `m` (diagonal_distance left 0).
+// The device scratch one measurement below holds while it runs (a word).
+inline constexpr std::size_t statistics_scratch_bytes = sizeof(unsigned long long);
+
 row_stats compute_row_stats(const cuda::structure_view& m, cuda::memory_resource& memory, cudaStream_t stream);
 
 // The mean diagonal_offset of `m`'s entries (row_stats::diagonal_distance;

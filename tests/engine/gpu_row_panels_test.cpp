@@ -146,7 +146,7 @@ TEST(GpuRowPanels, CopiesRowsFromAnotherGpu) {
   SPGEMM_REQUIRE_GPU();
   if (cuda_device_count() < 2) GTEST_SKIP() << "one CUDA device: peer copies need two";
   const auto backends = open_cuda_backends({0, 1});
-  const auto a = random_csr<float>(4000, 3500, 50, 14);
+  const auto a = random_csr<float>(4000, 4000, 50, 14);  // square: it is squared below
   const auto on0 = backends[0]->store(a);
   const auto on1 = backends[1]->copy_rows(*on0, 100, 3900);
   expect_same(fetched<float>(*backends[1], *on1), row_block(a, 100, 3900));

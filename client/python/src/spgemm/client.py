@@ -70,6 +70,9 @@ class _Rpcs:
             setattr(self, method.name, factory(path, request_serializer=ser, response_deserializer=de))
 
 
+# How long close() waits for gRPC to close the channel (see close()).
+_CLOSE_WAIT_SECONDS = 5.0
+
 # The generated module of each proto file, by its name.
 _MESSAGE_MODULES = {module.DESCRIPTOR.name: module for module in (pb, lpb, gpb, vpb, apb)}
 
@@ -855,7 +858,13 @@ class Client(GraphCalls):
                 self._local.close()
                 self._local = None
             self._local_decided = True
-        self._channel.close()
+        # grpc's Channel.close waits until every call's state has ended; a stream
+        # whose reading a KeyboardInterrupt cut short inside grpc can leave one that
+        # never ends (Ctrl-C during a product, now and then). So the close is waited
+        # for a few seconds, then left to finish, or not, on its own thread.
+        closer = threading.Thread(target=self._channel.close, name="spgemm-close", daemon=True)
+        closer.start()
+        closer.join(_CLOSE_WAIT_SECONDS)
 
     def __enter__(self) -> "Client":
         return self
