@@ -56,6 +56,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const core::cache_stats s = server.cache->stats();
   const std::size_t kept = status.ok() ? stored.bytes : 0;
   if (s.devices[0].reserved != 0 || s.devices[0].cached + s.host_bytes != kept) __builtin_trap();
-  if (status.ok() && !server.cache->erase("", stored.handle)) __builtin_trap();
+  if (status.ok() && !server.cache->erase(core::caller{}, stored.handle)) __builtin_trap();
   return 0;
 }
