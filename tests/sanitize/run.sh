@@ -20,7 +20,7 @@ CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=None -DS
   -DSPGEMM_FUZZ=ON -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" >/dev/null
 fuzzers=(csr_validator chunk_assembler upload_call matrix_market)
 cmake --build "$build" -j "$jobs" --target spgemmd spgemmd_core_tests chunk_codec_test chunk_frame_test \
-  spare_arrays_test spgemmd_integration_test spgemmd_attack_tests "${fuzzers[@]/%/_fuzz}"
+  spare_arrays_test auth_test local_peer_test spgemmd_integration_test spgemmd_security_test spgemmd_attack_tests "${fuzzers[@]/%/_fuzz}"
 
 # A failed allocation is an exception (std::bad_alloc), as without ASan.
 export ASAN_OPTIONS=allocator_may_return_null=1:abort_on_error=1
