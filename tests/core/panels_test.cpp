@@ -73,8 +73,8 @@ TEST(host_matrix, reads_rows_across_its_blocks) {
 
 // A panel whose device frees it counts into `freed`.
 core::device_panel panel(int64_t first, int64_t rows, std::atomic<int>& freed) {
-  return core::device_panel(first, 0, nullptr, std::make_shared<fake_backend>()->allocate(square(rows, 0)),
-                            [&freed] { ++freed; });
+  static const auto device = std::make_shared<fake_backend>();  // outlives every panel (ASan: a temporary did not)
+  return core::device_panel(first, 0, nullptr, device->allocate(square(rows, 0)), [&freed] { ++freed; });
 }
 
 TEST(panel_stream, hands_panels_over_in_row_order) {

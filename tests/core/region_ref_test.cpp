@@ -61,7 +61,7 @@ TEST(region_ref, random_ranges_are_decided_as_128_bit_arithmetic_decides) {
       }
       case 2: return max64 - static_cast<int64_t>(rng() % 16);
       case 3: return std::numeric_limits<int64_t>::min() + static_cast<int64_t>(rng() % 16);
-      case 4: return static_cast<int64_t>(rng() % static_cast<uint64_t>(std::max<int64_t>(size, 1) + 1));
+      case 4: return static_cast<int64_t>(rng() % (static_cast<uint64_t>(std::max<int64_t>(size, 1)) + 1));
       case 5: return size / 2 + static_cast<int64_t>(rng() % 9) - 4;
       default: return static_cast<int64_t>(rng());
     }
