@@ -130,8 +130,10 @@ TEST(abuse, headers_hold_budget_not_memory_and_memory_comes_with_the_chunks) {
     sent += chunk_rows * (8 + per_row * 12);
   }
   std::this_thread::sleep_for(500ms);
+  // Beside the two copies: the pages mapped ahead of the chunks (32 MiB) and
+  // gRPC's message buffers, more of them on hosts with more cores.
   const int64_t grown = server.rss_bytes() - baseline;
-  EXPECT_LT(grown, 2 * sent + 64 * MiB) << "grew " << grown / MiB << " MiB for " << sent / MiB << " MiB sent";
+  EXPECT_LT(grown, 2 * sent + 128 * MiB) << "grew " << grown / MiB << " MiB for " << sent / MiB << " MiB sent";
 
   uploads[0]->ctx.TryCancel();
   (void)uploads[0]->writer->Finish();
