@@ -353,6 +353,7 @@ class cpu_backend final : public backend {
     e.output_bytes = matrix_info{o.ia.rows, o.ib.cols, stats.nnz_c_bound, out}.bytes();
     e.workspace_bytes = cpu::gustavson_workspace_bytes(o.ia.rows, o.ib.cols, size_of(out), threads_) +
                         converted_bytes(o.ia, out) + converted_bytes(o.ib, out);
+    e.fixed_workspace_bytes = cpu::gustavson_accumulator_bytes(o.ib.cols, size_of(out), threads_);
     e.exact = false;
     e.products = stats.products;
     e.method = "gustavson";

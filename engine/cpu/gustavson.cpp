@@ -57,9 +57,15 @@ int gustavson_parts(std::int64_t a_rows, int threads) {
 }
 
 std::size_t gustavson_workspace_bytes(std::int64_t a_rows, std::int64_t b_cols, std::size_t value_bytes, int threads) {
-  const auto parts = static_cast<std::size_t>(gustavson_parts(a_rows, threads));
-  return static_cast<std::size_t>(a_rows + 1) * sizeof(std::int64_t) + (parts + 1) * sizeof(std::int64_t) +
-         parts * static_cast<std::size_t>(b_cols) * (sizeof(std::int64_t) + value_bytes);
+  const int parts = gustavson_parts(a_rows, threads);
+  return static_cast<std::size_t>(a_rows + 1) * sizeof(std::int64_t) +
+         static_cast<std::size_t>(parts + 1) * sizeof(std::int64_t) +
+         gustavson_accumulator_bytes(b_cols, value_bytes, parts);
+}
+
+std::size_t gustavson_accumulator_bytes(std::int64_t b_cols, std::size_t value_bytes, int parts) {
+  return static_cast<std::size_t>(detail::resolve_threads(parts)) * static_cast<std::size_t>(b_cols) *
+         (sizeof(std::int64_t) + value_bytes);
 }
 
 namespace {

@@ -26,6 +26,11 @@ class job_call final : public grpc::ServerUnaryReactor {
  public:
   job_call(service_state& s, std::string kind) : s_(s), kind_(std::move(kind)) {}
 
+  // A call of `kind` whose job `build` makes, handed the answer that fills
+  // `response`; it answers at once where the job cannot be built or queued.
+  template <typename Build>
+  static job_call* open(service_state& s, std::string kind, v1::AmgHierarchy* response, Build build);
+
   // Submits `j`; answers at once where the scheduler refuses it.
   void start(std::shared_ptr<core::job> j) {
     job_ = j;
@@ -96,6 +101,19 @@ core::amg_done answer(service_state& s, job_call* call, v1::AmgHierarchy* respon
   };
 }
 
+template <typename Build>
+job_call* job_call::open(service_state& s, std::string kind, v1::AmgHierarchy* response, Build build) {
+  auto* call = new job_call(s, kind);
+  std::shared_ptr<core::job> j;
+  const core::outcome built = build(answer(s, call, response, std::move(kind)), &j);
+  if (built.ok()) {
+    call->start(std::move(j));
+  } else {
+    call->end(to_grpc_status(built));
+  }
+  return call;
+}
+
 }  // namespace
 
 void to_proto(core::amg_record& r, const core::matrix_cache& cache, v1::AmgHierarchy* out) {
@@ -153,16 +171,9 @@ grpc::ServerUnaryReactor* amg_service::Setup(grpc::CallbackServerContext* ctx, c
                               &r.near_nullspace);
   }
   if (!pinned.ok()) return finished(ctx, to_grpc_status(pinned));
-  auto* call = new job_call(state_, "amg setup");
-  std::shared_ptr<core::job> j;
-  const core::outcome built = core::amg_setup_job(state_.hierarchies, std::move(r),
-                                                  answer(state_, call, response, "amg setup"), &j);
-  if (!built.ok()) {
-    call->end(to_grpc_status(built));
-    return call;
-  }
-  call->start(std::move(j));
-  return call;
+  return job_call::open(state_, "amg setup", response, [&](core::amg_done done, std::shared_ptr<core::job>* j) {
+    return core::amg_setup_job(state_.hierarchies, std::move(r), std::move(done), j);
+  });
 }
 
 grpc::ServerUnaryReactor* amg_service::Resetup(grpc::CallbackServerContext* ctx,
@@ -173,16 +184,9 @@ grpc::ServerUnaryReactor* amg_service::Resetup(grpc::CallbackServerContext* ctx,
   if (!record) {
     return finished(ctx, {grpc::StatusCode::NOT_FOUND, "no hierarchy with handle " + request->hierarchy()});
   }
-  auto* call = new job_call(state_, "amg resetup");
-  std::shared_ptr<core::job> j;
-  const core::outcome built = core::amg_resetup_job(state_.hierarchies, record, request->priority(),
-                                                    answer(state_, call, response, "amg resetup"), &j);
-  if (!built.ok()) {
-    call->end(to_grpc_status(built));
-    return call;
-  }
-  call->start(std::move(j));
-  return call;
+  return job_call::open(state_, "amg resetup", response, [&](core::amg_done done, std::shared_ptr<core::job>* j) {
+    return core::amg_resetup_job(state_.hierarchies, record, request->priority(), std::move(done), j);
+  });
 }
 
 grpc::ServerUnaryReactor* amg_service::Describe(grpc::CallbackServerContext* ctx,

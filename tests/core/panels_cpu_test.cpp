@@ -4,9 +4,11 @@
 // kept in host memory or streamed, equals the product in one piece exactly
 // (each row is computed by the same method alone), no device ever holds more
 // than its budget, over two devices too; a kept result in panels chains into
-// the next product; cancelled mid-panel, the job leaves nothing behind.
+// the next product; a workspace as wide as B does not cut the panels to
+// single rows; cancelled mid-panel, the job leaves nothing behind.
 #include <gtest/gtest.h>
 
+#include <string>
 #include <thread>
 
 #include "core/job_run.hpp"
@@ -155,6 +157,25 @@ TEST(panels_cpu, the_shared_matrices_in_panels_equal_their_products_in_one_piece
     if (a.rows != a.cols) continue;
     expect_panels_equal_one_piece(a, 1);
   }
+}
+
+TEST(panels_cpu, a_workspace_as_wide_as_b_leaves_panels_of_many_rows) {
+  // About two entries a row over 10^5 columns, a road network's shape: every
+  // panel's accumulators, as wide as B, take about what A does. Cut as if
+  // the estimate grew with the rows alone, the panels shrank to single rows.
+  const csr a = spgemm::testing::random_csr<double>(100000, 100000, 4, 7);
+  const std::size_t budget = budget_for(a, a);
+  cpu_core core(1, budget);
+  const std::string h = core.store(a);
+  core::job_run run(*core.cache, *core.sched, as_tenant(""), true, "", core::steady::now());
+  const std::shared_ptr<core::job> j = core.product(h, h);
+  auto ended = submit(run, j);
+  ASSERT_TRUE(ready_within(ended, 60s));
+  ASSERT_TRUE(ended.get().result.ok());
+  const std::string& method = j->step_sized.method;  // "row panels (N on cpu): gustavson"
+  ASSERT_EQ(method.rfind("row panels (", 0), 0u) << method;
+  EXPECT_LE(std::stoi(method.substr(12)), 16) << method;
+  core.expect_within_budget(budget);
 }
 
 TEST(panels_cpu, random_and_structured_matrices_in_panels_over_two_devices) {

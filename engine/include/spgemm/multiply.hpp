@@ -63,6 +63,10 @@ struct mask_options {
 struct memory_estimate {
   std::size_t output_bytes = 0;
   std::size_t workspace_bytes = 0;
+  // The part of workspace_bytes that a product of any number of A's rows
+  // needs (accumulators as wide as B, one per thread): a product cut into
+  // row panels pays it in every panel.
+  std::size_t fixed_workspace_bytes = 0;
   std::int64_t nnz_bound = 0;  // entries of C at most (their number, where exact)
   bool exact = false;  // true where nnz(C) is known, not only bounded
   std::int64_t products = 0;  // scalar multiplications (flops / 2); 0 for a transpose

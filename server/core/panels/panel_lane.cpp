@@ -11,6 +11,14 @@ namespace {
 
 using clock_type = std::chrono::steady_clock;
 
+// Half the room, so that one panel computes while the one before it leaves
+// the device; the whole room, one panel at a time, where the workspace every
+// panel needs would take more than half of half.
+double panel_target(std::size_t capacity, double fixed_bytes) {
+  const double half = static_cast<double>(capacity) / 2;
+  return fixed_bytes > half / 2 ? static_cast<double>(capacity) : half;
+}
+
 }  // namespace
 
 panel_lane::panel_lane(int device, std::shared_ptr<spgemm::backend> backend, std::size_t room_bytes)
@@ -42,7 +50,6 @@ std::shared_ptr<spgemm::stored_matrix> panel_lane::rows_of_a(const panel_product
 void panel_lane::run(const panel_product& p) {
   const panel_cuts& cuts = p.queue.cuts();
   const std::size_t capacity = room_->capacity();
-  const double half = static_cast<double>(capacity) / 2;
   auto stopped = [&] { return spgemm::error(spgemm::error_kind::cancelled, "the job was cancelled"); };
   auto too_large = [&](int64_t row, std::size_t bytes, const std::string& what) {
     return spgemm::error(spgemm::error_kind::does_not_fit,
@@ -50,11 +57,11 @@ void panel_lane::run(const panel_product& p) {
                              what + ") on " + backend_->name() + ", which has " + std::to_string(capacity) +
                              " bytes of room for row panels");
   };
-  while (auto taken = p.queue.take(half)) {
+  while (auto taken = p.queue.take(panel_target(capacity, p.queue.fixed_bytes()))) {
     int64_t begin = taken->first;
     const int64_t last = taken->second;
     while (begin < last) {
-      // Rows [begin, end) that fit half the room by their estimate (the
+      // Rows [begin, end) that fit the panel target by their estimate (the
       // whole room for a single row that needs it).
       int64_t end = last;
       std::size_t a_bytes = 0;
@@ -70,13 +77,14 @@ void panel_lane::run(const panel_product& p) {
         if (!room_->take(a_bytes, p.stop)) throw stopped();
         a = rows_of_a(p, begin, end);
         e = backend_->estimate_multiply(*a, *b_, p.options);
-        const double ratio = p.queue.learn(begin, end, static_cast<double>(e.total()));
+        p.queue.learn(begin, end, e);
+        const double target = panel_target(capacity, p.queue.fixed_bytes());
         const std::size_t need = a_bytes + e.total();
-        if (static_cast<double>(need) <= half || (end == begin + 1 && need <= capacity)) break;
+        if (static_cast<double>(need) <= target || (end == begin + 1 && need <= capacity)) break;
         a.reset();
         room_->give_back(a_bytes);
         if (end == begin + 1) throw too_large(begin, need, "its row of A and its product's estimate, " + e.method);
-        const int64_t shorter = cuts.cut(begin, end, ratio, half);
+        const int64_t shorter = p.queue.cut(begin, end, target);
         end = shorter < end ? shorter : begin + (end - begin) / 2;
       }
       if (!room_->take(e.total(), p.stop)) {

@@ -3,7 +3,8 @@
 // from another device or from the host), then panel after panel taken from
 // the product's queue until none is left: A's rows copied to the device,
 // estimated, cut smaller while they take more than half the lane's room (so
-// that one panel computes while the one before it leaves the device),
+// that one panel computes while the one before it leaves the device; the
+// whole room where the workspace every panel needs would crowd half of it),
 // multiplied within that estimate, handed to the product's consumer.
 #pragma once
 

@@ -137,8 +137,7 @@ std::size_t run_in_panels(job& j, const spgemm::multiply_options& options,
   for (auto& lane : lanes) lane->place_b(cache, b, b_info);
   const panel_cuts cuts(work_of_rows(j, a, b, a_info, lanes), b_info.cols, spgemm::size_of(a_info.type),
                         spgemm::size_of(c_type));
-  const double bound = static_cast<double>(cuts.c_bound_bytes(0, cuts.rows()));
-  panel_queue queue(cuts, whole && bound > 0 ? static_cast<double>(whole->total()) / bound : 1.0);
+  panel_queue queue(cuts, whole);
 
   std::mutex mu;
   std::exception_ptr failure;
