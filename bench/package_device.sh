@@ -106,7 +106,7 @@ else
     --platform manylinux_2_17_x86_64 -d $dest/wheels "protobuf==$(python3 -c 'import google.protobuf as p; print(p.__version__)')"
   cp -r client/python/tests $dest/python-tests
 fi
-cp bench/run_device.sh bench/device_env.sh $dest/
+cp bench/run_device.sh bench/run_gpu_checks_device.sh bench/device_env.sh $dest/
 for bin in "$dest"/bin/* "$dest"/peers/*; do
   [ -f "$bin" ] || continue
   ldd "$bin" | awk '/=> \// {print $3}' | grep -v -E '/(libc|libm|libstdc\+\+|libgcc_s|libpthread|libdl|librt|libcusparse|libcublas|libcublasLt|libnvJitLink)\.so' || true

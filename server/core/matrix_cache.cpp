@@ -215,10 +215,10 @@ bool matrix_cache::spill(cache_entry& e) {
   const tenant_state& t = state_of(e.tenant);
   if (host_used_ + e.bytes > host_budget_) return false;
   if (t.limits.host_bytes > 0 && t.held.host + e.bytes > t.limits.host_bytes) return false;
-  auto host = std::make_shared<const host_matrix>(backends_[e.device]->fetch(*e.stored));
+  auto fetched = std::make_shared<const host_matrix>(backends_[e.device]->fetch(*e.stored));
   count_transfer(e.device, transfer::to_host, e.bytes);
   count_out(e);
-  e.host = std::move(host);
+  e.host = std::move(fetched);
   e.stored.reset();
   e.last_device = e.device;
   e.device = -1;
@@ -625,11 +625,11 @@ int matrix_cache::roomiest_locked() const {
 }
 
 void matrix_cache::locate(cache_entry& e, int* device, std::shared_ptr<spgemm::stored_matrix>* stored,
-                          std::shared_ptr<const host_matrix>* host) {
+                          std::shared_ptr<const host_matrix>* host_copy) {
   std::lock_guard<std::mutex> lock(mutex_);
   *device = e.device;
   *stored = e.stored;
-  *host = e.host;
+  *host_copy = e.host;
 }
 
 bool matrix_cache::grow(int device, std::size_t* bytes_field, std::size_t bytes) {

@@ -277,7 +277,7 @@ class matrix_cache {
   int roomiest_device();
   // Where an entry lives now: its stored matrix (device >= 0) or host copy.
   void locate(cache_entry& e, int* device, std::shared_ptr<spgemm::stored_matrix>* stored,
-              std::shared_ptr<const host_matrix>* host);
+              std::shared_ptr<const host_matrix>* host_copy);
 
   // New values for an entry's pattern (`values`: nnz values of its value
   // type). In place where nothing but the cache holds its stored matrix;

@@ -69,3 +69,31 @@ def test_the_assembler_grows_where_the_size_is_not_known() -> None:
         asm.add(pb.UploadPart.FromString(raw).chunk)
     c = asm.finish()
     assert asm.nnz == a.nnz and (c != a).nnz == 0
+
+
+def test_a_product_in_panels_comes_into_shared_memory(server: Server) -> None:
+    a = stencil(20)
+    with spgemm.Client(server.address, timeout=120, progress=False, transfer="shared_memory") as c:
+        assert c.transfer == "shared_memory"
+        result = c.multiply(a, a)
+        assert c.last_stats is not None and "row panels" in c.last_stats.algorithm
+        assert_product_close(result, a, a, 1e-12)
+        remote = c.multiply(a, a, keep=True)
+        assert_product_close(remote.fetch(), a, a, 1e-12)
+        remote.delete()
+
+
+def test_the_assembler_widens_its_indices_past_32_bits(monkeypatch: pytest.MonkeyPatch) -> None:
+    # 70,000 entries stand in for 2^31: grown past them, offsets and columns become int64.
+    monkeypatch.setattr(_wire, "INT32_MAX", 70000)
+    a = sp.csr_array(sp.random_array((1000, 800), density=0.1, format="csr", rng=np.random.default_rng(4)))
+    assert a.nnz > 70000
+    header = pb.MatrixHeader(rows=1000, cols=800, nnz=_wire.UNKNOWN_NNZ, value_type=pb.FLOAT64)
+    asm = _wire.Assembler(header)
+    assert asm.index_dtype == np.int32
+    for raw in list(_wire.upload_parts(header, _wire.to_csr(a), 65536))[1:]:
+        asm.add(pb.UploadPart.FromString(raw).chunk)
+    assert asm.indptr.dtype == np.int64 and asm.indices.dtype == np.int64
+    c = asm.finish()  # scipy narrows them again where the values allow
+    assert c.nnz == a.nnz and (c != a).nnz == 0
+    np.testing.assert_array_equal(c.indptr, a.indptr)
