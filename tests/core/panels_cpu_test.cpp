@@ -4,7 +4,8 @@
 // kept in host memory or streamed, equals the product in one piece exactly
 // (each row is computed by the same method alone), no device ever holds more
 // than its budget, over two devices too; a kept result in panels chains into
-// the next product; a workspace as wide as B does not cut the panels to
+// the next product; masked products in panels equal them in one piece; a
+// workspace as wide as B does not cut the panels to
 // single rows; cancelled mid-panel, the job leaves nothing behind.
 #include <gtest/gtest.h>
 
@@ -13,6 +14,7 @@
 
 #include "core/job_run.hpp"
 #include "core/panels/panel_stream.hpp"
+#include "core/recipes/graph.hpp"
 #include "core_fixture.hpp"
 #include "spgemm/generate.hpp"
 #include "spgemm/io.hpp"
@@ -59,7 +61,11 @@ struct cpu_core {
   // A B kept: the entry's matrix, wherever it lives.
   csr kept(const std::string& a, const std::string& b, core::entry_info* entry = nullptr) {
     core::job_run run(*cache, *sched, as_tenant(""), true, "", core::steady::now());
-    auto ended = submit(run, product(a, b));
+    return kept_from(run, product(a, b), entry);
+  }
+  // What job `j` kept, run by `run` (one that keeps its result).
+  csr kept_from(core::job_run& run, std::shared_ptr<core::job> j, core::entry_info* entry = nullptr) {
+    auto ended = submit(run, std::move(j));
     EXPECT_TRUE(ready_within(ended, 120s));
     const core::job_run::ending e = ended.get();
     EXPECT_TRUE(e.result.ok()) << e.result.message;
@@ -75,7 +81,11 @@ struct cpu_core {
   // A B streamed in panels: their rows put together in order.
   csr streamed(const std::string& a, const std::string& b) {
     core::job_run run(*cache, *sched, as_tenant(""), false, "", core::steady::now());
-    auto ended = submit(run, product(a, b));
+    return streamed_from(run, product(a, b));
+  }
+  // The panels job `j` streamed, run by `run` (one that streams its result).
+  csr streamed_from(core::job_run& run, std::shared_ptr<core::job> j) {
+    auto ended = submit(run, std::move(j));
     csr c;
     c.rows = 0;
     std::thread consumer([&] {
@@ -182,6 +192,33 @@ TEST(panels_cpu, random_and_structured_matrices_in_panels_over_two_devices) {
   for (const csr& a : {spgemm::testing::random_csr<double>(3000, 3000, 40, 5), spgemm::generate("rmat:12:16"),
                        spgemm::generate("poisson3d27:16"), spgemm::generate("elasticity3d:8")}) {
     expect_panels_equal_one_piece(a, 2);
+  }
+}
+
+TEST(panels_cpu, masked_products_in_panels_equal_them_in_one_piece) {
+  const csr a = spgemm::testing::with_random_values(spgemm::generate("rmat:12:16"), 5);
+  const csr m = spgemm::testing::random_csr<double>(a.rows, a.cols, 60, 6);
+  for (const bool complement : {false, true}) {
+    SCOPED_TRACE(complement ? "C<!M>" : "C<M>");
+    const spgemm::mask_options how{complement, true};
+    const csr want = spgemm::cpu_masked_multiply(a, a, m, how, {}, 2);
+    // A budget that holds the operands but not the product's estimate.
+    auto cpu = spgemm::make_cpu_backend(2);
+    const std::size_t estimate =
+        cpu->estimate_masked_multiply(*cpu->store(a), *cpu->store(a), *cpu->store(m), how, {}).total();
+    const std::size_t budget = 2 * a.bytes() + m.bytes() + estimate / 3;
+    cpu_core core(1, budget);
+    const std::string ha = core.store(a), hm = core.store(m);
+    for (const bool keep : {true, false}) {
+      core::job_run run(*core.cache, *core.sched, as_tenant(""), keep, "", core::steady::now());
+      std::shared_ptr<core::job> j;
+      auto operand = [&](const std::string& h) { return core::graph_operand{core.cache->acquire(as_tenant(""), h)}; };
+      ASSERT_TRUE(core::mxm_job(core.memo, operand(ha), operand(ha), operand(hm), how, {}, 0, &j).ok());
+      const csr got = keep ? core.kept_from(run, j) : core.streamed_from(run, j);
+      EXPECT_EQ(j->step_sized.method.rfind("row panels (", 0), 0u) << j->step_sized.method;
+      expect_identical(got, want);
+    }
+    core.expect_within_budget(budget);
   }
 }
 

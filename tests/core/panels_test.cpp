@@ -32,7 +32,7 @@ spgemm::row_work uniform_work(int64_t rows, int64_t entries, int64_t products) {
 TEST(panel_cuts, cut_the_most_rows_that_fit_on_aligned_rows) {
   const core::panel_cuts cuts(uniform_work(1000, 10, 50), 20, 8, 8);
   EXPECT_EQ(cuts.rows(), 1000);
-  EXPECT_EQ(cuts.a_bytes(0, 10), 11 * 8 + 100 * 12u);
+  EXPECT_EQ(cuts.operand_bytes(0, 10), 11 * 8 + 100 * 12u);
   EXPECT_EQ(cuts.c_bound_entries(0, 10), 200);  // min(products, cols of B) per row
   EXPECT_EQ(cuts.c_bound_bytes(0, 10), 11 * 8 + 200 * 12u);
   const double budget = cuts.panel_bytes(0, 100, 1.0);
@@ -43,6 +43,19 @@ TEST(panel_cuts, cut_the_most_rows_that_fit_on_aligned_rows) {
   EXPECT_EQ(cuts.cut(0, 1000, 1.0, 1.0), 1);          // not one row fits: one row
   EXPECT_EQ(cuts.cut(0, 5, 1.0, budget), 5);          // up to the limit
   EXPECT_EQ(cuts.cut(3, 1000, 1.0, cuts.panel_bytes(3, 10, 1.0)), 10);  // too few rows to align
+}
+
+TEST(panel_cuts, a_masks_rows_go_with_as_and_bound_c_where_it_allows) {
+  core::panel_mask_rows m;
+  m.entries.assign(1000, 5);
+  m.value_bytes = 4;
+  m.bounds_c = true;  // C<M>: 5 entries a row at most
+  const core::panel_cuts allowed(uniform_work(1000, 10, 50), 20, 8, 8, &m);
+  EXPECT_EQ(allowed.operand_bytes(0, 10), 11 * 8 + 100 * 12u + 11 * 8 + 50 * 8u);
+  EXPECT_EQ(allowed.c_bound_entries(0, 10), 50);
+  m.bounds_c = false;  // C<!M>: B's columns bound it
+  const core::panel_cuts forbidden(uniform_work(1000, 10, 50), 20, 8, 8, &m);
+  EXPECT_EQ(forbidden.c_bound_entries(0, 10), 200);
 }
 
 TEST(panel_cuts, never_cut_more_entries_than_32_bits_count) {

@@ -47,6 +47,18 @@ std::shared_ptr<spgemm::stored_matrix> panel_lane::rows_of_a(const panel_product
   return rows;
 }
 
+spgemm::memory_estimate panel_lane::estimate(const panel_product& p, const spgemm::stored_matrix& a,
+                                             const spgemm::stored_matrix* m) {
+  if (m == nullptr) return backend_->estimate_multiply(a, *b_, p.options);
+  return backend_->estimate_masked_multiply(a, *b_, *m, p.how, p.options);
+}
+
+std::shared_ptr<spgemm::stored_matrix> panel_lane::multiply(const panel_product& p, const spgemm::stored_matrix& a,
+                                                            const spgemm::stored_matrix* m, std::size_t estimate) {
+  if (m == nullptr) return backend_->multiply(a, *b_, p.options, estimate, p.stop);
+  return backend_->masked_multiply(a, *b_, *m, p.how, p.options, estimate, p.stop);
+}
+
 void panel_lane::run(const panel_product& p) {
   const panel_cuts& cuts = p.queue.cuts();
   const std::size_t capacity = room_->capacity();
@@ -64,24 +76,29 @@ void panel_lane::run(const panel_product& p) {
       // Rows [begin, end) that fit the panel target by their estimate (the
       // whole room for a single row that needs it).
       int64_t end = last;
-      std::size_t a_bytes = 0;
-      std::shared_ptr<spgemm::stored_matrix> a;
+      std::size_t a_bytes = 0;  // A's rows and M's
+      std::shared_ptr<spgemm::stored_matrix> a, m;
       spgemm::memory_estimate e;
       while (true) {
-        a_bytes = cuts.a_bytes(begin, end);
+        a_bytes = cuts.operand_bytes(begin, end);
         if (a_bytes > capacity) {
-          if (end == begin + 1) throw too_large(begin, a_bytes, "its row of A");
+          if (end == begin + 1) throw too_large(begin, a_bytes, p.mask ? "its rows of A and M" : "its row of A");
           end = begin + (end - begin) / 2;
           continue;
         }
         if (!room_->take(a_bytes, p.stop)) throw stopped();
         a = rows_of_a(p, begin, end);
-        e = backend_->estimate_multiply(*a, *b_, p.options);
+        if (p.mask != nullptr) {
+          m = backend_->store(p.mask->rows(begin, end));
+          p.cache.note_transfer(device_, transfer::to_device, m->info().bytes());
+        }
+        e = estimate(p, *a, m.get());
         p.queue.learn(begin, end, e);
         const double target = panel_target(capacity, p.queue.fixed_bytes());
         const std::size_t need = a_bytes + e.total();
         if (static_cast<double>(need) <= target || (end == begin + 1 && need <= capacity)) break;
         a.reset();
+        m.reset();
         room_->give_back(a_bytes);
         if (end == begin + 1) throw too_large(begin, need, "its row of A and its product's estimate, " + e.method);
         const int64_t shorter = p.queue.cut(begin, end, target);
@@ -95,15 +112,17 @@ void panel_lane::run(const panel_product& p) {
       std::shared_ptr<spgemm::stored_matrix> c;
       try {
         const auto started = clock_type::now();
-        c = backend_->multiply(*a, *b_, p.options, e.total(), p.stop);
+        c = multiply(p, *a, m.get(), e.total());
         engine_seconds += std::chrono::duration<double>(clock_type::now() - started).count();
       } catch (...) {
         a.reset();
+        m.reset();
         room_->give_back(a_bytes + e.total());
         p.cache.note_panel(device_, -1);
         throw;
       }
       a.reset();
+      m.reset();
       const std::size_t c_bytes = c->info().bytes();
       room_->give_back(a_bytes + e.total() - c_bytes);
       ++panels;

@@ -1,7 +1,8 @@
 // One device's share of a product computed in row panels: B there (the
 // cache's copy where B lives there, else a copy of its own, peer-to-peer
 // from another device or from the host), then panel after panel taken from
-// the product's queue until none is left: A's rows copied to the device,
+// the product's queue until none is left: A's rows copied to the device
+// (and the mask's, for a masked product),
 // estimated, cut smaller while they take more than half the lane's room (so
 // that one panel computes while the one before it leaves the device; the
 // whole room where the workspace every panel needs would crowd half of it),
@@ -29,6 +30,8 @@ struct panel_product {
   const in_place& b;
   spgemm::matrix_info a_info, b_info;
   spgemm::multiply_options options;  // one method for every panel
+  const host_matrix* mask;  // C<M> or C<!M> per `how`: M in host memory; none unmasked
+  spgemm::mask_options how;
   panel_queue& queue;
   std::function<void(device_panel)> out;  // to the call's stream, or to the host gather
   const spgemm::cancel_token& stop;  // the job's cancellation, or another lane's failure
@@ -62,6 +65,11 @@ class panel_lane {
 
  private:
   std::shared_ptr<spgemm::stored_matrix> rows_of_a(const panel_product& p, int64_t begin, int64_t end);
+  // The rows' product, masked where the product is (`m`: M's rows), or its estimate.
+  spgemm::memory_estimate estimate(const panel_product& p, const spgemm::stored_matrix& a,
+                                   const spgemm::stored_matrix* m);
+  std::shared_ptr<spgemm::stored_matrix> multiply(const panel_product& p, const spgemm::stored_matrix& a,
+                                                  const spgemm::stored_matrix* m, std::size_t estimate);
 
   int device_;
   std::shared_ptr<room> room_;

@@ -3,6 +3,7 @@
 #include <variant>
 
 #include "core/matrices.hpp"
+#include "core/recipes/panelled_multiply.hpp"
 #include "core/recipes/steps.hpp"
 #include "spgemm/errors.hpp"
 
@@ -78,10 +79,17 @@ outcome mxm_job(estimate_memo& memo, graph_operand a, graph_operand b, std::opti
   } catch (...) {
     return outcome_of(std::current_exception());
   }
+  const bool as_given = t.steps.empty();  // no operand transposed first: the product reads the inputs
   if (mask) {
     t.steps.push_back(masked_multiply_step(t.operands[0], t.operands[1], t.operands[2], how, options));
   } else {
     t.steps.push_back(multiply_step(memo, t.operands[0], t.operands[1], options));
+  }
+  if (as_given) {  // too large for a device in one piece: in row panels, as multiply_job
+    const std::optional<spgemm::mask_options> masked = mask ? std::optional<spgemm::mask_options>(how) : std::nullopt;
+    t.steps.back().in_panels = [options, masked](const std::optional<spgemm::memory_estimate>& whole) {
+      return panelled_multiply_step(options, whole, masked);
+    };
   }
   *out = make_job("mxm", std::string(spgemm::to_string(options.algo)), priority, std::move(t.inputs),
                   std::move(t.steps));

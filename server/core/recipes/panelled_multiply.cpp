@@ -5,8 +5,10 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
+#include <variant>
 #include <vector>
 
 #include "core/panels/host_gather.hpp"
@@ -122,8 +124,41 @@ spgemm::row_work work_of_rows(job& j, const in_place& a, const in_place& b, cons
   return work;
 }
 
+// The mask (input 2) in host memory, where its rows are cut from: its own
+// copy there where it lives on a device, held within the host budget.
+std::shared_ptr<const host_matrix> mask_on_host(job& j, reservation& room) {
+  matrix_cache& cache = *j.res.cache();
+  const in_place m = cache.use_in_place(*j.inputs[2]);
+  if (m.host) return m.host;
+  const std::size_t bytes = j.inputs[2]->info.bytes();
+  if (!room.try_grow(bytes)) {
+    throw spgemm::error(spgemm::error_kind::does_not_fit,
+                        "a masked product in row panels reads its mask (" + std::to_string(bytes) +
+                            " bytes) from host memory, past the host budget (" + std::to_string(cache.host_budget()) +
+                            " bytes, --host_budget_bytes)");
+  }
+  return std::make_shared<const host_matrix>(cache.backends()[static_cast<std::size_t>(m.device)]->fetch(*m.stored));
+}
+
+// Each row's entries and whether they bound C's row (C<M>).
+panel_mask_rows mask_rows_of(const host_matrix& m, const spgemm::mask_options& how) {
+  panel_mask_rows rows;
+  rows.value_bytes = spgemm::size_of(m.info().type);
+  rows.bounds_c = !how.complement;
+  rows.entries.reserve(static_cast<std::size_t>(m.info().rows));
+  for (const host_matrix::block& block : m.blocks()) {
+    std::visit(
+        [&](const auto& x) {
+          for (int64_t r = 0; r < x.rows; ++r) rows.entries.push_back(x.row_offsets[r + 1] - x.row_offsets[r]);
+        },
+        *block.rows);
+  }
+  return rows;
+}
+
 std::size_t run_in_panels(job& j, const spgemm::multiply_options& options,
-                          const std::optional<spgemm::memory_estimate>& whole) {
+                          const std::optional<spgemm::memory_estimate>& whole,
+                          const std::optional<spgemm::mask_options>& how) {
   matrix_cache& cache = *j.res.cache();
   const in_place a = cache.use_in_place(*j.inputs[0]);
   const in_place b = cache.use_in_place(*j.inputs[1]);
@@ -131,12 +166,16 @@ std::size_t run_in_panels(job& j, const spgemm::multiply_options& options,
   spgemm::multiply_options panel_options = options;
   if (panel_options.algo == spgemm::algorithm::automatic && whole) panel_options.algo = whole->algo;
   const spgemm::value_type c_type = spgemm::output_type_of(a_info, b_info, panel_options);
+  reservation mask_room(&cache, matrix_cache::host);
+  const std::shared_ptr<const host_matrix> mask = how ? mask_on_host(j, mask_room) : nullptr;
+  const std::optional<panel_mask_rows> mask_rows =
+      mask ? std::optional<panel_mask_rows>(mask_rows_of(*mask, *how)) : std::nullopt;
 
   std::vector<reservation> helper_rooms;
   std::vector<std::unique_ptr<panel_lane>> lanes = open_lanes(j, a, b, a_info, b_info, &helper_rooms);
   for (auto& lane : lanes) lane->place_b(cache, b, b_info);
   const panel_cuts cuts(work_of_rows(j, a, b, a_info, lanes), b_info.cols, spgemm::size_of(a_info.type),
-                        spgemm::size_of(c_type));
+                        spgemm::size_of(c_type), mask_rows ? &*mask_rows : nullptr);
   panel_queue queue(cuts, whole);
 
   std::mutex mu;
@@ -159,7 +198,8 @@ std::size_t run_in_panels(job& j, const spgemm::multiply_options& options,
     gather.emplace(cache, fail);
     out = [&gather](device_panel p) { gather->put(std::move(p)); };
   }
-  const panel_product product{cache, a, b, a_info, b_info, panel_options, queue, out, j.cancel};
+  const panel_product product{cache,         a,          b,     a_info, b_info, panel_options, mask.get(),
+                              how.value_or(spgemm::mask_options{}), queue, out, j.cancel};
 
   const auto started = std::chrono::steady_clock::now();
   std::vector<std::thread> threads;
@@ -209,12 +249,13 @@ std::size_t run_in_panels(job& j, const spgemm::multiply_options& options,
 }  // namespace
 
 job_step panelled_multiply_step(const spgemm::multiply_options& options,
-                                const std::optional<spgemm::memory_estimate>& whole) {
+                                const std::optional<spgemm::memory_estimate>& whole,
+                                const std::optional<spgemm::mask_options>& how) {
   job_step step;
-  step.what = "multiply in row panels";
+  step.what = how ? "masked multiply in row panels" : "multiply in row panels";
   step.inputs_in_place = true;
   step.estimate = [=](job& j, spgemm::backend&) { return first_lane(j, options, whole); };
-  step.run = [=](job& j, spgemm::backend&) { return run_in_panels(j, options, whole); };
+  step.run = [=](job& j, spgemm::backend&) { return run_in_panels(j, options, whole, how); };
   return step;
 }
 

@@ -15,9 +15,12 @@
 
 namespace spgemmd::core {
 
-// The step for inputs 0 (A) and 1 (B) of its job. `whole`: the product's
-// estimate in one piece, where it was made (its method runs every panel).
+// The step for inputs 0 (A) and 1 (B) of its job, and 2 (M) where `how`
+// masks the product: C<M> = A B, or C<!M>, M's rows cut with A's. `whole`:
+// the product's estimate in one piece, where it was made (its method runs
+// every panel).
 job_step panelled_multiply_step(const spgemm::multiply_options& options,
-                                const std::optional<spgemm::memory_estimate>& whole);
+                                const std::optional<spgemm::memory_estimate>& whole,
+                                const std::optional<spgemm::mask_options>& how = std::nullopt);
 
 }  // namespace spgemmd::core
