@@ -7,6 +7,7 @@
 #include <malloc.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -82,6 +83,24 @@ void warm_up(spgemm::backend& b) {
 [[noreturn]] void refuse(const std::string& message) {
   std::fprintf(stderr, "spgemmd: %s\n", message.c_str());
   std::exit(2);
+}
+
+// The spill directory of --spill_dir, its budget 90% of the free space there
+// unless given.
+std::shared_ptr<core::spill_space> open_spill(const config& cfg) {
+  std::size_t budget = static_cast<std::size_t>(cfg.spill_budget_bytes);
+  if (budget == 0) {
+    struct statvfs fs {};
+    if (statvfs(cfg.spill_dir.c_str(), &fs) != 0) refuse("--spill_dir '" + cfg.spill_dir + "' cannot be read");
+    budget = static_cast<std::size_t>(0.9 * static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize));
+  }
+  try {
+    auto space = std::make_shared<core::spill_space>(cfg.spill_dir, budget);
+    log_event("info", "spill", {{"dir", cfg.spill_dir}, {"budget_bytes", static_cast<int64_t>(budget)}});
+    return space;
+  } catch (const std::exception& e) {
+    refuse(e.what());
+  }
 }
 
 // SIGHUP: the tokens file again. A bad file leaves the tokens before it in place.
@@ -193,6 +212,7 @@ int main(int argc, char** argv) {
   }
 
   core::matrix_cache cache(backends, budgets, host_budget, cfg.default_ttl_seconds);
+  if (!cfg.spill_dir.empty()) cache.set_spill(open_spill(cfg));
   core::scheduler sched(cache, cfg.max_queue, cfg.workers);
   cache.set_on_freed([&sched] { sched.poke(); });
   cache.start_sweeper(std::chrono::milliseconds(1000));

@@ -208,6 +208,9 @@ class matrix_cache {
   std::size_t budget(int device) const { return devices_[device].budget; }
   std::size_t largest_budget() const;
   std::size_t host_budget() const { return host_budget_; }
+  // Where kept results past the host budget go (none: they fail there). Set before use.
+  void set_spill(std::shared_ptr<spill_space> space) { spill_ = std::move(space); }
+  const std::shared_ptr<spill_space>& spill() const { return spill_; }
 
   // A new handle: "m-" and 32 hex digits from a CSPRNG.
   static std::string new_handle();
@@ -380,6 +383,7 @@ class matrix_cache {
   std::map<std::string, tenant_state> tenants_;
   std::vector<retired_version> retired_;
   std::function<void()> on_freed_;
+  std::shared_ptr<spill_space> spill_;
 
   std::mutex sweep_mutex_;
   std::condition_variable sweep_cv_;

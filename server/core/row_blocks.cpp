@@ -75,8 +75,8 @@ row_blocks::block row_blocks::next() {
   if (panels_) return next_of_panel();
   if (host_) {
     const host_matrix::block& b = host_->blocks()[host_block_++];
-    next_row_ = b.first_row + spgemm::info_of(*b.rows).rows;
-    return {b.first_row, b.rows};
+    next_row_ = b.first_row + b.info().rows;
+    return {b.first_row, b.load()};
   }
   const int64_t begin = next_row_;
   next_row_ = std::min(info_.rows, begin + rows_per_block_);

@@ -8,6 +8,10 @@ server_status status_of(matrix_cache& cache, scheduler& sched) {
   s.jobs = sched.stats();
   s.host_bytes = cs.host_bytes;
   s.host_budget = cs.host_budget;
+  if (const auto& spill = cache.spill()) {
+    s.spill_bytes = spill->used();
+    s.spill_budget = spill->budget();
+  }
   s.matrices = cs.matrices;
   for (std::size_t i = 0; i < cs.devices.size(); ++i) {
     const auto& b = cache.backends()[i];
@@ -30,6 +34,7 @@ server_status status_of(matrix_cache& cache, scheduler& sched, const caller& who
   const tenant_stats held = cache.stats_of(who.tenant);
   s.jobs = sched.stats_of(who.tenant);
   s.host_bytes = held.host;
+  s.spill_bytes = 0;  // the server's, not the tenant's
   s.matrices = held.matrices;
   for (std::size_t i = 0; i < s.devices.size(); ++i) {
     device_status& d = s.devices[i];

@@ -28,6 +28,7 @@ struct server_status {
   std::vector<device_status> devices;
   scheduler_stats jobs;
   std::size_t host_bytes = 0, host_budget = 0;
+  std::size_t spill_bytes = 0, spill_budget = 0;  // the spill files (none: 0, 0)
   int64_t matrices = 0;
 };
 

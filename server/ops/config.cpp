@@ -43,6 +43,13 @@ ABSL_FLAG(int64_t, device_budget_bytes, 0,
 ABSL_FLAG(int64_t, host_budget_bytes, 0,
           "Host memory for matrices spilled from devices; 0: a quarter of physical memory. "
           "Env: SPGEMMD_HOST_BUDGET_BYTES");
+ABSL_FLAG(std::string, spill_dir, "",
+          "Directory where a result kept in host memory goes on past the host budget (a product in row "
+          "panels larger than host memory), in unlinked temporary files; empty: such a result fails. "
+          "Env: SPGEMMD_SPILL_DIR");
+ABSL_FLAG(int64_t, spill_budget_bytes, 0,
+          "Bytes the spill files may take; 0: 90% of what the spill directory's file system has free at "
+          "start. Env: SPGEMMD_SPILL_BUDGET_BYTES");
 ABSL_FLAG(int32_t, max_queue, 256,
           "Jobs waiting for admission at most; more are rejected with RESOURCE_EXHAUSTED. "
           "Env: SPGEMMD_MAX_QUEUE");
@@ -104,7 +111,7 @@ namespace {
 const char* const flag_names[] = {
     "listen",           "port_file",          "metrics_listen",    "metrics_port_file",
     "backend",          "devices",            "cpu_backends",
-    "device_budget_fraction", "device_budget_bytes", "host_budget_bytes",
+    "device_budget_fraction", "device_budget_bytes", "host_budget_bytes", "spill_dir", "spill_budget_bytes",
     "max_queue",        "default_ttl_seconds", "max_message_bytes", "chunk_bytes",
     "upload_spare_bytes", "grace_seconds",     "log_format",        "cpu_threads",
     "workers",          "warmup",             "tls_cert",          "tls_key",
@@ -217,6 +224,8 @@ config parse_config(int argc, char** argv) {
   c.device_budget_fraction = absl::GetFlag(FLAGS_device_budget_fraction);
   c.device_budget_bytes = absl::GetFlag(FLAGS_device_budget_bytes);
   c.host_budget_bytes = absl::GetFlag(FLAGS_host_budget_bytes);
+  c.spill_dir = absl::GetFlag(FLAGS_spill_dir);
+  c.spill_budget_bytes = absl::GetFlag(FLAGS_spill_budget_bytes);
   c.max_queue = absl::GetFlag(FLAGS_max_queue);
   c.default_ttl_seconds = absl::GetFlag(FLAGS_default_ttl_seconds);
   c.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
@@ -249,7 +258,9 @@ config parse_config(int argc, char** argv) {
   if (c.backend != "auto" && c.backend != "cpu") die("--backend must be 'auto' or 'cpu' (got '" + c.backend + "')");
   if (c.log_format != "text" && c.log_format != "json") die("--log_format must be 'text' or 'json'");
   if (!(c.device_budget_fraction > 0 && c.device_budget_fraction <= 1)) die("--device_budget_fraction must be in (0, 1]");
-  if (c.device_budget_bytes < 0 || c.host_budget_bytes < 0) die("budgets must not be negative");
+  if (c.device_budget_bytes < 0 || c.host_budget_bytes < 0 || c.spill_budget_bytes < 0) {
+    die("budgets must not be negative");
+  }
   if (c.upload_spare_bytes < 0) die("--upload_spare_bytes must not be negative");
   if (c.max_queue < 0) die("--max_queue must not be negative");
   if (c.default_ttl_seconds < 0) die("--default_ttl_seconds must not be negative");

@@ -19,6 +19,8 @@ struct config {
   double device_budget_fraction = 0.8;    // of free device memory (CPU: of physical memory)
   int64_t device_budget_bytes = 0;        // > 0 overrides the fraction
   int64_t host_budget_bytes = 0;          // spill space; 0: a quarter of physical memory
+  std::string spill_dir;                  // kept results past the host budget; empty: none
+  int64_t spill_budget_bytes = 0;         // 0: 90% of the spill directory's free space at start
   int max_queue = 256;
   int64_t default_ttl_seconds = 3600;     // 0: never expire
   int64_t max_message_bytes = 8 << 20;    // gRPC receive limit

@@ -149,6 +149,8 @@ grpc::ServerUnaryReactor* spgemm_service::Status(grpc::CallbackServerContext* ct
         response->set_matrices(s.matrices);
         response->set_host_cached_bytes(static_cast<int64_t>(s.host_bytes));
         response->set_host_budget_bytes(static_cast<int64_t>(s.host_budget));
+        response->set_spill_bytes(static_cast<int64_t>(s.spill_bytes));
+        response->set_spill_budget_bytes(static_cast<int64_t>(s.spill_budget));
         response->set_uptime_seconds(std::chrono::duration<double>(core::steady::now() - state_.started).count());
         response->set_jobs_completed(s.jobs.completed);
         response->set_jobs_failed(s.jobs.failed);

@@ -4,7 +4,8 @@
 // kept in host memory or streamed, equals the product in one piece exactly
 // (each row is computed by the same method alone), no device ever holds more
 // than its budget, over two devices too; a kept result in panels chains into
-// the next product; masked products in panels equal them in one piece; a
+// the next product, from a spill file too where it passed the host budget;
+// masked products in panels equal them in one piece; a
 // workspace as wide as B does not cut the panels to
 // single rows; cancelled mid-panel, the job leaves nothing behind.
 #include <gtest/gtest.h>
@@ -15,6 +16,7 @@
 #include "core/job_run.hpp"
 #include "core/panels/panel_stream.hpp"
 #include "core/recipes/graph.hpp"
+#include "core/spill_file.hpp"
 #include "core_fixture.hpp"
 #include "spgemm/generate.hpp"
 #include "spgemm/io.hpp"
@@ -34,10 +36,9 @@ struct cpu_core {
   std::unique_ptr<core::scheduler> sched;
   core::estimate_memo memo{64};
 
-  cpu_core(int devices, std::size_t budget) {
+  cpu_core(int devices, std::size_t budget, std::size_t host_budget = std::size_t{2} << 30) {
     for (int i = 0; i < devices; ++i) backends.push_back(spgemm::make_cpu_backend(2, i));
-    cache = std::make_unique<core::matrix_cache>(backends, std::vector<std::size_t>(devices, budget),
-                                                 std::size_t{2} << 30, 0);
+    cache = std::make_unique<core::matrix_cache>(backends, std::vector<std::size_t>(devices, budget), host_budget, 0);
     sched = std::make_unique<core::scheduler>(*cache, 64, 2);
     cache->set_on_freed([s = sched.get()] { s->poke(); });
   }
@@ -235,6 +236,38 @@ TEST(panels_cpu, a_kept_result_in_panels_chains_into_the_next_product) {
   ASSERT_GT(c.bytes, budget);
   expect_identical(core.streamed(c.handle, h), spgemm::cpu_multiply(aa, a, 2));
   core.expect_within_budget(budget);
+}
+
+TEST(panels_cpu, a_kept_product_past_the_host_budget_goes_on_in_the_spill_file) {
+  const csr a = spgemm::generate("poisson3d27:14");
+  const csr aa = spgemm::cpu_multiply(a, a, 2);
+  const std::size_t budget = a.bytes() + aa.bytes() / 2;  // A A fits no device
+  const std::size_t host_budget = a.bytes() + aa.bytes() / 3;  // nor host memory
+  cpu_core core(1, budget, host_budget);
+  auto space = std::make_shared<core::spill_space>(::testing::TempDir(), aa.bytes());
+  core.cache->set_spill(space);
+  const std::string h = core.store(a);
+  core::entry_info c;
+  expect_identical(core.kept(h, h, &c), aa);  // read back from the file
+  EXPECT_GT(space->used(), aa.bytes() / 3);
+  EXPECT_LE(core.cache->stats().host_bytes, host_budget);
+  // (A A) A: its left operand's panels read from the file.
+  expect_identical(core.streamed(c.handle, h), spgemm::cpu_multiply(aa, a, 2));
+  ASSERT_TRUE(core.cache->erase(as_tenant(""), c.handle).has_value());
+  EXPECT_EQ(space->used(), 0u);
+
+  // Past the spill budget too: the job fails and leaves nothing behind.
+  auto small = std::make_shared<core::spill_space>(::testing::TempDir(), aa.bytes() / 8);
+  core.cache->set_spill(small);
+  core::job_run run(*core.cache, *core.sched, as_tenant(""), true, "", core::steady::now());
+  auto ended = submit(run, core.product(h, h));
+  ASSERT_TRUE(ready_within(ended, 60s));
+  const core::job_run::ending e = ended.get();
+  EXPECT_EQ(e.result.code, core::status::does_not_fit);
+  EXPECT_NE(e.result.message.find("spill budget"), std::string::npos) << e.result.message;
+  EXPECT_EQ(small->used(), 0u);
+  EXPECT_EQ(core.cache->stats().host_bytes, core.cache->stats_of("").host);
+  EXPECT_EQ(core.cache->stats().matrices, 1);
 }
 
 TEST(panels_cpu, cancelled_mid_panel_it_frees_everything) {

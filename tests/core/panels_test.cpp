@@ -68,7 +68,7 @@ TEST(host_matrix, reads_rows_across_its_blocks) {
   const spgemm::any_csr whole = filled_matrix(square(30, 200));
   std::vector<core::host_matrix::block> blocks;
   for (const auto& [begin, end] : {std::pair<int64_t, int64_t>{0, 7}, {7, 8}, {8, 30}}) {
-    blocks.push_back({begin, std::make_shared<const spgemm::any_csr>(spgemm::row_block(whole, begin, end))});
+    blocks.push_back({begin, std::make_shared<const spgemm::any_csr>(spgemm::row_block(whole, begin, end)), nullptr});
   }
   const core::host_matrix m(blocks);
   EXPECT_EQ(m.info().rows, 30);

@@ -38,7 +38,7 @@ def dense_blocks(blocks: int, b: int) -> sp.csr_array:
 
 @pytest.mark.parametrize("keep", [False, True], ids=["streamed", "kept"])
 def test_keyboard_interrupt_cancels_the_job_and_deletes_its_operands(server: Server, keep: bool) -> None:
-    a = dense_blocks(96, 128)
+    a = dense_blocks(256, 128)  # about a second on one thread: the interrupt lands on a busy host too
     with spgemm.Client(server.address, timeout=120, progress=False) as client, \
             spgemm.Client(server.address, timeout=30, progress=False) as watcher:
         assert watcher.list() == []

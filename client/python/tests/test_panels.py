@@ -97,3 +97,25 @@ def test_the_assembler_widens_its_indices_past_32_bits(monkeypatch: pytest.Monke
     c = asm.finish()  # scipy narrows them again where the values allow
     assert c.nnz == a.nnz and (c != a).nnz == 0
     np.testing.assert_array_equal(c.indptr, a.indptr)
+
+
+def test_a_kept_product_past_the_host_budget_goes_on_in_the_spill_directory(tmp_path: Path) -> None:
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    s = Server(spgemmd_binary(), tmp_path, 0, ["--device_budget_bytes=%d" % (6 << 20),
+                                               "--host_budget_bytes=%d" % (4 << 20), "--spill_dir=%s" % spill])
+    try:
+        s.wait_ready()
+        a = stencil(20)
+        with spgemm.Client(s.address, timeout=120, progress=False) as c:
+            remote = c.multiply(a, a, keep=True)
+            status = c.status()
+            assert status.spill_bytes > 0 and status.spill_budget_bytes > 0
+            assert status.host_cached_bytes <= 4 << 20
+            assert list(spill.iterdir()) == []  # its files have no names
+            assert_product_close(remote.fetch(), a, a, 1e-12)
+            assert_product_close(c.multiply(remote, a), a @ a, a, 1e-12)
+            remote.delete()
+            assert c.status().spill_bytes == 0
+    finally:
+        s.stop()

@@ -33,15 +33,37 @@ void host_gather::fail(std::exception_ptr e) {
   if (first) failed_(e);
 }
 
+bool host_gather::room_on_disk() {
+  const std::shared_ptr<spill_space> space = cache_.spill();
+  if (!space) return false;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!file_) file_ = space->open();
+  return true;
+}
+
+std::shared_ptr<const spilled_rows> host_gather::write_to_disk(const spgemm::any_csr& rows) {
+  std::shared_ptr<const spilled_rows> spilled;
+  if (!file_->write(rows, &spilled)) {
+    const std::shared_ptr<spill_space> space = cache_.spill();
+    throw spgemm::error(spgemm::error_kind::does_not_fit,
+                        "the product kept past the host budget passes the spill budget too (" +
+                            std::to_string(space->budget()) + " bytes, --spill_budget_bytes, in " + space->dir() +
+                            "); stream it instead, or raise a budget");
+  }
+  return spilled;
+}
+
 void host_gather::put(device_panel p) {
   const spgemm::matrix_info info = p.rows->info();
   // Every block's offsets begin with a 0 of its own.
-  if (!held_.try_grow(info.bytes() + pieces * sizeof(spgemm::offset_t))) {
+  const bool in_memory = held_.try_grow(info.bytes() + pieces * sizeof(spgemm::offset_t));
+  if (!in_memory && !room_on_disk()) {
     fail(std::make_exception_ptr(spgemm::error(
         spgemm::error_kind::does_not_fit, "the product kept in host memory passes the host budget (" +
                                               std::to_string(cache_.host_budget()) +
                                               " bytes, --host_budget_bytes) at row " + std::to_string(p.first_row) +
-                                              "; stream it instead, or raise the budget")));
+                                              "; stream it instead, raise the budget, or give the server a "
+                                              "--spill_dir")));
     return;
   }
   const int device = p.device;
@@ -56,7 +78,7 @@ void host_gather::put(device_panel p) {
       for (int i = 0; i < pieces; ++i) drains_.emplace_back([this] { drain(); });
     }
     for (int64_t begin = 0; begin < info.rows; begin += step) {
-      todo_.push_back({panel, begin, std::min(info.rows, begin + step)});
+      todo_.push_back({panel, begin, std::min(info.rows, begin + step), !in_memory});
     }
   }
   cv_.notify_all();
@@ -79,8 +101,14 @@ void host_gather::drain() {
                                                                    : spgemm::any_csr(spgemm::csr_matrix<double>{});
       std::visit([&](auto& m) { m.cols = info.cols; }, rows);
       p.backend->append_rows(*p.rows, next.begin, next.end, rows);
+      host_matrix::block b{p.first_row + next.begin, nullptr, nullptr};
+      if (next.to_disk) {
+        b.spilled = write_to_disk(rows);
+      } else {
+        b.rows = std::make_shared<const spgemm::any_csr>(std::move(rows));
+      }
       std::lock_guard<std::mutex> lock(mu_);
-      blocks_.push_back({p.first_row + next.begin, std::make_shared<const spgemm::any_csr>(std::move(rows))});
+      blocks_.push_back(std::move(b));
     } catch (...) {
       fail(std::current_exception());
     }

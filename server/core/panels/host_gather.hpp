@@ -4,7 +4,9 @@
 // staging, fresh pages written on several cores: one copy is bound by a
 // core's memory bandwidth, not the link's), the panel freed on its device once
 // they are all on the host, the blocks kept as they are (host_matrix: nothing
-// copies them together). Counted against the host budget as it grows.
+// copies them together). Counted against the host budget as it grows; a
+// panel past it goes to the spill file where the server has one (each piece
+// in memory only while it is written).
 // Thread-safe.
 #pragma once
 
@@ -47,7 +49,11 @@ class host_gather {
   struct piece {
     std::shared_ptr<device_panel> panel;
     int64_t begin = 0, end = 0;
+    bool to_disk = false;
   };
+  // The spill file, for a panel past the host budget; false where the server has none.
+  bool room_on_disk();
+  std::shared_ptr<const spilled_rows> write_to_disk(const spgemm::any_csr& rows);
   void drain();
   void stop();
   void fail(std::exception_ptr e);
@@ -61,6 +67,7 @@ class host_gather {
   std::vector<std::thread> drains_;
   std::vector<int> devices_;  // those the panels came from (a set of drains each)
   bool closing_ = false;
+  std::shared_ptr<spill_file> file_;  // opened with the first panel to spill
   std::vector<host_matrix::block> blocks_;
   std::exception_ptr failure_;
 };

@@ -117,7 +117,7 @@ spgemm::row_work work_of_rows(job& j, const in_place& a, const in_place& b, cons
   spgemm::row_work work;
   for (const host_matrix::block& block : host_a->blocks()) {
     const spgemm::row_work w =
-        std::visit([](const auto& x, const auto& y) { return spgemm::compute_row_work(x, y); }, *block.rows, *host_b);
+        std::visit([](const auto& x, const auto& y) { return spgemm::compute_row_work(x, y); }, *block.load(), *host_b);
     work.entries.insert(work.entries.end(), w.entries.begin(), w.entries.end());
     work.products.insert(work.products.end(), w.products.begin(), w.products.end());
   }
@@ -151,7 +151,7 @@ panel_mask_rows mask_rows_of(const host_matrix& m, const spgemm::mask_options& h
         [&](const auto& x) {
           for (int64_t r = 0; r < x.rows; ++r) rows.entries.push_back(x.row_offsets[r + 1] - x.row_offsets[r]);
         },
-        *block.rows);
+        *block.load());
   }
   return rows;
 }

@@ -155,6 +155,8 @@ class ServerStatus:
     tenant: str = ""  #: the caller's, as its token names it
     admin: bool = False  #: whether the caller sees every tenant's matrices and the whole server
     quotas: TenantQuotas = field(default_factory=TenantQuotas)
+    spill_bytes: int = 0  #: kept results past the host budget, in the server's spill files
+    spill_budget_bytes: int = 0  #: 0: the server has no spill directory
 
     @classmethod
     def from_proto(cls, s: pb.ServerStatus) -> "ServerStatus":
