@@ -26,16 +26,22 @@ int temporary_file(const std::string& dir) {
   throw std::runtime_error(std::string("spill file: ") + what + " failed: " + std::strerror(error));
 }
 
-void write_all(int fd, int64_t at, const void* from, std::size_t bytes) {
-  const auto* p = static_cast<const char*>(from);
+// `io` (pread or pwrite) over all of `bytes` at `at`, through interruptions
+// and short counts.
+template <typename Io, typename Bytes>
+void whole(Io io, const char* what, int fd, int64_t at, Bytes* p, std::size_t bytes) {
   while (bytes > 0) {
-    const ssize_t put = ::pwrite(fd, p, bytes, static_cast<off_t>(at));
-    if (put < 0 && errno == EINTR) continue;
-    if (put <= 0) io_failed("write", put < 0 ? errno : ENOSPC);
-    p += put;
-    at += put;
-    bytes -= static_cast<std::size_t>(put);
+    const ssize_t done = io(fd, p, bytes, static_cast<off_t>(at));
+    if (done < 0 && errno == EINTR) continue;
+    if (done <= 0) io_failed(what, done < 0 ? errno : EIO);
+    p += done;
+    at += done;
+    bytes -= static_cast<std::size_t>(done);
   }
+}
+
+void write_all(int fd, int64_t at, const void* from, std::size_t bytes) {
+  whole(::pwrite, "write", fd, at, static_cast<const char*>(from), bytes);
 }
 
 }  // namespace
@@ -93,15 +99,7 @@ bool spill_file::write(const spgemm::any_csr& rows, std::shared_ptr<const spille
 }
 
 void spill_file::read(int64_t at, void* to, std::size_t bytes) const {
-  auto* p = static_cast<char*>(to);
-  while (bytes > 0) {
-    const ssize_t got = ::pread(fd_, p, bytes, static_cast<off_t>(at));
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) io_failed("read", got < 0 ? errno : EIO);
-    p += got;
-    at += got;
-    bytes -= static_cast<std::size_t>(got);
-  }
+  whole(::pread, "read", fd_, at, static_cast<char*>(to), bytes);
 }
 
 spilled_rows::spilled_rows(std::shared_ptr<const spill_file> file, spgemm::matrix_info info, int64_t at)
