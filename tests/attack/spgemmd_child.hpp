@@ -14,6 +14,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "http_scrape.hpp"
 #include "spgemm/csr.hpp"
 #include "spgemm/v1/spgemm.grpc.pb.h"
 
@@ -85,14 +86,10 @@ grpc::Status raw_call(const std::shared_ptr<grpc::Channel>& channel, const std::
 // A message's bytes.
 std::string bytes_of(const google::protobuf::Message& m);
 
-// GET `path` on the loopback `port` with a deadline: the whole response, or
-// "" on a failure or timeout.
-std::string http_get(int port, const std::string& path, std::chrono::milliseconds deadline = std::chrono::seconds(5));
-// A connected TCP socket to the loopback `port`, or -1.
-int connect_loopback(int port);
-
-// The value of one series in a Prometheus exposition, or -1.
-double metric(const std::string& text, const std::string& series);
+// The metrics port (tests/server/http_scrape.hpp).
+using spgemmd::testing::connect_loopback;
+using spgemmd::testing::http_get;
+using spgemmd::testing::metric;
 
 // ---- the wire ----------------------------------------------------------------
 

@@ -19,6 +19,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "health.grpc.pb.h"
+#include "http_scrape.hpp"
 #include "reflection.grpc.pb.h"
 #include "spgemm/csr.hpp"
 #include "spgemm/generate.hpp"
@@ -287,35 +288,8 @@ v1::ServerStatus server_status(v1::Spgemm::Stub& stub) {
   return s;
 }
 
-std::string http_get(int port, const std::string& path) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    close(fd);
-    return "";
-  }
-  const std::string req = "GET " + path + " HTTP/1.1\r\nHost: localhost\r\n\r\n";
-  send(fd, req.data(), req.size(), 0);
-  std::string out;
-  char buf[4096];
-  ssize_t n;
-  while ((n = recv(fd, buf, sizeof buf, 0)) > 0) out.append(buf, static_cast<std::size_t>(n));
-  close(fd);
-  return out;
-}
-
-// The value of one series in a Prometheus exposition, or -1.
-double metric(const std::string& text, const std::string& series) {
-  std::size_t pos = 0;
-  while ((pos = text.find(series + " ", pos)) != std::string::npos) {
-    if (pos == 0 || text[pos - 1] == '\n') return std::stod(text.substr(pos + series.size() + 1));
-    pos += series.size();
-  }
-  return -1;
-}
+using spgemmd::testing::http_get;
+using spgemmd::testing::metric;
 
 void expect_equal(const csr& got, const csr& ref, const csr& a, const csr& b, const std::string& what) {
   ASSERT_EQ(got.rows, ref.rows) << what;

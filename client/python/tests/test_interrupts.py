@@ -5,6 +5,7 @@ for it, whether the result was to come back or to be kept."""
 from __future__ import annotations
 
 import _thread
+import signal
 import threading
 import time
 from pathlib import Path
@@ -36,9 +37,21 @@ def dense_blocks(blocks: int, b: int) -> sp.csr_array:
     return sp.csr_array(sp.block_diag([np.ones((b, b))] * blocks, format="csr"))
 
 
+@pytest.fixture
+def python_sigint() -> Iterator[None]:
+    """Python's own SIGINT handler, which interrupt_main() needs: a shell that starts
+    the tests in the background (`cmd &`) has them ignore SIGINT."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
+@pytest.mark.usefixtures("python_sigint")
 @pytest.mark.parametrize("keep", [False, True], ids=["streamed", "kept"])
 def test_keyboard_interrupt_cancels_the_job_and_deletes_its_operands(server: Server, keep: bool) -> None:
-    a = dense_blocks(256, 128)  # about a second on one thread: the interrupt lands on a busy host too
+    a = dense_blocks(96, 128)
     with spgemm.Client(server.address, timeout=120, progress=False) as client, \
             spgemm.Client(server.address, timeout=30, progress=False) as watcher:
         assert watcher.list() == []
