@@ -136,6 +136,9 @@ csr_matrix<double> read_matrix_market(const std::string& path) {
   p = parse_number(p, end, cols, lines, "the column count");
   parse_number(p, end, stored, lines, "the entry count");
   if (rows < 0 || cols < 0 || stored < 0) lines.fail("negative size");
+  if (symmetric && rows != cols) {
+    lines.fail("a symmetric matrix must be square, not " + std::to_string(rows) + " x " + std::to_string(cols));
+  }
   if (cols > std::numeric_limits<index_t>::max() || rows > std::numeric_limits<index_t>::max()) {
     lines.fail("dimensions exceed the 32-bit index limit");
   }

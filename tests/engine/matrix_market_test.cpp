@@ -74,6 +74,9 @@ TEST_F(MatrixMarket, RejectsMalformedFilesNamingTheLine) {
   expect_rejected("%%MatrixMarket matrix coordinate real general\n2 2 1\n1 x 1\n", "bad.mtx:3: expected a column index");
   expect_rejected("%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n1 1 2\n", "entry (1, 1) appears more than once");
   expect_rejected("%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1\n2 2 2\n", "more entries than the 1");
+  // Its mirrored entries would fall outside (the fuzzer's find: column 7 of 4).
+  expect_rejected("%%MatrixMarket matrix coordinate pattern symmetric\n8 4 1\n7 4\n",
+                  "bad.mtx:2: a symmetric matrix must be square, not 8 x 4");
 }
 
 TEST_F(MatrixMarket, MissingFileIsBadInput) {
