@@ -68,6 +68,8 @@ def load_matrix(name: Optional[str]) -> sp.csr_array:
     path = d / (name + ".mtx.gz")
     if not path.exists():
         path = d / (name + ".mtx")
+    if not path.exists():
+        missing("%s.mtx.gz not found in %s (set SPGEMM_MATRICES)" % (name, d))
     m = scipy.io.mmread(str(path))
     field = scipy.io.mminfo(str(path))[4]
     a = sp.csr_array(m, dtype=np.float64)
