@@ -101,6 +101,19 @@ core::amg_done answer(service_state& s, job_call* call, v1::AmgHierarchy* respon
   };
 }
 
+grpc::Status no_hierarchy(const std::string& handle) {
+  return {grpc::StatusCode::NOT_FOUND, "no hierarchy with handle " + handle};
+}
+
+// Opens a call on the caller's hierarchy `handle`: the status to end it
+// with where the caller or the hierarchy is not found.
+grpc::Status open_hierarchy_call(service_state& s, grpc::CallbackServerContext& ctx, const std::string& handle,
+                                 core::caller* who, std::shared_ptr<core::amg_record>* record) {
+  if (grpc::Status st = open_call(s, ctx, grpc::Status::OK, who); !st.ok()) return st;
+  *record = s.hierarchies.find(who->tenant, handle);
+  return *record ? grpc::Status::OK : no_hierarchy(handle);
+}
+
 template <typename Build>
 job_call* job_call::open(service_state& s, std::string kind, v1::AmgHierarchy* response, Build build) {
   auto* call = new job_call(s, kind);
@@ -179,10 +192,9 @@ grpc::ServerUnaryReactor* amg_service::Setup(grpc::CallbackServerContext* ctx, c
 grpc::ServerUnaryReactor* amg_service::Resetup(grpc::CallbackServerContext* ctx,
                                                const v1::AmgHierarchyRequest* request, v1::AmgHierarchy* response) {
   core::caller who;
-  if (grpc::Status st = open_call(state_, *ctx, grpc::Status::OK, &who); !st.ok()) return finished(ctx, st);
-  auto record = state_.hierarchies.find(who.tenant, request->hierarchy());
-  if (!record) {
-    return finished(ctx, {grpc::StatusCode::NOT_FOUND, "no hierarchy with handle " + request->hierarchy()});
+  std::shared_ptr<core::amg_record> record;
+  if (grpc::Status st = open_hierarchy_call(state_, *ctx, request->hierarchy(), &who, &record); !st.ok()) {
+    return finished(ctx, st);
   }
   return job_call::open(state_, "amg resetup", response, [&](core::amg_done done, std::shared_ptr<core::job>* j) {
     return core::amg_resetup_job(state_.hierarchies, record, request->priority(), std::move(done), j);
@@ -192,10 +204,9 @@ grpc::ServerUnaryReactor* amg_service::Resetup(grpc::CallbackServerContext* ctx,
 grpc::ServerUnaryReactor* amg_service::Describe(grpc::CallbackServerContext* ctx,
                                                 const v1::AmgHierarchyRequest* request, v1::AmgHierarchy* response) {
   core::caller who;
-  if (grpc::Status st = open_call(state_, *ctx, grpc::Status::OK, &who); !st.ok()) return finished(ctx, st);
-  auto record = state_.hierarchies.find(who.tenant, request->hierarchy());
-  if (!record) {
-    return finished(ctx, {grpc::StatusCode::NOT_FOUND, "no hierarchy with handle " + request->hierarchy()});
+  std::shared_ptr<core::amg_record> record;
+  if (grpc::Status st = open_hierarchy_call(state_, *ctx, request->hierarchy(), &who, &record); !st.ok()) {
+    return finished(ctx, st);
   }
   to_proto(*record, state_.cache, response);
   return finished(ctx, grpc::Status::OK);
@@ -204,11 +215,10 @@ grpc::ServerUnaryReactor* amg_service::Describe(grpc::CallbackServerContext* ctx
 grpc::ServerUnaryReactor* amg_service::Delete(grpc::CallbackServerContext* ctx,
                                               const v1::AmgHierarchyRequest* request, v1::DeleteResponse* response) {
   core::caller who;
-  if (grpc::Status st = open_call(state_, *ctx, grpc::Status::OK, &who); !st.ok()) return finished(ctx, st);
-  auto record = state_.hierarchies.find(who.tenant, request->hierarchy());
-  if (!record || !state_.hierarchies.erase(who.tenant, request->hierarchy())) {
-    return finished(ctx, {grpc::StatusCode::NOT_FOUND, "no hierarchy with handle " + request->hierarchy()});
-  }
+  std::shared_ptr<core::amg_record> record;
+  grpc::Status st = open_hierarchy_call(state_, *ctx, request->hierarchy(), &who, &record);
+  if (st.ok() && !state_.hierarchies.erase(who.tenant, request->hierarchy())) st = no_hierarchy(request->hierarchy());
+  if (!st.ok()) return finished(ctx, st);
   // Its own bytes and its levels' matrices (A_0 is the caller's): freed now,
   // or when the last job using them ends.
   std::size_t freed = record->own.bytes();

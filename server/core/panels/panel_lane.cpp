@@ -42,7 +42,12 @@ std::shared_ptr<spgemm::stored_matrix> panel_lane::rows_of_a(const panel_product
     if (p.a.device != device_) p.cache.note_transfer(device_, transfer::from_peer, rows->info().bytes());
     return rows;
   }
-  auto rows = backend_->store(p.a.host->rows(begin, end));
+  return rows_from_host(p, *p.a.host, begin, end);
+}
+
+std::shared_ptr<spgemm::stored_matrix> panel_lane::rows_from_host(const panel_product& p, const host_matrix& m,
+                                                                  int64_t begin, int64_t end) {
+  auto rows = backend_->store(m.rows(begin, end));
   p.cache.note_transfer(device_, transfer::to_device, rows->info().bytes());
   return rows;
 }
@@ -88,10 +93,7 @@ void panel_lane::run(const panel_product& p) {
         }
         if (!room_->take(a_bytes, p.stop)) throw stopped();
         a = rows_of_a(p, begin, end);
-        if (p.mask != nullptr) {
-          m = backend_->store(p.mask->rows(begin, end));
-          p.cache.note_transfer(device_, transfer::to_device, m->info().bytes());
-        }
+        if (p.mask != nullptr) m = rows_from_host(p, *p.mask, begin, end);
         e = estimate(p, *a, m.get());
         p.queue.learn(begin, end, e);
         const double target = panel_target(capacity, p.queue.fixed_bytes());

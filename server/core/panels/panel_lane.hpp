@@ -65,6 +65,9 @@ class panel_lane {
 
  private:
   std::shared_ptr<spgemm::stored_matrix> rows_of_a(const panel_product& p, int64_t begin, int64_t end);
+  // Rows [begin, end) of `m` copied to the device.
+  std::shared_ptr<spgemm::stored_matrix> rows_from_host(const panel_product& p, const host_matrix& m, int64_t begin,
+                                                        int64_t end);
   // The rows' product, masked where the product is (`m`: M's rows), or its estimate.
   spgemm::memory_estimate estimate(const panel_product& p, const spgemm::stored_matrix& a,
                                    const spgemm::stored_matrix* m);
