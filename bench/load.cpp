@@ -291,6 +291,7 @@ struct memory {
   int64_t rss = -1;              // bytes; -1 unknown (no pid)
   int64_t cached = 0, host = 0;  // the cache's bytes on the devices, in host memory
   int64_t device_in_use = -1;    // the backends' allocated bytes (metrics), -1 unknown
+  int64_t device_pooled = -1;    // freed bytes their pools hold for reuse (metrics), -1 unknown
   int64_t matrices = 0;
 };
 
@@ -345,6 +346,7 @@ memory memory_of(sc::Client& client, pid_t pid, const std::string& metrics) {
   m.host = s.host_cached_bytes();
   m.matrices = s.matrices();
   m.device_in_use = scrape_sum(metrics, "spgemmd_device_memory_in_use_bytes");
+  m.device_pooled = scrape_sum(metrics, "spgemmd_device_memory_cached_bytes");
   return m;
 }
 
@@ -504,12 +506,14 @@ int main(int argc, char** argv) {
     std::printf("server cache: %lld matrices, %s on devices, %s on the host before; %lld, %s, %s after\n",
                 static_cast<long long>(before.matrices), mib(before.cached).c_str(), mib(before.host).c_str(),
                 static_cast<long long>(after.matrices), mib(after.cached).c_str(), mib(after.host).c_str());
-    std::printf("backend memory in use: before %s, after %s\n", mib(before.device_in_use).c_str(),
-                mib(after.device_in_use).c_str());
+    std::printf("backend memory in use: before %s, after %s; freed and pooled: before %s, after %s\n",
+                mib(before.device_in_use).c_str(), mib(after.device_in_use).c_str(),
+                mib(before.device_pooled).c_str(), mib(after.device_pooled).c_str());
     if (tsv.is_open()) {
       tsv << "rss_before_bytes\t" << before.rss << "\nrss_peak_bytes\t" << peak_rss << "\nrss_after_bytes\t"
           << after.rss << "\ndevice_in_use_before_bytes\t" << before.device_in_use << "\ndevice_in_use_after_bytes\t"
-          << after.device_in_use << "\n";
+          << after.device_in_use << "\ndevice_pooled_before_bytes\t" << before.device_pooled
+          << "\ndevice_pooled_after_bytes\t" << after.device_pooled << "\n";
     }
     const bool memory_back = after.rss < 0 || after.rss <= target(after);
     if (!memory_back) std::printf("the server's RSS did not come back within %.0f s\n", o.quiet_seconds);

@@ -219,10 +219,17 @@ int main(int argc, char** argv) {
 
   service_metrics metrics(cache, sched);
   service_state state(cache, sched, metrics, *authenticator, cfg, SPGEMMD_VERSION);
-  // Once quiet, the spare upload arrays and the allocator's free pages go back to the OS.
+  // Once quiet, the spare upload arrays, the estimates of products of deleted
+  // matrices, the devices' pools beyond --device_keep_bytes and the
+  // allocator's free pages go back to the OS and the driver.
   idle_release quiet_release(
       std::chrono::milliseconds(1000), [&state] { return state.calls.ended(); },
-      [&state] { return state.calls.running(); }, [&state] { state.upload_arrays.clear(); });
+      [&state] { return state.calls.running(); },
+      [&state, &cache, keep = static_cast<std::size_t>(cfg.device_keep_bytes)] {
+        state.upload_arrays.clear();
+        state.estimates.drop_gone();
+        for (const auto& b : cache.backends()) b->release_idle(keep);
+      });
 
   metrics_endpoint metrics_server;
   if (!cfg.metrics_listen.empty()) {

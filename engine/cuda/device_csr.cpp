@@ -46,6 +46,17 @@ class staging_pool {
     std::lock_guard<std::mutex> lock(mutex_);
     free_.push_back(p);
   }
+  void trim(std::size_t keep) {
+    std::vector<void*> spare;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      while (free_.size() > keep) {
+        spare.push_back(free_.back());
+        free_.pop_back();
+      }
+    }
+    for (void* p : spare) (void)cudaFreeHost(p);
+  }
 
  private:
   std::mutex mutex_;
@@ -289,5 +300,7 @@ template csr_matrix<double> download_rows(const device_csr<double>&, std::int64_
                                           cudaStream_t);
 template void append_rows(const device_csr<float>&, std::int64_t, std::int64_t, csr_matrix<float>&, cudaStream_t);
 template void append_rows(const device_csr<double>&, std::int64_t, std::int64_t, csr_matrix<double>&, cudaStream_t);
+
+void release_spare_staging() { pool().trim(2); }
 
 }  // namespace spgemm::cuda

@@ -15,6 +15,20 @@ pool_resource::pool_resource(int device) {
   SPGEMM_CUDA_CHECK(cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &threshold));
 }
 
+std::size_t pool_resource::cached_bytes() const {
+  std::uint64_t reserved = 0;
+  std::uint64_t used = 0;
+  SPGEMM_CUDA_CHECK(cudaMemPoolGetAttribute(pool_, cudaMemPoolAttrReservedMemCurrent, &reserved));
+  SPGEMM_CUDA_CHECK(cudaMemPoolGetAttribute(pool_, cudaMemPoolAttrUsedMemCurrent, &used));
+  return reserved > used ? static_cast<std::size_t>(reserved - used) : 0;
+}
+
+void pool_resource::trim_to(std::size_t keep_bytes) {
+  std::uint64_t used = 0;
+  SPGEMM_CUDA_CHECK(cudaMemPoolGetAttribute(pool_, cudaMemPoolAttrUsedMemCurrent, &used));
+  SPGEMM_CUDA_CHECK(cudaMemPoolTrimTo(pool_, static_cast<std::size_t>(used) + keep_bytes));
+}
+
 void* pool_resource::do_allocate(std::size_t bytes, cudaStream_t stream) {
   void* p = nullptr;
   const cudaError_t status = cudaMallocFromPoolAsync(&p, bytes, pool_, stream);

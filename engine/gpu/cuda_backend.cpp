@@ -7,6 +7,7 @@
 #include "cuda/convert_values.hpp"
 #include "cuda/copy_rows.hpp"
 #include "cuda/cuda_check.hpp"
+#include "cuda/device_csr.hpp"
 #include "cuda/device_facts.hpp"
 #include "cuda/limiting_resource.hpp"
 #include "cuda/statistics_resource.hpp"
@@ -160,10 +161,19 @@ backend_memory cuda_backend::memory() const {
   m.free_bytes = free_bytes;
   m.in_use_bytes = context_->memory.in_use_bytes();
   m.peak_bytes = context_->memory.peak_bytes();
+  m.cached_bytes = context_->pool.cached_bytes();
   return m;
 }
 
 void cuda_backend::reset_peak() { context_->memory.reset_peak(); }
+
+void cuda_backend::release_idle(std::size_t keep_bytes) {
+  device_guard guard(context_->device);
+  // Frees still queued on streams hold their memory in the pool until they run.
+  SPGEMM_CUDA_CHECK(cudaDeviceSynchronize());
+  context_->pool.trim_to(keep_bytes);
+  cuda::release_spare_staging();
+}
 
 const cuda_stored_matrix& cuda_backend::own(const stored_matrix& m, const char* what) const {
   const auto* d = dynamic_cast<const cuda_stored_matrix*>(&m);

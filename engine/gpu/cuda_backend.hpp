@@ -25,6 +25,7 @@ class cuda_backend final : public backend {
   bool is_gpu() const override { return true; }
   backend_memory memory() const override;
   void reset_peak() override;
+  void release_idle(std::size_t keep_bytes) override;
 
   std::shared_ptr<stored_matrix> store(const any_csr& m) override;
   std::unique_ptr<matrix_writer> open_writer(const matrix_info& info,

@@ -1,5 +1,7 @@
 #include "core/estimate_memo.hpp"
 
+#include <algorithm>
+
 namespace spgemmd::core {
 
 std::string estimate_memo::key(const std::string& tenant, const std::string& a, const std::string& b, int device,
@@ -23,22 +25,23 @@ std::optional<estimate_memo::known> estimate_memo::find(const std::string& key) 
   auto it = index_.find(key);
   if (it == index_.end()) return std::nullopt;
   lru_.splice(lru_.begin(), lru_, it->second);
-  return it->second->second;
+  return it->second->what;
 }
 
-void estimate_memo::put(const std::string& key, const spgemm::memory_estimate& e) {
+void estimate_memo::put(const std::string& key, const spgemm::memory_estimate& e, operands of) {
   known fresh;  // not yet run
   fresh.estimate = e;
   std::lock_guard<std::mutex> lock(mutex_);
   if (auto it = index_.find(key); it != index_.end()) {
-    it->second->second = fresh;
+    it->second->what = fresh;
+    it->second->of = std::move(of);
     lru_.splice(lru_.begin(), lru_, it->second);
     return;
   }
-  lru_.emplace_front(key, fresh);
+  lru_.push_front(entry{key, fresh, std::move(of)});
   index_[key] = lru_.begin();
   if (lru_.size() > capacity_) {
-    index_.erase(lru_.back().first);
+    index_.erase(lru_.back().key);
     lru_.pop_back();
   }
 }
@@ -47,9 +50,30 @@ void estimate_memo::note_result(const std::string& key, const std::shared_ptr<sp
   const spgemm::matrix_info info = result->info();
   std::lock_guard<std::mutex> lock(mutex_);
   if (auto it = index_.find(key); it != index_.end()) {
-    it->second->second.result = info;
-    it->second->second.structure = result;
+    it->second->what.result = info;
+    it->second->what.structure = result;
   }
+}
+
+std::size_t estimate_memo::drop_gone() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::size_t dropped = 0;
+  for (auto it = lru_.begin(); it != lru_.end();) {
+    if (std::none_of(it->of.begin(), it->of.end(), [](const auto& w) { return w.expired(); })) {
+      ++it;
+      continue;
+    }
+    index_.erase(it->key);
+    it = lru_.erase(it);
+    ++dropped;
+  }
+  if (lru_.empty()) index_ = {};  // its buckets too
+  return dropped;
+}
+
+std::size_t estimate_memo::size() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return lru_.size();
 }
 
 }  // namespace spgemmd::core

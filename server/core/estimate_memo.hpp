@@ -11,7 +11,9 @@
 // result itself while something else (the cache) keeps it: stored matrices
 // change only in value, so the same product has its structure, and runs its
 // numeric phase alone on it (backend::multiply_numeric).
-// Bounded; the least recently used entry goes first.
+// Bounded; the least recently used entry goes first, and an entry whose
+// operands are gone (deleted, expired) is dropped when the server is quiet
+// (drop_gone): it can never be asked for again.
 #pragma once
 
 #include <cstddef>
@@ -22,6 +24,7 @@
 #include <string>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "spgemm/backend.hpp"
 #include "spgemm/multiply.hpp"
@@ -42,13 +45,23 @@ class estimate_memo {
     std::weak_ptr<spgemm::stored_matrix> structure;  // and the matrix, while it lives
   };
 
+  // What an entry was sized for (the stored operands), watched without being kept alive.
+  using operands = std::vector<std::weak_ptr<const void>>;
+
   std::optional<known> find(const std::string& key);
-  void put(const std::string& key, const spgemm::memory_estimate& e);
+  void put(const std::string& key, const spgemm::memory_estimate& e, operands of);
   // Notes what the product of `key` gave (nothing where the key is gone).
   void note_result(const std::string& key, const std::shared_ptr<spgemm::stored_matrix>& result);
+  // Drops the entries whose operands are gone; returns how many.
+  std::size_t drop_gone();
+  std::size_t size();
 
  private:
-  using entry = std::pair<std::string, known>;
+  struct entry {
+    std::string key;
+    known what;
+    operands of;
+  };
   std::size_t capacity_;
   std::mutex mutex_;
   std::list<entry> lru_;  // most recently used first

@@ -88,6 +88,8 @@ class pin {
   cache_entry* operator->() const { return entry_.get(); }
   cache_entry& operator*() const { return *entry_; }
   explicit operator bool() const { return entry_ != nullptr; }
+  // Expires once the entry is gone from the cache and nothing pins it.
+  std::weak_ptr<const void> watch() const { return entry_; }
 
  private:
   matrix_cache* cache_ = nullptr;

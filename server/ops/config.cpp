@@ -65,6 +65,10 @@ ABSL_FLAG(int64_t, chunk_bytes, 2 << 20,
 ABSL_FLAG(int64_t, upload_spare_bytes, 256 << 20,
           "Host memory kept from finished uploads for the next uploads to be assembled into (memory "
           "already written costs no page faults); 0: none. Env: SPGEMMD_UPLOAD_SPARE_BYTES");
+ABSL_FLAG(int64_t, device_keep_bytes, 512 << 20,
+          "Freed device memory each GPU's pool keeps for the next jobs once no call has run for a second (the "
+          "rest, and the pinned host staging buffers but two, goes back to the driver); 0: none. "
+          "Env: SPGEMMD_DEVICE_KEEP_BYTES");
 ABSL_FLAG(double, grace_seconds, 20,
           "On SIGTERM/SIGINT: stop accepting calls, let in-flight calls finish for this long, then "
           "cancel them. Env: SPGEMMD_GRACE_SECONDS");
@@ -113,7 +117,7 @@ const char* const flag_names[] = {
     "backend",          "devices",            "cpu_backends",
     "device_budget_fraction", "device_budget_bytes", "host_budget_bytes", "spill_dir", "spill_budget_bytes",
     "max_queue",        "default_ttl_seconds", "max_message_bytes", "chunk_bytes",
-    "upload_spare_bytes", "grace_seconds",     "log_format",        "cpu_threads",
+    "upload_spare_bytes", "device_keep_bytes", "grace_seconds",     "log_format",        "cpu_threads",
     "workers",          "warmup",             "tls_cert",          "tls_key",
     "tls_client_ca",    "tokens_file",        "insecure",          "unix_socket",
     "unix_socket_mode", "shared_memory",      "cuda_ipc",          "max_regions"};
@@ -231,6 +235,7 @@ config parse_config(int argc, char** argv) {
   c.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
   c.chunk_bytes = absl::GetFlag(FLAGS_chunk_bytes);
   c.upload_spare_bytes = absl::GetFlag(FLAGS_upload_spare_bytes);
+  c.device_keep_bytes = absl::GetFlag(FLAGS_device_keep_bytes);
   c.grace_seconds = absl::GetFlag(FLAGS_grace_seconds);
   c.log_format = absl::GetFlag(FLAGS_log_format);
   c.cpu_threads = absl::GetFlag(FLAGS_cpu_threads);
@@ -262,6 +267,7 @@ config parse_config(int argc, char** argv) {
     die("budgets must not be negative");
   }
   if (c.upload_spare_bytes < 0) die("--upload_spare_bytes must not be negative");
+  if (c.device_keep_bytes < 0) die("--device_keep_bytes must not be negative");
   if (c.max_queue < 0) die("--max_queue must not be negative");
   if (c.default_ttl_seconds < 0) die("--default_ttl_seconds must not be negative");
   if (c.max_message_bytes < 4096) die("--max_message_bytes must be at least 4096");

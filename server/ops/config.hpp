@@ -26,6 +26,7 @@ struct config {
   int64_t max_message_bytes = 8 << 20;    // gRPC receive limit
   int64_t chunk_bytes = 2 << 20;          // default streamed chunk size
   int64_t upload_spare_bytes = 256 << 20; // arrays of finished uploads kept for the next ones
+  int64_t device_keep_bytes = 512 << 20;  // freed device memory a device's pool keeps once quiet
   double grace_seconds = 20;              // SIGTERM grace period
   std::string log_format = "text";        // text | json
   int cpu_threads = 0;                    // CPU backend threads; 0: all

@@ -50,7 +50,9 @@ class status_gauges final : public pm::Collectable {
         {"spgemmd_device_memory_total_bytes", "Device memory in all, as the backend reports it."},
         {"spgemmd_device_memory_free_bytes", "Device memory free, as the driver (or OS) reports it."},
         {"spgemmd_device_memory_in_use_bytes", "Bytes the backend has allocated now."},
-        {"spgemmd_device_memory_peak_bytes", "The most the backend has allocated at once."}};
+        {"spgemmd_device_memory_peak_bytes", "The most the backend has allocated at once."},
+        {"spgemmd_device_memory_cached_bytes",
+         "Freed device memory the backend's pool holds for reuse (down to --device_keep_bytes once quiet)."}};
     const std::size_t first = out.size();
     for (const auto& [name, help] : per_device) family(name, help);
     const std::size_t moved = out.size();
@@ -71,7 +73,8 @@ class status_gauges final : public pm::Collectable {
                                static_cast<double>(d.memory.total_bytes),
                                static_cast<double>(d.memory.free_bytes),
                                static_cast<double>(d.memory.in_use_bytes),
-                               static_cast<double>(d.memory.peak_bytes)};
+                               static_cast<double>(d.memory.peak_bytes),
+                               static_cast<double>(d.memory.cached_bytes)};
       for (std::size_t i = 0; i < std::size(values); ++i) sample(out[first + i], values[i], d.name);
       for (const auto& [direction, bytes] : {std::pair{"to_device", c.bytes_to_device},
                                              {"to_host", c.bytes_to_host}, {"from_peer", c.bytes_from_peer}}) {

@@ -2,6 +2,8 @@
 // recently used entry goes first.
 #include <gtest/gtest.h>
 
+#include <memory>
+
 #include "core/estimate_memo.hpp"
 #include "fake_backend.hpp"
 
@@ -44,21 +46,21 @@ TEST(estimate_memo, keys_tell_products_apart) {
 TEST(estimate_memo, keeps_the_most_recently_used) {
   estimate_memo memo(2);
   EXPECT_FALSE(memo.find("x"));
-  memo.put("x", estimate(1));
-  memo.put("y", estimate(2));
-  ASSERT_TRUE(memo.find("x"));  // x is now the most recently used
-  memo.put("z", estimate(3));   // y goes
+  memo.put("x", estimate(1), {});
+  memo.put("y", estimate(2), {});
+  ASSERT_TRUE(memo.find("x"));     // x is now the most recently used
+  memo.put("z", estimate(3), {});  // y goes
   EXPECT_FALSE(memo.find("y"));
   ASSERT_TRUE(memo.find("x"));
   EXPECT_EQ(memo.find("x")->estimate.output_bytes, 1u);
   EXPECT_EQ(memo.find("z")->estimate.method, "m3");
-  memo.put("z", estimate(4));
+  memo.put("z", estimate(4), {});
   EXPECT_EQ(memo.find("z")->estimate.output_bytes, 4u);
 }
 
 TEST(estimate_memo, remembers_results_and_their_matrices_while_they_live) {
   estimate_memo memo(1);
-  memo.put("x", estimate(1));
+  memo.put("x", estimate(1), {});
   EXPECT_FALSE(memo.find("x")->result);  // not yet run
   fake_backend b;
   auto c = b.allocate({3, 4, 5, spgemm::value_type::f32});
@@ -70,8 +72,28 @@ TEST(estimate_memo, remembers_results_and_their_matrices_while_they_live) {
   c.reset();  // gone: its size is still known, its structure not
   EXPECT_TRUE(memo.find("x")->result);
   EXPECT_FALSE(memo.find("x")->structure.lock());
-  memo.put("x", estimate(2));  // a new estimate: its result is not known
+  memo.put("x", estimate(2), {});  // a new estimate: its result is not known
   EXPECT_FALSE(memo.find("x")->result);
   memo.note_result("y", b.allocate({1, 1, 1, spgemm::value_type::f64}));  // unknown key: nothing
   EXPECT_FALSE(memo.find("y"));
+}
+
+TEST(estimate_memo, drops_what_was_sized_for_operands_that_are_gone) {
+  estimate_memo memo(8);
+  auto a = std::make_shared<int>(1);
+  auto b = std::make_shared<int>(2);
+  memo.put("a*b", estimate(1), {a, b});
+  memo.put("b*b", estimate(2), {b, b});
+  memo.put("a*a", estimate(3), {a, a});
+  EXPECT_EQ(memo.drop_gone(), 0u);
+  a.reset();  // deleted: what used it can never be asked for again
+  EXPECT_EQ(memo.drop_gone(), 2u);
+  EXPECT_FALSE(memo.find("a*b"));
+  EXPECT_FALSE(memo.find("a*a"));
+  ASSERT_TRUE(memo.find("b*b"));
+  b.reset();
+  EXPECT_EQ(memo.drop_gone(), 1u);
+  EXPECT_EQ(memo.size(), 0u);
+  memo.put("x", estimate(4), {});  // still usable after emptying
+  EXPECT_EQ(memo.find("x")->estimate.output_bytes, 4u);
 }

@@ -10,6 +10,7 @@ add_executable(spgemm_gpu_tests
   ${CMAKE_CURRENT_LIST_DIR}/gpu_matrix_ops_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/gpu_amg_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/gpu_row_panels_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/gpu_idle_memory_test.cpp
 )
 target_link_libraries(spgemm_gpu_tests PRIVATE spgemm::engine GTest::gtest_main)
 # gpu_block_test.cpp includes the engine's host-only block rule (engine/planner/block_structure.hpp).

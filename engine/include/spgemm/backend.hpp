@@ -35,6 +35,7 @@ struct backend_memory {
   std::size_t free_bytes = 0;     // free now, as the driver (or OS) reports it
   std::size_t in_use_bytes = 0;   // allocated through this backend now
   std::size_t peak_bytes = 0;     // the most allocated at once since reset_peak()
+  std::size_t cached_bytes = 0;   // freed, held for reuse beyond in_use (a device pool; release_idle)
 };
 
 // Host arrays a matrix is being received into (an upload), indexed as the
@@ -102,6 +103,9 @@ class backend {
   virtual bool is_gpu() const = 0;
   virtual backend_memory memory() const = 0;
   virtual void reset_peak() = 0;
+  // Gives memory held for reuse back to the driver and the OS, down to
+  // keep_bytes (device pools, pinned host staging); for when no job runs.
+  virtual void release_idle(std::size_t keep_bytes) { (void)keep_bytes; }
 
   // Copies a host matrix in. The matrix must be valid (see validate.hpp).
   virtual std::shared_ptr<stored_matrix> store(const any_csr& m) = 0;

@@ -7,8 +7,20 @@
 
 namespace spgemmd::core {
 
+namespace {
+
+int drains_per_device(std::size_t devices) {
+  const auto threads = static_cast<int>(std::thread::hardware_concurrency());
+  return std::clamp(threads / static_cast<int>(std::max<std::size_t>(devices, 1)), 4, 32);
+}
+
+}  // namespace
+
 host_gather::host_gather(matrix_cache& cache, std::function<void(std::exception_ptr)> failed)
-    : cache_(cache), failed_(std::move(failed)), held_(&cache, matrix_cache::host) {}
+    : cache_(cache),
+      pieces_(drains_per_device(cache.backends().size())),
+      failed_(std::move(failed)),
+      held_(&cache, matrix_cache::host) {}
 
 host_gather::~host_gather() { stop(); }
 
@@ -56,7 +68,7 @@ std::shared_ptr<const spilled_rows> host_gather::write_to_disk(const spgemm::any
 void host_gather::put(device_panel p) {
   const spgemm::matrix_info info = p.rows->info();
   // Every block's offsets begin with a 0 of its own.
-  const bool in_memory = held_.try_grow(info.bytes() + pieces * sizeof(spgemm::offset_t));
+  const bool in_memory = held_.try_grow(info.bytes() + pieces_ * sizeof(spgemm::offset_t));
   if (!in_memory && !room_on_disk()) {
     fail(std::make_exception_ptr(spgemm::error(
         spgemm::error_kind::does_not_fit, "the product kept in host memory passes the host budget (" +
@@ -68,14 +80,14 @@ void host_gather::put(device_panel p) {
   }
   const int device = p.device;
   auto panel = std::make_shared<device_panel>(std::move(p));
-  const int64_t step = std::max<int64_t>(1, (info.rows + pieces - 1) / pieces);
+  const int64_t step = std::max<int64_t>(1, (info.rows + pieces_ - 1) / pieces_);
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (failure_) return;
     // The drains first: where a thread can not be had, the panel goes back with the throw.
     if (std::find(devices_.begin(), devices_.end(), device) == devices_.end()) {
       devices_.push_back(device);
-      for (int i = 0; i < pieces; ++i) drains_.emplace_back([this] { drain(); });
+      for (int i = 0; i < pieces_; ++i) drains_.emplace_back([this] { drain(); });
     }
     for (int64_t begin = 0; begin < info.rows; begin += step) {
       todo_.push_back({panel, begin, std::min(info.rows, begin + step), !in_memory});

@@ -1,8 +1,9 @@
 // A result kept in host memory, gathered from its row panels as they leave
-// their devices, in any order: each panel's rows fetched as `pieces` blocks by
-// a few drain threads at once (copies on streams of their own through pinned
-// staging, fresh pages written on several cores: one copy is bound by a
-// core's memory bandwidth, not the link's), the panel freed on its device once
+// their devices, in any order: each panel's rows fetched as pieces() blocks by
+// as many drain threads per device at once (copies on streams of their own
+// through pinned staging, fresh pages written on several cores: one copy is
+// bound by a core's page faults and memory bandwidth, not the link's; the
+// host's cores shared among the devices), the panel freed on its device once
 // they are all on the host, the blocks kept as they are (host_matrix: nothing
 // copies them together). Counted against the host budget as it grows; a
 // panel past it goes to the spill file where the server has one (each piece
@@ -27,9 +28,6 @@ namespace spgemmd::core {
 
 class host_gather {
  public:
-  // Blocks per panel; drain threads per device the panels come from.
-  static constexpr int pieces = 4;
-
   // `failed` is called once, with why, when a panel could not be kept (the
   // host budget passed, a copy failed): the job stops.
   host_gather(matrix_cache& cache, std::function<void(std::exception_ptr)> failed);
@@ -59,6 +57,9 @@ class host_gather {
   void fail(std::exception_ptr e);
 
   matrix_cache& cache_;
+  // Blocks per panel, and drain threads per device the panels come from: the
+  // host's hardware threads shared by its devices (4 to 32).
+  const int pieces_;
   std::function<void(std::exception_ptr)> failed_;
   reservation held_;
   std::mutex mu_;

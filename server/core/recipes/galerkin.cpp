@@ -77,7 +77,7 @@ outcome galerkin_job(estimate_memo& memo, galerkin_form form, pin p, pin a, cons
     const std::string k = key(j);
     auto known = memo.find(k);
     if (!known) {
-      memo.put(k, {});  // a slot for what it gives
+      memo.put(k, {}, {j.inputs[0].watch(), j.inputs[1].watch()});  // a slot for what it gives
       known = memo.find(k);
     }
     auto c = product_of(j, b, x, y, options, known->structure);

@@ -81,7 +81,9 @@ job_step multiply_step(estimate_memo& memo, operand left, operand right, const s
     const std::string k = key(j);
     if (auto known = memo.find(k)) return known->estimate;
     spgemm::memory_estimate e = estimate();
-    memo.put(k, e);
+    memo.put(k, e,
+             {j.inputs[static_cast<std::size_t>(left.index)].watch(),
+              j.inputs[static_cast<std::size_t>(right.index)].watch()});
     return e;
   };
   step.run = [=, &memo](job& j, spgemm::backend& b) {
