@@ -9,7 +9,6 @@
 #include <cerrno>
 #include <cstring>
 #include <future>
-#include <thread>
 #include <vector>
 
 #include "core/region_ref.hpp"
@@ -21,22 +20,17 @@ namespace {
 std::string quoted(const std::string& key) { return "shared-memory object '" + key + "'"; }
 
 // Transfers of this many bytes and more go in pieces, on threads of their own:
-// one thread copies a few GB/s between the object's pages and ours (bound by
-// its page faults), memory moves several times that.
+// one thread copies a few GB/s between the object's pages and ours, memory
+// moves several times that.
 constexpr int64_t parallel_bytes = 16 << 20;
+constexpr int64_t max_pieces = 4;
 
-// Pieces of a large transfer at most: one per hardware thread, 4 to 16.
-int64_t max_pieces() {
-  static const int64_t n = std::clamp<int64_t>(std::thread::hardware_concurrency(), 4, 16);
-  return n;
-}
-
-// io(from, n) over [0, bytes): in one piece, or in up to max_pieces() at once.
+// io(from, n) over [0, bytes): in one piece, or in up to max_pieces at once.
 // The first failure.
 template <typename F>
 outcome in_pieces(int64_t bytes, const F& io) {
   if (bytes < parallel_bytes) return io(0, bytes);
-  const int64_t step = (bytes + max_pieces() - 1) / max_pieces();
+  const int64_t step = (bytes + max_pieces - 1) / max_pieces;
   std::vector<std::future<outcome>> others;
   for (int64_t from = step; from < bytes; from += step) {
     others.push_back(std::async(std::launch::async, [&io, from, n = std::min(step, bytes - from)] { return io(from, n); }));
