@@ -5,66 +5,22 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "cuda/cuda_check.hpp"
+#include "cuda/staging_buffers.hpp"
 #include "spgemm/errors.hpp"
 
 namespace spgemm::cuda {
 
 namespace {
 
-// Pinned staging for large host <-> device copies. A pageable cudaMemcpy
-// goes through the driver's own small staging buffers, synchronously, at a
-// fraction of the link's speed; here an array is copied in pieces through two
-// cached pinned buffers, the DMA of one piece overlapping the host memcpy of
-// the other. Copies below staged_min_bytes stay plain (pageable) copies.
-constexpr std::size_t staging_bytes = 8 << 20;
+// Large host <-> device copies go in pieces through two pinned staging
+// buffers (staging_buffers.hpp): a pageable cudaMemcpy goes through the
+// driver's own small staging buffers, synchronously, at a fraction of the
+// link's speed. Copies below staged_min_bytes stay plain (pageable) copies.
 constexpr std::size_t staged_min_bytes = 1 << 20;
-
-// Pinned buffers, cached for the process's life and shared by every device
-// (portable) and thread.
-class staging_pool {
- public:
-  void* acquire() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (!free_.empty()) {
-        void* p = free_.back();
-        free_.pop_back();
-        return p;
-      }
-    }
-    void* p = nullptr;
-    if (cudaHostAlloc(&p, staging_bytes, cudaHostAllocPortable) != cudaSuccess) {
-      (void)cudaGetLastError();  // no pinned memory: plain copies instead
-      return nullptr;
-    }
-    return p;
-  }
-  void release(void* p) {
-    if (p == nullptr) return;
-    std::lock_guard<std::mutex> lock(mutex_);
-    free_.push_back(p);
-  }
-  void trim(std::size_t keep) {
-    std::vector<void*> spare;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      while (free_.size() > keep) {
-        spare.push_back(free_.back());
-        free_.pop_back();
-      }
-    }
-    for (void* p : spare) (void)cudaFreeHost(p);
-  }
-
- private:
-  std::mutex mutex_;
-  std::vector<void*> free_;
-};
 
 // Asks for the whole 2 MiB pages inside [p, p + bytes) of fresh memory to be
 // transparent huge pages: the copy that first writes them then takes a fault
@@ -82,11 +38,6 @@ void in_huge_pages(void* p, std::size_t bytes) {
 #endif
 }
 
-staging_pool& pool() {
-  static auto* p = new staging_pool;  // never destroyed: pinned memory outlives static teardown order
-  return *p;
-}
-
 // Two pinned buffers and their events, for one copy at a time; taken on the
 // first copy large enough to stage.
 class staging {
@@ -98,7 +49,7 @@ class staging {
       // Nothing copies into or out of a buffer handed back: every copy below
       // waits for its pieces before returning (or throws after a failed
       // call, when the stream is broken anyway).
-      pool().release(buf_[i]);
+      release_staging(buf_[i]);
     }
   }
   staging(const staging&) = delete;
@@ -189,7 +140,7 @@ class staging {
     if (!taken_) {
       taken_ = true;
       for (int i = 0; i < 2; ++i) {
-        buf_[i] = pool().acquire();
+        buf_[i] = acquire_staging();
         if (buf_[i] == nullptr) ok_ = false;
         if (cudaEventCreateWithFlags(&ev_[i], cudaEventDisableTiming) != cudaSuccess) {
           (void)cudaGetLastError();
@@ -321,7 +272,5 @@ template csr_matrix<double> download_rows(const device_csr<double>&, std::int64_
                                           cudaStream_t);
 template void append_rows(const device_csr<float>&, std::int64_t, std::int64_t, csr_matrix<float>&, cudaStream_t);
 template void append_rows(const device_csr<double>&, std::int64_t, std::int64_t, csr_matrix<double>&, cudaStream_t);
-
-void release_spare_staging() { pool().trim(2); }
 
 }  // namespace spgemm::cuda

@@ -127,10 +127,6 @@ void upload_rows(device_csr<T>& d, const offset_t* row_offsets, const index_t* c
 template <typename T>
 device_csr<T> upload(const csr_matrix<T>& m, memory_resource& memory, cudaStream_t stream);
 
-// Frees the cached pinned staging buffers that no copy holds but the two one
-// copy takes (they grow with the copies that ran at once).
-void release_spare_staging();
-
 // Rows [row_begin, row_end) back to the host, offsets rebased to 0 (large
 // arrays through pinned staging, as upload; synchronized).
 template <typename T>

@@ -1,5 +1,5 @@
 # The GPU runtime floor (engine/cuda/): checked calls, the device context and
-# what launches read of it, memory resources, buffers and device CSR,
+# what launches read of it, memory resources, buffers, pinned staging and device CSR,
 # read-back, streams side by side, value conversion, CSR checks on the device,
 # the compaction of flagged entries, rows copied between devices. Knows no method.
 target_sources(spgemm_engine PRIVATE
@@ -9,6 +9,7 @@ target_sources(spgemm_engine PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/device_context.cpp
   ${CMAKE_CURRENT_LIST_DIR}/pool_resource.cpp
   ${CMAKE_CURRENT_LIST_DIR}/limiting_resource.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/staging_buffers.cpp
   ${CMAKE_CURRENT_LIST_DIR}/device_csr.cpp
   ${CMAKE_CURRENT_LIST_DIR}/read_back.cpp
   ${CMAKE_CURRENT_LIST_DIR}/stream_fan.cpp

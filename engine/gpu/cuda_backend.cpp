@@ -7,9 +7,9 @@
 #include "cuda/convert_values.hpp"
 #include "cuda/copy_rows.hpp"
 #include "cuda/cuda_check.hpp"
-#include "cuda/device_csr.hpp"
 #include "cuda/device_facts.hpp"
 #include "cuda/limiting_resource.hpp"
+#include "cuda/staging_buffers.hpp"
 #include "cuda/statistics_resource.hpp"
 #include "gpu/method_table.hpp"
 #include "matrix_ops/gpu_ops.hpp"
@@ -172,7 +172,7 @@ void cuda_backend::release_idle(std::size_t keep_bytes) {
   // Frees still queued on streams hold their memory in the pool until they run.
   SPGEMM_CUDA_CHECK(cudaDeviceSynchronize());
   context_->pool.trim_to(keep_bytes);
-  cuda::release_spare_staging();
+  cuda::trim_staging(2);  // one copy's
 }
 
 const cuda_stored_matrix& cuda_backend::own(const stored_matrix& m, const char* what) const {
