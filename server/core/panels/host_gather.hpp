@@ -1,5 +1,5 @@
 // A result kept in host memory, gathered from its row panels as they leave
-// their devices, in any order: each panel's rows fetched as pieces() blocks by
+// their devices, in any order: each panel's rows fetched as pieces_ blocks by
 // as many drain threads per device at once (copies on streams of their own
 // through pinned staging, fresh pages written on several cores: one copy is
 // bound by a core's page faults and memory bandwidth, not the link's; the
