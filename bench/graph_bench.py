@@ -8,7 +8,10 @@ product followed by filtering, and one Markov clustering end to end (bench/READM
                    [--graphs NAME...] [--generated rmat:18:16 rmat:20:16] [--threads 16] [--mcl NAME]
 
 Triangles: the sum of C<L> = L L over plus_pair, L the strictly lower triangle of the undirected
-graph without self loops (LAGraph's Sandia LL, as GraphBLAS runs it); edges = nnz(L). The
+graph without self loops (LAGraph's Sandia LL, as GraphBLAS runs it); edges = nnz(L). Where the
+degrees are skewed the vertices are first numbered by decreasing degree (the worked example's
+presort, graphs.skewed_degree_order; on the client, its time in presort_ms), and both sides
+count the same renumbered graph; --no-presort keeps every graph's own numbering. The
 service's time is the server's (JobStats.compute_ms of the masked product and of the sum), best
 of --repeats, and end to end (both calls, from the client); GraphBLAS's is the same two calls on
 --threads threads, best of --repeats. A generated graph is made by the engine's generator
@@ -36,10 +39,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "examples", "graph"))  # as packaged (bench/package_device.sh --graph)
 sys.path.insert(0, os.path.join(HERE, "..", "client", "python", "examples", "graph"))  # in the source tree
 
-from graphs import read_adjacency  # noqa: E402
+from graphs import read_adjacency, relabeled, skewed_degree_order  # noqa: E402
 import markov_clustering  # noqa: E402
 
-COLUMNS = ["graph", "vertices", "edges", "triangles", "triangles_graphblas", "spgemmd_ms", "spgemmd_e2e_ms",
+COLUMNS = ["graph", "vertices", "edges", "presorted", "presort_ms", "triangles", "triangles_graphblas", "spgemmd_ms", "spgemmd_e2e_ms",
            "edges_per_s", "graphblas_ms", "graphblas_edges_per_s", "speedup", "masked_ms", "unmasked_filter_ms",
            "masked_speedup", "method", "status"]
 
@@ -102,8 +105,29 @@ def graphblas_triangles(s: sp.sparray, threads: int, repeats: int) -> Tuple[int,
     return count, best
 
 
-def bench_graph(client: spgemm.Client, name: str, s: spgemm.RemoteMatrix, local: sp.sparray, args) -> Dict:
-    row: Dict = {"graph": name, "vertices": s.shape[0]}
+def presorted(local: sp.sparray, presort: bool) -> Tuple[sp.sparray, Dict]:
+    """The graph numbered by decreasing degree where its degrees are skewed (and `presort`)."""
+    started = time.perf_counter()
+    order = skewed_degree_order(local) if presort else None
+    if order is not None:
+        local = relabeled(local, order)
+    return local, {"presorted": "yes" if order is not None else "no",
+                   "presort_ms": (time.perf_counter() - started) * 1e3 if presort else ""}
+
+
+def bench_graph(client: spgemm.Client, name: str, local: sp.sparray, args,
+                stored: Optional[spgemm.RemoteMatrix] = None) -> Dict:
+    """The triangle rows of one undirected graph; `stored`: the graph as the server holds it already."""
+    row: Dict = {"graph": name, "vertices": local.shape[0]}
+    local, sort = presorted(local, args.presort)
+    row.update(sort)
+    if stored is None or sort["presorted"] == "yes":
+        with client.upload(local) as s:
+            return bench_stored(client, s, local, row, args)
+    return bench_stored(client, stored, local, row, args)
+
+
+def bench_stored(client: spgemm.Client, s: spgemm.RemoteMatrix, local: sp.sparray, row: Dict, args) -> Dict:
     with s.select("tril", -1) as l:
         row["edges"] = l.nnz
         count, ms, e2e, method = service_triangles(client, l, args.repeats)
@@ -140,6 +164,8 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=16, help="GraphBLAS's threads")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--mcl", default="ca-CondMat", help="the shared graph of the MCL run")
+    parser.add_argument("--no-presort", dest="presort", action="store_false",
+                        help="count every graph in its own numbering (no degree presort)")
     args = parser.parse_args()
     rows: List[Dict] = []
     with spgemm.Client(args.address, timeout=1800, progress=False) as client:
@@ -148,13 +174,11 @@ def main() -> int:
             if not os.path.exists(path):
                 print("skipped %s: not in %s" % (name, args.matrices), file=sys.stderr)
                 continue
-            local = read_adjacency(path, undirected=True)
-            with client.upload(local, name=name) as s:
-                rows.append(bench_graph(client, name, s, local, args))
+            rows.append(bench_graph(client, name, read_adjacency(path, undirected=True), args))
             print(rows[-1], file=sys.stderr, flush=True)
         for spec in args.generated:
             with undirected_on_server(client, args.cli, spec) as s:
-                rows.append(bench_graph(client, spec, s, s.fetch(), args))
+                rows.append(bench_graph(client, spec, s.fetch(), args, stored=s))
             print(rows[-1], file=sys.stderr, flush=True)
         if args.mcl:
             rows.append(bench_mcl(client, args.mcl, read_adjacency(os.path.join(args.matrices, args.mcl + ".mtx.gz"),

@@ -30,6 +30,7 @@
 #include "spgemm/generate.hpp"
 #include "spgemm/multiply.hpp"
 #include "spgemm/reference.hpp"
+#include "spgemm/semiring.hpp"
 
 #ifdef SPGEMM_BENCH_WITH_CUSPARSE
 #include "cusparse_spgemm.hpp"
@@ -58,6 +59,7 @@ struct options {
   spgemm::tuning tuning;
   int threads = 0;
   bool transpose = false;  // --transpose: time A^T (ours and cusparseCsr2cscEx2) instead of products
+  bool triangles = false;  // --triangles: time the masked products of triangle counting instead
 };
 
 // One entry of --algorithms.
@@ -601,6 +603,147 @@ void run_transpose(environment& env, const options& o, matrix_job& job, report& 
   out.add(vendor);
 }
 
+// The undirected graph of `a` (A + A^T without its diagonal), every value 1.
+template <typename T>
+spgemm::csr_matrix<T> undirected_graph(const spgemm::csr_matrix<T>& a) {
+  const spgemm::csr_matrix<T> at = spgemm::cpu_transpose(a);
+  spgemm::csr_matrix<T> l;
+  l.rows = l.cols = a.rows;
+  l.row_offsets.reserve(static_cast<std::size_t>(a.rows) + 1);
+  for (std::int64_t r = 0; r < a.rows; ++r) {
+    spgemm::offset_t p = a.row_offsets[r], q = at.row_offsets[r];
+    const spgemm::offset_t p_end = a.row_offsets[r + 1], q_end = at.row_offsets[r + 1];
+    while (p < p_end || q < q_end) {
+      spgemm::index_t c;
+      if (q == q_end || (p < p_end && a.col_indices[p] < at.col_indices[q])) {
+        c = a.col_indices[p++];
+      } else if (p == p_end || at.col_indices[q] < a.col_indices[p]) {
+        c = at.col_indices[q++];
+      } else {
+        c = a.col_indices[p++];
+        ++q;
+      }
+      if (c != r) l.col_indices.push_back(c);
+    }
+    l.row_offsets.push_back(static_cast<spgemm::offset_t>(l.col_indices.size()));
+  }
+  l.values.assign(l.col_indices.size(), T(1));
+  return l;
+}
+
+// The strictly lower triangle of the symmetric g with its vertices numbered
+// as `order` lists them (order[new] = old; identity where empty).
+template <typename T>
+spgemm::csr_matrix<T> lower_triangle(const spgemm::csr_matrix<T>& g, const std::vector<spgemm::index_t>& order) {
+  std::vector<spgemm::index_t> renamed(static_cast<std::size_t>(g.rows));
+  for (std::size_t v = 0; v < renamed.size(); ++v) renamed[order.empty() ? v : order[v]] = static_cast<spgemm::index_t>(v);
+  spgemm::csr_matrix<T> l;
+  l.rows = l.cols = g.rows;
+  std::vector<spgemm::index_t> row;
+  for (std::int64_t r = 0; r < g.rows; ++r) {
+    const std::int64_t old = order.empty() ? r : order[r];
+    row.clear();
+    for (spgemm::offset_t k = g.row_offsets[old]; k < g.row_offsets[old + 1]; ++k) {
+      if (renamed[g.col_indices[k]] < r) row.push_back(renamed[g.col_indices[k]]);
+    }
+    std::sort(row.begin(), row.end());
+    l.col_indices.insert(l.col_indices.end(), row.begin(), row.end());
+    l.row_offsets.push_back(l.nnz());
+  }
+  l.values.assign(l.col_indices.size(), T(1));
+  return l;
+}
+
+// The vertices of g by decreasing degree (ties: by number).
+template <typename T>
+std::vector<spgemm::index_t> by_decreasing_degree(const spgemm::csr_matrix<T>& g) {
+  std::vector<spgemm::index_t> order(static_cast<std::size_t>(g.rows));
+  for (std::size_t v = 0; v < order.size(); ++v) order[v] = static_cast<spgemm::index_t>(v);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](spgemm::index_t x, spgemm::index_t y) { return g.row_length(x) > g.row_length(y); });
+  return order;
+}
+
+// --triangles: the masked products that count the triangles of the
+// undirected graph of A over plus_pair, L its strictly lower triangle:
+// "tc-LL" C<L> = L L (each triangle k < j < i once, at (i, j), from k in
+// (j, i)) and "tc-LLt" C<L> = L L^T (from k < j), by the auto planner;
+// nnz(A) is nnz(L) (the edges), flops 0, the status gives the triangles
+// (the sum of C) and edges per second. Checked: each C equals the CPU's
+// masked product, and both forms count the same triangles.
+template <typename T>
+void run_triangles(environment& env, const options& o, matrix_job& job, report& out, bool& mismatch) {
+  using csr = spgemm::csr_matrix<T>;
+  const csr g = undirected_graph(std::get<csr>(job.a));
+  spgemm::multiply_options options;
+  options.semiring = spgemm::parse_semiring("plus_pair");
+  options.tuning = o.tuning;
+  std::optional<double> first_count;
+  for (const bool sorted : {false, true}) {
+  const csr l = lower_triangle(g, sorted ? by_decreasing_degree(g) : std::vector<spgemm::index_t>{});
+  const csr u = spgemm::cpu_transpose(l);
+  for (const auto& [name, b] : {std::pair<const char*, const csr*>{sorted ? "tc-LL-sorted" : "tc-LL", &l},
+                                {sorted ? "tc-LLt-sorted" : "tc-LLt", &u}}) {
+    row r;
+    r.matrix = job.name;
+    r.n = l.rows;
+    r.nnz_a = l.nnz();
+    r.flops = 0;
+    r.algorithm = name;
+    r.gpu = env.gpus > 0 ? env.gpu_name : "cpu";
+    const std::shared_ptr<spgemm::backend>& backend = env.gpus > 0 ? env.gpu : env.cpu;
+    if (!backend) {
+      r.status = env.gpus > 0 ? env.gpu_problem : "skipped: no backend";
+      out.add(r);
+      continue;
+    }
+    try {
+      const auto sl = backend->store(spgemm::any_csr(l));
+      const auto sb = backend->store(spgemm::any_csr(*b));
+      const spgemm::memory_estimate e = backend->estimate_masked_multiply(*sl, *sb, *sl, {}, options);
+      std::vector<double> ms;
+      bench::warmup warm(o.warmups);
+      for (int k = 0; static_cast<int>(ms.size()) < o.repeats; ++k) {
+        const bool warming = warm.is_warmup(k);
+        std::size_t peak = 0;
+        const auto t0 = std::chrono::steady_clock::now();
+        std::shared_ptr<spgemm::stored_matrix> c = backend->masked_multiply(*sl, *sb, *sl, {}, options, e.total(), {}, &peak);
+        const auto t1 = std::chrono::steady_clock::now();
+        if (k == 0) {
+          r.peak_bytes = peak;
+          r.nnz_c = c->info().nnz;
+          const csr got = std::get<csr>(backend->fetch(*c));
+          double count = 0;
+          for (const T v : got.values) count += static_cast<double>(v);
+          if (o.check) {
+            const csr ref = spgemm::cpu_masked_multiply(l, *b, l, {}, options.semiring, o.threads);
+            if (got.row_offsets != ref.row_offsets || got.col_indices != ref.col_indices || got.values != ref.values) {
+              r.status = "mismatch: differs from the CPU masked product";
+              mismatch = true;
+            }
+          }
+          if (first_count && *first_count != count) {
+            r.status = format("mismatch: %.0f triangles, %.0f by tc-LL", count, *first_count);
+            mismatch = true;
+          }
+          if (!first_count) first_count = count;
+        }
+        c.reset();
+        if (!warming) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+      }
+      r.ms = median(ms);
+      if (r.status == "ok") {
+        r.status = format("ok: %.0f triangles, %.3g edges/s, %s", *first_count,
+                          static_cast<double>(l.nnz()) / (r.ms * 1e-3), e.method.c_str());
+      }
+    } catch (const std::exception& ex) {
+      r.status = "failed: " + error_text(ex);
+    }
+    out.add(r);
+  }
+  }
+}
+
 // transpose vs cusparse-csr2csc per matrix and their geometric mean.
 std::string transpose_ratio_line(const std::vector<row>& rows) {
   std::vector<std::string> names;
@@ -708,12 +851,19 @@ int run(const options& o) {
     }
     try {
       spgemm::require_conformable(spgemm::info_of(ops.a), spgemm::info_of(ops.b ? *ops.b : ops.a));
-      if (!o.transpose) job.stats = spgemm::compute_product_stats(ops.a, ops.b ? *ops.b : ops.a);
+      if (!o.transpose && !o.triangles) job.stats = spgemm::compute_product_stats(ops.a, ops.b ? *ops.b : ops.a);
       job.a = spgemm::convert_values(spgemm::any_csr(std::move(ops.a)), precision);
       if (ops.b) job.b = spgemm::convert_values(spgemm::any_csr(std::move(*ops.b)), precision);
     } catch (const std::exception& e) {
       std::cerr << "spgemm-bench: " << input << ": " << error_text(e) << "\n";
       bad_input = true;
+      continue;
+    }
+    if (o.triangles) {
+      if (precision == spgemm::value_type::f32)
+        run_triangles<float>(env, o, job, out, mismatch);
+      else
+        run_triangles<double>(env, o, job, out, mismatch);
       continue;
     }
     if (o.transpose) {
@@ -784,6 +934,10 @@ int main(int argc, char** argv) {
   app.add_flag("--transpose", o.transpose,
                "time A^T instead of products: rows 'transpose' (the engine's GPU transpose) and "
                "'cusparse-csr2csc' (cusparseCsr2cscEx2), both checked against the CPU transpose");
+  app.add_flag("--triangles", o.triangles,
+               "time the masked products of triangle counting instead, over plus_pair on the strictly lower "
+               "triangle L of each input's undirected graph: rows 'tc-LL' (C<L> = L L) and 'tc-LLt' "
+               "(C<L> = L L^T), checked against the CPU's and each other's triangles");
   app.add_option("--threads", o.threads, "threads of the CPU backend and reference (0: all)")
       ->check(CLI::Range(0, 4096));
   CLI11_PARSE(app, argc, argv);

@@ -25,7 +25,7 @@ import bfs  # noqa: E402
 import markov_clustering  # noqa: E402
 import shortest_paths  # noqa: E402
 import triangle_count  # noqa: E402
-from graphs import adjacency_of, read_adjacency  # noqa: E402
+from graphs import adjacency_of, read_adjacency, skewed_degree_order  # noqa: E402
 
 nx = pytest.importorskip("networkx")
 
@@ -55,6 +55,20 @@ def test_triangles_of_generated_graphs(client: spgemm.Client, g) -> None:
 def test_triangles_of_shared_graphs(client: spgemm.Client, name: str) -> None:
     a = shared_graph(name, undirected=True)
     assert triangle_count.count_triangles(client, a) == networkx_triangles(a)
+
+
+def test_presorting_a_skewed_graph_keeps_its_triangles(client: spgemm.Client) -> None:
+    a = shared_graph("wiki-Vote", undirected=True)
+    order = skewed_degree_order(a)
+    assert order is not None, "wiki-Vote's hubs make its degrees skewed"
+    assert np.all(np.diff(np.diff(a.indptr)[order]) <= 0)
+    assert triangle_count.count_triangles(client, a) == triangle_count.count_triangles(client, a, presort=False)
+
+
+def test_uniform_degrees_keep_their_numbering() -> None:
+    grid = nx.convert_node_labels_to_integers(nx.grid_2d_graph(40, 40))
+    assert skewed_degree_order(adjacency_of(grid)) is None
+    assert skewed_degree_order(sp.csr_array((0, 0))) is None
 
 
 # -- BFS ----------------------------------------------------------------------
