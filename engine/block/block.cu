@@ -21,11 +21,11 @@
 // block pattern (one kernel; the structure itself for b = 1), then (4).
 // Workspace: the block patterns (8 (rows / b + 1) + 4 nnz / b^2 bytes each,
 // A's only for A * A) and 4 max(nnz(Ab), nnz(Bb)) bytes of f32 values, plus
-// what the block product takes (its estimate, Cb included), plus 8 bytes of
-// row statistics: phases (1)-(2) hold the patterns and the block product,
-// phases (3)-(4) Cb's structure and C. The bound of nnz(C) is b^2 times the
-// block product's bound (sum over block rows of min(block products, block
-// columns of B)).
+// what the block product takes (its estimate, Cb included), plus the row
+// statistics' scratch (planner::statistics_scratch_bytes): phases (1)-(2)
+// hold the patterns and the block product, phases (3)-(4) Cb's structure
+// and C. The bound of nnz(C) is b^2 times the block product's bound (sum
+// over block rows of min(block products, block columns of B)).
 // Complexity: the block product is the scalar product's work / b^3 in
 // products and nnz(C) / b^2 in output; the numeric pass b^3 multiply-adds per
 // pair of blocks, C written once.
@@ -169,7 +169,7 @@ std::size_t workspace_bytes(const cuda::structure_view& a, const cuda::structure
   const bool same = same_structure(a, b);
   const std::size_t patterns = pattern_bytes(a, block_size) + (same ? 0 : pattern_bytes(b, block_size));
   const std::size_t values = static_cast<std::size_t>(std::max(a.nnz, b.nnz) / area) * sizeof(float);
-  return patterns + values + inner.total() + sizeof(unsigned long long);
+  return patterns + values + inner.total() + planner::statistics_scratch_bytes;
 }
 
 // Phases (1)-(2): the structure of Cb = Ab * Bb.

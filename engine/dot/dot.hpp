@@ -15,9 +15,10 @@
 //    semiring's sum of its products in the order of k (A's entries), as the
 //    CPU reference sums them: plus_times bit for bit, on every run.
 //  * Every allocation comes from job.memory on job.stream; the job never
-//    holds more than estimate(job).total() bytes at once: B^T (the GPU
-//    transpose, exact), a value and a position per entry of M, then C of at
-//    most nnz(M) entries.
+//    holds more than estimate(job).total() bytes at once: a value and a
+//    position per entry of M, B's column lengths, then B^T (the GPU
+//    transpose, exact) only where the first pass left entries to a second,
+//    then C of at most nnz(M) entries.
 //  * `cancel` is polled between phases.
 #pragma once
 

@@ -436,7 +436,7 @@ memory_estimate cuda_backend::estimate_multiply_numeric(const stored_matrix& a, 
     if (m.type != p.out) e.workspace_bytes += static_cast<std::size_t>(m.nnz) * size_of(p.out);
   }
   // An operand made after this estimate (a Galerkin product's intermediate)
-  // is measured during the run: a word of scratch at a time.
+  // is measured during the run: a few words of scratch at a time.
   e.workspace_bytes += planner::statistics_scratch_bytes;
   return e;
 }

@@ -42,6 +42,10 @@ struct row_stats {
   // The mean diagonal_offset of the entries (0 without entries); the GPU
   // backend measures it once per stored matrix (planner/statistics.hpp).
   double diagonal_distance = 0;
+  // No entry above the diagonal (col <= row everywhere), no entry below it
+  // (col >= row); measured with the longest row (planner/statistics.hpp).
+  bool lower_triangular = false;
+  bool upper_triangular = false;
   double mean_row_length() const { return rows > 0 ? static_cast<double>(nnz) / static_cast<double>(rows) : 0.0; }
 };
 

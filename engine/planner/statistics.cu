@@ -33,12 +33,16 @@ row_stats compute_row_stats(const cuda::structure_view& m, cuda::memory_resource
   s.rows = m.rows;
   s.nnz = m.nnz;
   if (m.rows == 0 || m.nnz == 0) return s;
-  cuda::device_buffer<ull> out(memory, 1, stream);
-  SPGEMM_CUDA_CHECK(cudaMemsetAsync(out.data(), 0, sizeof(ull), stream));
+  cuda::device_buffer<ull> out(memory, 3, stream);
+  SPGEMM_CUDA_CHECK(cudaMemsetAsync(out.data(), 0, 3 * sizeof(ull), stream));
   kernels::max_row_length_kernel<<<helper_blocks(m.rows), helper_threads, 0, stream>>>(m.rows, m.row_offsets,
-                                                                                       out.data());
+                                                                                       m.col_indices, out.data());
   SPGEMM_CUDA_CHECK_LAUNCH();
-  s.max_row_length = static_cast<std::int64_t>(cuda::read_back(out.data(), stream));
+  ull found[3];
+  cuda::read_back(out.data(), 3, found, stream);
+  s.max_row_length = static_cast<std::int64_t>(found[0]);
+  s.lower_triangular = found[1] == 0;
+  s.upper_triangular = found[2] == 0;
   return s;
 }
 

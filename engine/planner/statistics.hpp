@@ -19,9 +19,10 @@
 
 namespace spgemm::planner {
 
-// Rows, nnz and the longest row of `m` (diagonal_distance left 0).
-// The device scratch one measurement below holds while it runs (a word).
-inline constexpr std::size_t statistics_scratch_bytes = sizeof(unsigned long long);
+// Rows, nnz, the longest row of `m` and on which sides of the diagonal its
+// entries lie (diagonal_distance left 0).
+// The device scratch one measurement below holds while it runs (three words).
+inline constexpr std::size_t statistics_scratch_bytes = 3 * sizeof(unsigned long long);
 
 row_stats compute_row_stats(const cuda::structure_view& m, cuda::memory_resource& memory, cudaStream_t stream);
 

@@ -31,18 +31,28 @@ struct max_op {
   __device__ ull operator()(ull a, ull b) const { return a > b ? a : b; }
 };
 
+// out[0]: the longest row; out[1] (out[2]) nonzero where an entry lies above
+// (below) the diagonal: a row's last (first) column past (before) its row.
 __global__ void __launch_bounds__(helper_threads)
-    max_row_length_kernel(std::int64_t rows, const offset_t* __restrict__ off, ull* __restrict__ out) {
+    max_row_length_kernel(std::int64_t rows, const offset_t* __restrict__ off, const index_t* __restrict__ col,
+                          ull* __restrict__ out) {
   using reduce = cub::BlockReduce<ull, helper_threads>;
   __shared__ typename reduce::TempStorage temp;
   ull m = 0;
+  bool above = false, below = false;
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < rows;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     const ull len = static_cast<ull>(off[i + 1] - off[i]);
     m = len > m ? len : m;
+    if (len > 0) {
+      above |= col[off[i + 1] - 1] > i;
+      below |= col[off[i]] < i;
+    }
   }
   m = reduce(temp).Reduce(m, max_op{});
   if (threadIdx.x == 0) atomicMax(out, m);
+  if (__syncthreads_or(above) && threadIdx.x == 0) atomicOr(out + 1, 1ull);
+  if (__syncthreads_or(below) && threadIdx.x == 0) atomicOr(out + 2, 1ull);
 }
 
 // Warp per row, lanes over its entries: the sum of the entries'

@@ -128,7 +128,7 @@ TYPED_TEST(GpuSemirings, MaskedProductsMatchTheReference) {
   for (const auto& [what, ab] : operand_cases<T>()) {
     const auto& [a, b] = ab;
     const csr_matrix<T> mask = mask_for(cpu_multiply(a, b), 9);
-    for (const char* name : {"plus_times", "plus_pair", "min_plus", "lor_land"}) {
+    for (const char* name : {"plus_times", "plus_pair", "any_pair", "lxor_pair", "min_plus", "lor_land"}) {
       multiply_options options;
       options.semiring = parse_semiring(name);
       for (const bool complement : {false, true}) {
@@ -193,6 +193,45 @@ TEST(GpuMaskedProducts, CountTheTrianglesOfAGraph) {
   double triangles = 0;
   for (const double v : c.values) triangles += v;
   EXPECT_GT(triangles, 0);
+}
+
+// The entries of m on one side of the diagonal (and on it).
+template <typename T>
+csr_matrix<T> triangle(const csr_matrix<T>& m, bool lower) {
+  csr_matrix<T> t;
+  t.rows = m.rows;
+  t.cols = m.cols;
+  for (std::int64_t r = 0; r < m.rows; ++r) {
+    for (offset_t k = m.row_offsets[r]; k < m.row_offsets[r + 1]; ++k) {
+      if (lower ? m.col_indices[k] <= r : m.col_indices[k] >= r) {
+        t.col_indices.push_back(m.col_indices[k]);
+        t.values.push_back(m.values[k]);
+      }
+    }
+    t.row_offsets.push_back(t.nnz());
+  }
+  return t;
+}
+
+TEST(GpuMaskedProducts, TriangularRightFactorsMatchTheReference) {
+  SPGEMM_REQUIRE_GPU();
+  // A B with B lower (upper) triangular: the dot method searches only A's
+  // entries at or after (before) the mask entry's column.
+  const auto a = testing::with_small_integers(testing::random_csr<double>(400, 300, 14, 31), 32);
+  const auto square = testing::with_small_integers(testing::random_csr<double>(300, 300, 20, 33), 34);
+  for (const bool lower : {true, false}) {
+    const csr_matrix<double> b = triangle(square, lower);
+    const csr_matrix<double> mask = mask_for(cpu_multiply(a, b), 35);
+    for (const char* name : {"plus_times", "plus_pair"}) {
+      for (const algorithm algo : {algorithm::dot, algorithm::automatic}) {
+        SCOPED_TRACE(std::string(lower ? "lower B, " : "upper B, ") + name + ", " + std::string(to_string(algo)));
+        multiply_options options;
+        options.algo = algo;
+        options.semiring = parse_semiring(name);
+        expect_equal(on_gpu(a, b, options, &mask), cpu_masked_multiply(a, b, mask, {}, options.semiring));
+      }
+    }
+  }
 }
 
 TEST(GpuMaskedProducts, MethodsThatCannotRunAProductSaySo) {
