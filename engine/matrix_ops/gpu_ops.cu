@@ -164,22 +164,27 @@ device_csr<T> reduce_rows(const csr_view<T>& a, monoid add, bool count, bool as_
   return c;
 }
 
-// Every entry reduced: the rows' results (as a row vector) reduced by CUB; 1 x 1.
+// Every entry reduced by CUB in one pass over A's values (a count: nnz(A),
+// known here); 1 x 1, without an entry where A has none.
 template <typename T>
 device_csr<T> reduce_all(const csr_view<T>& a, monoid add, bool count, memory_resource& memory, cudaStream_t stream) {
-  const device_csr<T> rows = reduce_rows(a, add, count, true, memory, stream);
-  const monoid by = count ? monoid::plus : add;
-  device_csr<T> c = cuda::allocate_csr<T>(1, 1, rows.nnz > 0 ? 1 : 0, memory, stream);
-  const offset_t offsets[2] = {0, rows.nnz > 0 ? 1 : 0};
+  const bool any = a.nnz > 0;
+  device_csr<T> c = cuda::allocate_csr<T>(1, 1, any ? 1 : 0, memory, stream);
+  const offset_t offsets[2] = {0, any ? 1 : 0};
+  const T entries = static_cast<T>(a.nnz);
   SPGEMM_CUDA_CHECK(cudaMemcpyAsync(c.row_offsets.data(), offsets, sizeof offsets, cudaMemcpyHostToDevice, stream));
-  if (rows.nnz > 0) {
+  if (any) {
     SPGEMM_CUDA_CHECK(cudaMemsetAsync(c.col_indices.data(), 0, c.col_indices.bytes(), stream));
-    std::size_t bytes = reduce_bytes<T>(rows.nnz);
-    device_buffer<unsigned char> temp(memory, bytes, stream);
-    SPGEMM_CUDA_CHECK(cub::DeviceReduce::Reduce(temp.data(), bytes, rows.values.data(), c.values.data(), rows.nnz,
-                                                kernels::monoid_fn<T>{by}, ops::identity<T>(by), stream));
+    if (count) {
+      SPGEMM_CUDA_CHECK(cudaMemcpyAsync(c.values.data(), &entries, sizeof entries, cudaMemcpyHostToDevice, stream));
+    } else {
+      std::size_t bytes = reduce_bytes<T>(a.nnz);
+      device_buffer<unsigned char> temp(memory, bytes, stream);
+      SPGEMM_CUDA_CHECK(cub::DeviceReduce::Reduce(temp.data(), bytes, a.values, c.values.data(), a.nnz,
+                                                  kernels::monoid_fn<T>{add}, ops::identity<T>(add), stream));
+    }
   }
-  SPGEMM_CUDA_CHECK(cudaStreamSynchronize(stream));  // `offsets` leaves scope
+  SPGEMM_CUDA_CHECK(cudaStreamSynchronize(stream));  // `offsets` and `entries` leave scope
   return c;
 }
 
@@ -285,13 +290,10 @@ memory_estimate estimate(const matrix_op& op, const std::vector<cuda::structure_
           if (o.axis == reduce_axis::columns) {
             const cuda::structure_view at{a.cols, a.rows, a.nnz, nullptr, nullptr};
             e.workspace_bytes = transpose_total(a, value_bytes) + reduce_rows_workspace(at, value_bytes);
+          } else if (o.axis == reduce_axis::all) {  // CUB's reduction of the values
+            e.workspace_bytes = value_bytes == sizeof(float) ? reduce_bytes<float>(a.nnz) : reduce_bytes<double>(a.nnz);
           } else {
             e.workspace_bytes = reduce_rows_workspace(a, value_bytes);
-          }
-          if (o.axis == reduce_axis::all) {
-            // The rows' vector and CUB's reduction besides.
-            e.workspace_bytes += cuda::csr_bytes(1, std::min(a.rows, a.nnz), value_bytes) +
-                                 (value_bytes == sizeof(float) ? reduce_bytes<float>(a.rows) : reduce_bytes<double>(a.rows));
           }
         } else if constexpr (std::is_same_v<O, scale>) {
           const std::int64_t n = o.columns ? a.cols : a.rows;
