@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "graph_inputs.hpp"
 #include "report_text.hpp"
 #include "warmup.hpp"
 #include "spgemm/backend.hpp"
@@ -603,67 +604,6 @@ void run_transpose(environment& env, const options& o, matrix_job& job, report& 
   out.add(vendor);
 }
 
-// The undirected graph of `a` (A + A^T without its diagonal), every value 1.
-template <typename T>
-spgemm::csr_matrix<T> undirected_graph(const spgemm::csr_matrix<T>& a) {
-  const spgemm::csr_matrix<T> at = spgemm::cpu_transpose(a);
-  spgemm::csr_matrix<T> l;
-  l.rows = l.cols = a.rows;
-  l.row_offsets.reserve(static_cast<std::size_t>(a.rows) + 1);
-  for (std::int64_t r = 0; r < a.rows; ++r) {
-    spgemm::offset_t p = a.row_offsets[r], q = at.row_offsets[r];
-    const spgemm::offset_t p_end = a.row_offsets[r + 1], q_end = at.row_offsets[r + 1];
-    while (p < p_end || q < q_end) {
-      spgemm::index_t c;
-      if (q == q_end || (p < p_end && a.col_indices[p] < at.col_indices[q])) {
-        c = a.col_indices[p++];
-      } else if (p == p_end || at.col_indices[q] < a.col_indices[p]) {
-        c = at.col_indices[q++];
-      } else {
-        c = a.col_indices[p++];
-        ++q;
-      }
-      if (c != r) l.col_indices.push_back(c);
-    }
-    l.row_offsets.push_back(static_cast<spgemm::offset_t>(l.col_indices.size()));
-  }
-  l.values.assign(l.col_indices.size(), T(1));
-  return l;
-}
-
-// The strictly lower triangle of the symmetric g with its vertices numbered
-// as `order` lists them (order[new] = old; identity where empty).
-template <typename T>
-spgemm::csr_matrix<T> lower_triangle(const spgemm::csr_matrix<T>& g, const std::vector<spgemm::index_t>& order) {
-  std::vector<spgemm::index_t> renamed(static_cast<std::size_t>(g.rows));
-  for (std::size_t v = 0; v < renamed.size(); ++v) renamed[order.empty() ? v : order[v]] = static_cast<spgemm::index_t>(v);
-  spgemm::csr_matrix<T> l;
-  l.rows = l.cols = g.rows;
-  std::vector<spgemm::index_t> row;
-  for (std::int64_t r = 0; r < g.rows; ++r) {
-    const std::int64_t old = order.empty() ? r : order[r];
-    row.clear();
-    for (spgemm::offset_t k = g.row_offsets[old]; k < g.row_offsets[old + 1]; ++k) {
-      if (renamed[g.col_indices[k]] < r) row.push_back(renamed[g.col_indices[k]]);
-    }
-    std::sort(row.begin(), row.end());
-    l.col_indices.insert(l.col_indices.end(), row.begin(), row.end());
-    l.row_offsets.push_back(l.nnz());
-  }
-  l.values.assign(l.col_indices.size(), T(1));
-  return l;
-}
-
-// The vertices of g by decreasing degree (ties: by number).
-template <typename T>
-std::vector<spgemm::index_t> by_decreasing_degree(const spgemm::csr_matrix<T>& g) {
-  std::vector<spgemm::index_t> order(static_cast<std::size_t>(g.rows));
-  for (std::size_t v = 0; v < order.size(); ++v) order[v] = static_cast<spgemm::index_t>(v);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](spgemm::index_t x, spgemm::index_t y) { return g.row_length(x) > g.row_length(y); });
-  return order;
-}
-
 // --triangles: the masked products that count the triangles of the
 // undirected graph of A over plus_pair, L its strictly lower triangle:
 // "tc-LL" C<L> = L L (each triangle k < j < i once, at (i, j), from k in
@@ -674,13 +614,13 @@ std::vector<spgemm::index_t> by_decreasing_degree(const spgemm::csr_matrix<T>& g
 template <typename T>
 void run_triangles(environment& env, const options& o, matrix_job& job, report& out, bool& mismatch) {
   using csr = spgemm::csr_matrix<T>;
-  const csr g = undirected_graph(std::get<csr>(job.a));
+  const csr g = bench::undirected_graph(std::get<csr>(job.a));
   spgemm::multiply_options options;
   options.semiring = spgemm::parse_semiring("plus_pair");
   options.tuning = o.tuning;
   std::optional<double> first_count;
   for (const bool sorted : {false, true}) {
-  const csr l = lower_triangle(g, sorted ? by_decreasing_degree(g) : std::vector<spgemm::index_t>{});
+  const csr l = bench::lower_triangle(g, sorted ? bench::by_decreasing_degree(g) : std::vector<spgemm::index_t>{});
   const csr u = spgemm::cpu_transpose(l);
   for (const auto& [name, b] : {std::pair<const char*, const csr*>{sorted ? "tc-LL-sorted" : "tc-LL", &l},
                                 {sorted ? "tc-LLt-sorted" : "tc-LLt", &u}}) {
@@ -691,9 +631,9 @@ void run_triangles(environment& env, const options& o, matrix_job& job, report& 
     r.flops = 0;
     r.algorithm = name;
     r.gpu = env.gpus > 0 ? env.gpu_name : "cpu";
-    const std::shared_ptr<spgemm::backend>& backend = env.gpus > 0 ? env.gpu : env.cpu;
+    const std::shared_ptr<spgemm::backend> backend = env.gpus > 0 ? env.gpu : cpu_backend(env, o);
     if (!backend) {
-      r.status = env.gpus > 0 ? env.gpu_problem : "skipped: no backend";
+      r.status = env.gpu_problem;
       out.add(r);
       continue;
     }
