@@ -517,6 +517,26 @@ void run_matrix(environment& env, const options& o, const std::vector<method>& m
   for (const row& r : rows) out.add(r);
 }
 
+// The median milliseconds of o.repeats timed calls of `call` (each a stored
+// result, freed before the next) after the warm-ups (bench/warmup.hpp);
+// `first` sees the first call's result and the peak bytes it held.
+template <typename Call, typename First>
+double median_ms_of_calls(const options& o, Call&& call, First&& first) {
+  std::vector<double> ms;
+  bench::warmup warm(o.warmups);
+  for (int k = 0; static_cast<int>(ms.size()) < o.repeats; ++k) {
+    const bool warming = warm.is_warmup(k);
+    std::size_t peak = 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    std::shared_ptr<spgemm::stored_matrix> result = call(&peak);
+    const auto t1 = std::chrono::steady_clock::now();
+    if (k == 0) first(*result, peak);
+    result.reset();
+    if (!warming) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+  }
+  return median(ms);
+}
+
 // --transpose: A^T by the engine's GPU transpose (algorithm "transpose") and
 // by cusparseCsr2cscEx2 ("cusparse-csr2csc"); both must equal the CPU
 // transpose exactly (structure and values). nnz(C) is nnz(A^T), flops 0.
@@ -553,23 +573,13 @@ void run_transpose(environment& env, const options& o, matrix_job& job, report& 
   } else {
     try {
       auto sa = env.gpu->store(job.a);
-      std::vector<double> ms;
-      bench::warmup warm(o.warmups);
-      for (int k = 0; static_cast<int>(ms.size()) < o.repeats; ++k) {
-        const bool warming = warm.is_warmup(k);
-        std::size_t peak = 0;
-        const auto t0 = std::chrono::steady_clock::now();
-        std::shared_ptr<spgemm::stored_matrix> t = env.gpu->transpose(*sa, {}, &peak);
-        const auto t1 = std::chrono::steady_clock::now();
-        if (k == 0) {
-          ours.peak_bytes = peak;
-          ours.nnz_c = t->info().nnz;
-          if (o.check) check(env.gpu->fetch(*t), ours);
-        }
-        t.reset();
-        if (!warming) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
-      }
-      ours.ms = median(ms);
+      ours.ms = median_ms_of_calls(
+          o, [&](std::size_t* peak) { return env.gpu->transpose(*sa, {}, peak); },
+          [&](const spgemm::stored_matrix& t, std::size_t peak) {
+            ours.peak_bytes = peak;
+            ours.nnz_c = t.info().nnz;
+            if (o.check) check(env.gpu->fetch(t), ours);
+          });
     } catch (const std::exception& e) {
       ours.status = "failed: " + error_text(e);
     }
@@ -604,59 +614,43 @@ void run_transpose(environment& env, const options& o, matrix_job& job, report& 
   out.add(vendor);
 }
 
-// --triangles: the masked products that count the triangles of the
-// undirected graph of A over plus_pair, L its strictly lower triangle:
-// "tc-LL" C<L> = L L (each triangle k < j < i once, at (i, j), from k in
-// (j, i)) and "tc-LLt" C<L> = L L^T (from k < j), by the auto planner;
-// nnz(A) is nnz(L) (the edges), flops 0, the status gives the triangles
-// (the sum of C) and edges per second. Checked: each C equals the CPU's
-// masked product, and both forms count the same triangles.
+// One row of --triangles: the masked product C<L> = L B over plus_pair (B is
+// L or L^T), its triangles (the sum of C) checked against the CPU's masked
+// product and against `first_count`, the first form's (set where unset).
 template <typename T>
-void run_triangles(environment& env, const options& o, matrix_job& job, report& out, bool& mismatch) {
+row triangle_row(environment& env, const options& o, const matrix_job& job, const char* name,
+                 const spgemm::csr_matrix<T>& l, const spgemm::csr_matrix<T>& b, std::optional<double>& first_count,
+                 bool& mismatch) {
   using csr = spgemm::csr_matrix<T>;
-  const csr g = bench::undirected_graph(std::get<csr>(job.a));
+  row r;
+  r.matrix = job.name;
+  r.n = l.rows;
+  r.nnz_a = l.nnz();
+  r.flops = 0;
+  r.algorithm = name;
+  r.gpu = env.gpus > 0 ? env.gpu_name : "cpu";
+  const std::shared_ptr<spgemm::backend> backend = env.gpus > 0 ? env.gpu : cpu_backend(env, o);
+  if (!backend) {
+    r.status = env.gpu_problem;
+    return r;
+  }
   spgemm::multiply_options options;
   options.semiring = spgemm::parse_semiring("plus_pair");
   options.tuning = o.tuning;
-  std::optional<double> first_count;
-  for (const bool sorted : {false, true}) {
-  const csr l = bench::lower_triangle(g, sorted ? bench::by_decreasing_degree(g) : std::vector<spgemm::index_t>{});
-  const csr u = spgemm::cpu_transpose(l);
-  for (const auto& [name, b] : {std::pair<const char*, const csr*>{sorted ? "tc-LL-sorted" : "tc-LL", &l},
-                                {sorted ? "tc-LLt-sorted" : "tc-LLt", &u}}) {
-    row r;
-    r.matrix = job.name;
-    r.n = l.rows;
-    r.nnz_a = l.nnz();
-    r.flops = 0;
-    r.algorithm = name;
-    r.gpu = env.gpus > 0 ? env.gpu_name : "cpu";
-    const std::shared_ptr<spgemm::backend> backend = env.gpus > 0 ? env.gpu : cpu_backend(env, o);
-    if (!backend) {
-      r.status = env.gpu_problem;
-      out.add(r);
-      continue;
-    }
-    try {
-      const auto sl = backend->store(spgemm::any_csr(l));
-      const auto sb = backend->store(spgemm::any_csr(*b));
-      const spgemm::memory_estimate e = backend->estimate_masked_multiply(*sl, *sb, *sl, {}, options);
-      std::vector<double> ms;
-      bench::warmup warm(o.warmups);
-      for (int k = 0; static_cast<int>(ms.size()) < o.repeats; ++k) {
-        const bool warming = warm.is_warmup(k);
-        std::size_t peak = 0;
-        const auto t0 = std::chrono::steady_clock::now();
-        std::shared_ptr<spgemm::stored_matrix> c = backend->masked_multiply(*sl, *sb, *sl, {}, options, e.total(), {}, &peak);
-        const auto t1 = std::chrono::steady_clock::now();
-        if (k == 0) {
+  try {
+    const auto sl = backend->store(spgemm::any_csr(l));
+    const auto sb = backend->store(spgemm::any_csr(b));
+    const spgemm::memory_estimate e = backend->estimate_masked_multiply(*sl, *sb, *sl, {}, options);
+    r.ms = median_ms_of_calls(
+        o, [&](std::size_t* peak) { return backend->masked_multiply(*sl, *sb, *sl, {}, options, e.total(), {}, peak); },
+        [&](const spgemm::stored_matrix& c, std::size_t peak) {
           r.peak_bytes = peak;
-          r.nnz_c = c->info().nnz;
-          const csr got = std::get<csr>(backend->fetch(*c));
+          r.nnz_c = c.info().nnz;
+          const csr got = std::get<csr>(backend->fetch(c));
           double count = 0;
           for (const T v : got.values) count += static_cast<double>(v);
           if (o.check) {
-            const csr ref = spgemm::cpu_masked_multiply(l, *b, l, {}, options.semiring, o.threads);
+            const csr ref = spgemm::cpu_masked_multiply(l, b, l, {}, options.semiring, o.threads);
             if (got.row_offsets != ref.row_offsets || got.col_indices != ref.col_indices || got.values != ref.values) {
               r.status = "mismatch: differs from the CPU masked product";
               mismatch = true;
@@ -667,20 +661,33 @@ void run_triangles(environment& env, const options& o, matrix_job& job, report& 
             mismatch = true;
           }
           if (!first_count) first_count = count;
-        }
-        c.reset();
-        if (!warming) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
-      }
-      r.ms = median(ms);
-      if (r.status == "ok") {
-        r.status = format("ok: %.0f triangles, %.3g edges/s, %s", *first_count,
-                          static_cast<double>(l.nnz()) / (r.ms * 1e-3), e.method.c_str());
-      }
-    } catch (const std::exception& ex) {
-      r.status = "failed: " + error_text(ex);
+        });
+    if (r.status == "ok") {
+      r.status = format("ok: %.0f triangles, %.3g edges/s, %s", *first_count,
+                        static_cast<double>(l.nnz()) / (r.ms * 1e-3), e.method.c_str());
     }
-    out.add(r);
+  } catch (const std::exception& ex) {
+    r.status = "failed: " + error_text(ex);
   }
+  return r;
+}
+
+// --triangles: the masked products that count the triangles of the
+// undirected graph of A over plus_pair, L its strictly lower triangle:
+// "tc-LL" C<L> = L L (each triangle k < j < i once, at (i, j), from k in
+// (j, i)) and "tc-LLt" C<L> = L L^T (from k < j), by the planner, in A's
+// numbering and (-sorted) by decreasing degree; nnz(A) is nnz(L) (the
+// edges), flops 0, the status gives the triangles and edges per second.
+template <typename T>
+void run_triangles(environment& env, const options& o, matrix_job& job, report& out, bool& mismatch) {
+  using csr = spgemm::csr_matrix<T>;
+  const csr g = bench::undirected_graph(std::get<csr>(job.a));
+  std::optional<double> first_count;
+  for (const bool sorted : {false, true}) {
+    const csr l = bench::lower_triangle(g, sorted ? bench::by_decreasing_degree(g) : std::vector<spgemm::index_t>{});
+    const csr u = spgemm::cpu_transpose(l);
+    out.add(triangle_row(env, o, job, sorted ? "tc-LL-sorted" : "tc-LL", l, l, first_count, mismatch));
+    out.add(triangle_row(env, o, job, sorted ? "tc-LLt-sorted" : "tc-LLt", l, u, first_count, mismatch));
   }
 }
 
