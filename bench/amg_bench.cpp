@@ -5,7 +5,10 @@
 // level) by our one-call Galerkin product against cuSPARSE's SpGEMM on the
 // same P_k (its transpose by csr2csc, then A P and R (A P), the fastest ALG
 // that runs). With --dump, each matrix (and its near null space) as raw
-// arrays, for bench/amg_pyamg.py to time pyamg on the same matrices.
+// arrays, for bench/amg_pyamg.py to time pyamg on the same matrices; with
+// --dump-galerkin, the two factors of every level's second Galerkin product
+// (R_k and A_k P_k) as Matrix Market files, for spgemm-bench to time it by
+// method.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -23,6 +26,7 @@
 #include "spgemm/errors.hpp"
 #include "spgemm/galerkin.hpp"
 #include "spgemm/generate.hpp"
+#include "spgemm/io.hpp"
 #include "spgemm/multiply.hpp"
 
 #ifdef SPGEMM_BENCH_WITH_CUSPARSE
@@ -42,7 +46,7 @@ struct options {
   std::string smoother = "chebyshev";
   double tolerance = 1e-8;
   bool cusparse = true;
-  std::string tsv, markdown, dump;
+  std::string tsv, markdown, dump, dump_galerkin;
 };
 
 double ms_since(clock_type::time_point t) {
@@ -221,6 +225,14 @@ row run_problem(const std::shared_ptr<spgemm::backend>& on, const std::string& i
     });
   }
   last.clear();
+  for (std::size_t k = 0; !o.dump_galerkin.empty() && k + 1 < h->levels(); ++k) {
+    const auto ap = on->multiply(*h->a(k), *h->p(k), {}, on->estimate_multiply(*h->a(k), *h->p(k), {}).total());
+    std::string name = out.problem;  // no ':' in the file name: spgemm-bench would read a generator spec
+    std::replace(name.begin(), name.end(), ':', '_');
+    const std::string base = o.dump_galerkin + "/" + name + "_L" + std::to_string(k);
+    spgemm::write_matrix_market(base + "_R.mtx", on->fetch(*h->r(k)));
+    spgemm::write_matrix_market(base + "_AP.mtx", on->fetch(*ap));
+  }
 #ifdef SPGEMM_BENCH_WITH_CUSPARSE
   if (o.cusparse && on->is_gpu()) cusparse_pyramid(*on, *h, o.repeats, out);
 #endif
@@ -282,6 +294,8 @@ int main(int argc, char** argv) {
   app.add_option("--markdown", o.markdown, "write the table as markdown");
   app.add_option("--dump", o.dump, "write each matrix as raw arrays (NAME.indptr int64, .indices int32, .data "
                                    "f64, .modes f64 rows x 6 for elasticity3d) into this folder");
+  app.add_option("--dump-galerkin", o.dump_galerkin,
+                 "write R_k and A_k P_k of every level as PROBLEM_Lk_R.mtx and PROBLEM_Lk_AP.mtx into this folder (':' in PROBLEM as '_')");
   CLI11_PARSE(app, argc, argv);
 
   const std::shared_ptr<spgemm::backend> on =

@@ -35,6 +35,9 @@ SPGEMM_HOST_DEVICE inline std::uint32_t node_priority(std::int64_t i) {
   return x;
 }
 
+// node_priority(i) as a value in [-1, 1).
+SPGEMM_HOST_DEVICE inline double hashed_value(std::int64_t i) { return node_priority(i) * (2.0 / 4294967296.0) - 1.0; }
+
 // state in bits 62-63, the score (127 less the undecided neighbours, at
 // least 0) in 55-61, 24 bits of priority in 31-54, index in 0-30 (nodes < 2^31).
 SPGEMM_HOST_DEVICE inline std::uint64_t node_key(std::uint64_t state, std::int64_t undecided_neighbours,

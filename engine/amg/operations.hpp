@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "spgemm/backend.hpp"
 #include "spgemm/csr.hpp"
@@ -69,6 +70,9 @@ class operations {
   // 0 x + 0 y clears y whatever it held.
   virtual std::unique_ptr<vector> zeros(std::int64_t n) = 0;
   virtual std::unique_ptr<vector> upload(const double* values, std::int64_t n) = 0;
+  // v_i = node_priority(i) scaled to [-1, 1): a start vector with every
+  // eigenvector in it, the same on every backend, made where it lives.
+  virtual std::unique_ptr<vector> hashed(std::int64_t n) = 0;
   virtual void download(const vector& v, double* out) = 0;
   virtual void copy(const vector& from, vector& to) = 0;
   // y = a x + b y.
@@ -78,6 +82,14 @@ class operations {
   virtual double dot(const vector& x, const vector& y) = 0;
   // y = alpha A x + beta y.
   virtual void spmv(const stored_matrix& a, const vector& x, double alpha, double beta, vector& y) = 0;
+  // The Lanczos recurrence on S A S (S = diag(s)) from hashed(n), normalized:
+  // the diagonal `alpha` and off-diagonal `beta` of its tridiagonal matrix
+  // after min(steps, n) steps, fewer at an invariant subspace (beta_k <=
+  // 1e-12 |alpha_k|). This default runs the vector calls above, two dot
+  // products read back per step; a backend may keep the scalars where the
+  // vectors live.
+  virtual void lanczos(const stored_matrix& a, const vector& s, int steps, std::vector<double>& alpha,
+                       std::vector<double>& beta);
   // 1 / a_ii, or |a_ii|^-1/2 with `square_root`; throws error(bad_input)
   // naming the first row without a nonzero diagonal.
   virtual std::unique_ptr<vector> inverse_diagonal(const stored_matrix& a, bool square_root) = 0;

@@ -15,6 +15,7 @@ target_sources(spgemm_engine PRIVATE
 if(SPGEMM_WITH_CUDA)
   target_sources(spgemm_engine PRIVATE
     ${CMAKE_CURRENT_LIST_DIR}/gpu/vectors.cu
+    ${CMAKE_CURRENT_LIST_DIR}/gpu/lanczos.cu
     ${CMAKE_CURRENT_LIST_DIR}/gpu/scan.cu
     ${CMAKE_CURRENT_LIST_DIR}/gpu/setup.cu
     ${CMAKE_CURRENT_LIST_DIR}/gpu/dense.cu

@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "amg/independent_set_rule.hpp"
-
 namespace spgemm::amg {
 namespace {
 
@@ -45,33 +43,8 @@ double largest_eigenvalue(const std::vector<double>& alpha, const std::vector<do
 }
 
 double spectral_radius(operations& ops, const stored_matrix& a, const vector& s, int steps) {
-  const std::int64_t n = s.size();
-  if (n == 0) return 0;
-  // A start with every eigenvector in it: hashed values in [-1, 1).
-  std::vector<double> start(static_cast<std::size_t>(n));
-  for (std::int64_t i = 0; i < n; ++i) start[i] = node_priority(i) * (2.0 / 4294967296.0) - 1.0;
-  auto v = ops.upload(start.data(), n);
-  auto previous = ops.zeros(n);
-  auto u = ops.zeros(n);
-  auto w = ops.zeros(n);
-  ops.axpby(0.0, *v, 1.0 / std::sqrt(ops.dot(*v, *v)), *v);
   std::vector<double> alpha, beta;
-  double last_beta = 0;
-  for (int k = 0; k < std::min<std::int64_t>(steps, n); ++k) {
-    ops.scaled_axpby(1.0, s, *v, 0.0, *u);  // u = S v
-    ops.spmv(a, *u, 1.0, 0.0, *w);          // w = A S v
-    ops.scaled_axpby(1.0, s, *w, 0.0, *w);  // w = S A S v
-    const double a_k = ops.dot(*w, *v);
-    alpha.push_back(a_k);
-    ops.axpby(-a_k, *v, 1.0, *w);
-    if (k > 0) ops.axpby(-last_beta, *previous, 1.0, *w);
-    const double b_k = std::sqrt(std::max(ops.dot(*w, *w), 0.0));
-    if (b_k <= 1e-12 * std::abs(a_k) || k + 1 == std::min<std::int64_t>(steps, n)) break;  // an invariant subspace
-    beta.push_back(b_k);
-    last_beta = b_k;
-    std::swap(previous, v);
-    ops.axpby(1.0 / b_k, *w, 0.0, *v);
-  }
+  ops.lanczos(a, s, steps, alpha, beta);
   return largest_eigenvalue(alpha, beta);
 }
 

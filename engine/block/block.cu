@@ -189,8 +189,8 @@ device_csr<float> block_product(const method::job& job, int block_size) {
 
 template <typename T, int B>
 void launch_numeric(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, const cuda::structure_view& cb,
-                    std::int64_t longest_c, std::int64_t longest_b, device_csr<T>& c, cudaStream_t stream) {
-  const int group = group_lanes(longest_b / B);
+                    std::int64_t longest_c, const planner::row_stats& b_rows, device_csr<T>& c, cudaStream_t stream) {
+  const int group = B == 1 ? scalar_group_lanes(b_rows.mean_row_length()) : group_lanes(b_rows.max_row_length / B);
   const std::int64_t blocks = shared_blocks(longest_c, B, sizeof(T), group, cuda::current_device_facts().max_shared);
   const std::size_t shared = numeric_shared_bytes(blocks, B, sizeof(T), group);
   const auto kernel = kernels::numeric_kernel<T, B>;
@@ -207,14 +207,14 @@ void launch_numeric(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, cons
 // The numeric kernel for blocks of `block_size`.
 template <typename T>
 void launch_numeric(int block_size, const cuda::csr_view<T>& a, const cuda::csr_view<T>& b,
-                    const cuda::structure_view& cb, std::int64_t longest_c, std::int64_t longest_b, device_csr<T>& c,
-                    cudaStream_t stream) {
+                    const cuda::structure_view& cb, std::int64_t longest_c, const planner::row_stats& b_rows,
+                    device_csr<T>& c, cudaStream_t stream) {
   switch (block_size) {
-    case 1: return launch_numeric<T, 1>(a, b, cb, longest_c, longest_b, c, stream);
-    case 2: return launch_numeric<T, 2>(a, b, cb, longest_c, longest_b, c, stream);
-    case 3: return launch_numeric<T, 3>(a, b, cb, longest_c, longest_b, c, stream);
-    case 4: return launch_numeric<T, 4>(a, b, cb, longest_c, longest_b, c, stream);
-    case 6: return launch_numeric<T, 6>(a, b, cb, longest_c, longest_b, c, stream);
+    case 1: return launch_numeric<T, 1>(a, b, cb, longest_c, b_rows, c, stream);
+    case 2: return launch_numeric<T, 2>(a, b, cb, longest_c, b_rows, c, stream);
+    case 3: return launch_numeric<T, 3>(a, b, cb, longest_c, b_rows, c, stream);
+    case 4: return launch_numeric<T, 4>(a, b, cb, longest_c, b_rows, c, stream);
+    case 6: return launch_numeric<T, 6>(a, b, cb, longest_c, b_rows, c, stream);
     default: throw_bad_input("block: no kernel for block size " + std::to_string(block_size));
   }
 }
@@ -247,7 +247,7 @@ device_csr<T> run(const method::job& job, const cuda::csr_view<T>& a, const cuda
   device_csr<T> c = cuda::with_zero_offsets<T>(a.rows, b.cols, job.memory, job.stream);
   cuda::allocate_entries(c, std::int64_t{block_size} * block_size * cb.nnz, job.memory, job.stream);
   if (c.nnz == 0) return c;
-  launch_numeric<T>(block_size, a, b, cb.view().structure(), longest_c, job.facts.b_rows().max_row_length, c,
+  launch_numeric<T>(block_size, a, b, cb.view().structure(), longest_c, job.facts.b_rows(), c,
                     job.stream);
   return c;
 }
@@ -270,7 +270,7 @@ void run_numeric(const method::job& job, const cuda::csr_view<T>& a, const cuda:
     return;
   }
   const block_pattern cs = pattern_of(s, block_size, job.memory, job.stream);
-  launch_numeric<T>(block_size, a, b, cs.view, longest_row / block_size, job.facts.b_rows().max_row_length, c,
+  launch_numeric<T>(block_size, a, b, cs.view, longest_row / block_size, job.facts.b_rows(), c,
                     job.stream);
 }
 

@@ -4,14 +4,17 @@
 // Method (numeric_kernel): C's block structure Cb = pattern(Ab * Bb) is known
 // (block.cu computes it with RMerge or the hash method on the block
 // patterns). A group of G lanes (8, 16 or 32: the power of two at or above
-// B's longest block row) owns block row I of C. It walks A's blocks K of
+// B's longest block row; for scalar rows 1 to 32, from B's mean row) owns
+// block row I of C. It walks A's blocks K of
 // block row I in order; for each, its lanes take the blocks J of B's block
 // row K (distinct, so no two lanes touch one block of C in a step), find J's
 // position p in Cb's row I by binary search and add A_IK * B_KJ (b^3
 // multiplications) into the accumulator of block p; the group synchronizes
 // between the blocks K. The accumulator lives in shared memory where the
 // row's b * b * len(I) values fit the group's share, else in C's values in
-// global memory (zeroed first; the group owns the range). Shared rows are then
+// global memory (zeroed first; the group owns the range). Scalar rows (b = 1)
+// stage A's entries in the lanes' registers and search in 32 bits
+// (add_scalar_row). Shared rows are then
 // written with coalesced stores: rows bI .. bI+b-1 of C are one contiguous
 // range, row-major (row r, block p, column c at (r len(I) + p) b + c), the
 // accumulator's own layout.
@@ -80,6 +83,54 @@ __device__ __forceinline__ std::int64_t find_column(const index_t* cols, std::in
   return lo;
 }
 
+// Position of `key` in the sorted cols[0 .. n) (it is there), without
+// branches: the scalar rows' search, where the block rows' 64-bit search
+// cost more instructions than the products (the pass was bound by issue).
+__device__ __forceinline__ int find_column32(const index_t* cols, int n, index_t key) {
+  int lo = 0;
+  while (n > 1) {
+    const int half = n / 2;
+    lo = cols[lo + half] <= key ? lo + half : lo;
+    n -= half;
+  }
+  return lo;
+}
+
+// The scalar rows (B = 1): A's row staged `group` entries at a time, one per
+// lane (its value and its row of B's range), each handed to the group by
+// shuffles in A's order: no dependent loads between one entry and the next.
+template <typename T>
+__device__ __forceinline__ void add_scalar_row(std::int64_t row, int group, int lane, unsigned mask,
+                                               const offset_t* __restrict__ a_off, const index_t* __restrict__ a_col,
+                                               const T* __restrict__ a_val, const offset_t* __restrict__ b_off,
+                                               const index_t* __restrict__ b_col, const T* __restrict__ b_val,
+                                               const index_t* cols, int c_len, T* acc) {
+  const offset_t a_begin = a_off[row];
+  const int a_len = static_cast<int>(a_off[row + 1] - a_begin);
+  for (int base = 0; base < a_len; base += group) {
+    offset_t mine_begin = 0;
+    int mine_len = 0;
+    T mine_a = T(0);
+    if (base + lane < a_len) {
+      const index_t k = a_col[a_begin + base + lane];
+      mine_a = a_val[a_begin + base + lane];
+      mine_begin = b_off[k];
+      mine_len = static_cast<int>(b_off[k + 1] - mine_begin);
+    }
+    const int steps = a_len - base < group ? a_len - base : group;
+    for (int step = 0; step < steps; ++step) {
+      const offset_t b_begin = __shfl_sync(mask, mine_begin, step, group);
+      const int b_len = __shfl_sync(mask, mine_len, step, group);
+      const T a = __shfl_sync(mask, mine_a, step, group);
+      for (int q = lane; q < b_len; q += group) {
+        T* const out = acc + find_column32(cols, c_len, b_col[b_begin + q]);
+        *out = add_rn(*out, mul_rn(a, b_val[b_begin + q]));
+      }
+      __syncwarp(mask);  // the next entry may add to the same columns from other lanes
+    }
+  }
+}
+
 // C = A * B for B-blocked A and B, C's block pattern (cb_off, cb_col) given.
 // Groups of `group` lanes, blockDim.x / group block rows per block;
 // shared_blocks: blocks of a row a group's share of the dynamic shared
@@ -118,37 +169,42 @@ __global__ void __launch_bounds__(numeric_threads)
     for (std::int64_t t = lane; t < c_len; t += group) shared_col[t] = cb_col[c_begin + t];
   __syncwarp(mask);
 
-  const offset_t a_begin = a_off[B * row];
-  const std::int64_t a_row = a_off[B * row + 1] - a_begin;  // entries of each scalar row: B * blocks
-  for (std::int64_t k = 0; k < a_row / B; ++k) {
-    T a[B][B];
+  if constexpr (B == 1) {
+    add_scalar_row(row, group, lane, mask, a_off, a_col, a_val, b_off, b_col, b_val, cols, static_cast<int>(c_len),
+                   acc);
+  } else {
+    const offset_t a_begin = a_off[B * row];
+    const std::int64_t a_row = a_off[B * row + 1] - a_begin;  // entries of each scalar row: B * blocks
+    for (std::int64_t k = 0; k < a_row / B; ++k) {
+      T a[B][B];
 #pragma unroll
-    for (int r = 0; r < B; ++r)
+      for (int r = 0; r < B; ++r)
 #pragma unroll
-      for (int m = 0; m < B; ++m) a[r][m] = a_val[a_begin + r * a_row + k * B + m];
-    const std::int64_t kb = a_col[a_begin + k * B] / B;
-    const offset_t b_begin = b_off[B * kb];
-    const std::int64_t b_row = b_off[B * kb + 1] - b_begin;
-    for (std::int64_t q = lane; q < b_row / B; q += group) {
-      const std::int64_t p = find_column(cols, c_len, b_col[b_begin + q * B] / B);
-      T bv[B][B];
+        for (int m = 0; m < B; ++m) a[r][m] = a_val[a_begin + r * a_row + k * B + m];
+      const std::int64_t kb = a_col[a_begin + k * B] / B;
+      const offset_t b_begin = b_off[B * kb];
+      const std::int64_t b_row = b_off[B * kb + 1] - b_begin;
+      for (std::int64_t q = lane; q < b_row / B; q += group) {
+        const std::int64_t p = find_column(cols, c_len, b_col[b_begin + q * B] / B);
+        T bv[B][B];
 #pragma unroll
-      for (int m = 0; m < B; ++m)
+        for (int m = 0; m < B; ++m)
 #pragma unroll
-        for (int c = 0; c < B; ++c) bv[m][c] = b_val[b_begin + m * b_row + q * B + c];
+          for (int c = 0; c < B; ++c) bv[m][c] = b_val[b_begin + m * b_row + q * B + c];
 #pragma unroll
-      for (int r = 0; r < B; ++r) {
-        T* const out = acc + (r * c_len + p) * B;
+        for (int r = 0; r < B; ++r) {
+          T* const out = acc + (r * c_len + p) * B;
 #pragma unroll
-        for (int c = 0; c < B; ++c) {
-          T s = out[c];
+          for (int c = 0; c < B; ++c) {
+            T s = out[c];
 #pragma unroll
-          for (int m = 0; m < B; ++m) s = add_rn(s, mul_rn(a[r][m], bv[m][c]));
-          out[c] = s;
+            for (int m = 0; m < B; ++m) s = add_rn(s, mul_rn(a[r][m], bv[m][c]));
+            out[c] = s;
+          }
         }
       }
+      __syncwarp(mask);  // the next K may add to the same blocks from other lanes
     }
-    __syncwarp(mask);  // the next K may add to the same blocks from other lanes
   }
 
   if (in_shared)

@@ -22,6 +22,15 @@ inline int group_lanes(std::int64_t longest_block_row_of_b) {
   return g;
 }
 
+// Scalar rows (b = 1): the power of two at or above B's mean row, from a
+// lane up (a row of B longer than the group takes several turns): rows of B
+// of one entry (A T of an AMG setup) would leave seven of eight lanes idle.
+inline int scalar_group_lanes(double mean_row_of_b) {
+  int g = 1;
+  while (g < 32 && g < mean_row_of_b) g *= 2;
+  return g;
+}
+
 // A block row of C accumulates in shared memory (b * b values and the block
 // column per block) when it has at most `shared_blocks` blocks, else in C's
 // values in global memory. shared_blocks: C's longest block row, capped so

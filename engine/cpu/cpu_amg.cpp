@@ -7,6 +7,7 @@
 #include <variant>
 
 #include "amg/cpu/passes.hpp"
+#include "amg/independent_set_rule.hpp"
 #include "cpu/cpu_matrix.hpp"
 #include "planner/block_structure.hpp"
 #include "src/parallel.hpp"
@@ -66,6 +67,12 @@ class cpu_operations final : public amg::operations {
   std::unique_ptr<amg::vector> upload(const double* v, std::int64_t n) override {
     auto out = std::make_unique<cpu_vector>(n, counter_);
     std::copy(v, v + n, out->values.begin());
+    return out;
+  }
+
+  std::unique_ptr<amg::vector> hashed(std::int64_t n) override {
+    auto out = std::make_unique<cpu_vector>(n, counter_);
+    for (std::int64_t i = 0; i < n; ++i) out->values[static_cast<std::size_t>(i)] = amg::hashed_value(i);
     return out;
   }
 

@@ -3,6 +3,8 @@
 // operations object; vectors in device memory from the device's pool. A pass
 // that returns a matrix runs on a memory resource of its own, capped at the
 // limit it is given (its estimate), as a product does.
+#include <algorithm>
+#include <cmath>
 #include <string>
 #include <utility>
 #include <variant>
@@ -94,6 +96,13 @@ class cuda_operations final : public amg::operations {
     return v;
   }
 
+  std::unique_ptr<amg::vector> hashed(std::int64_t n) override {
+    const device_guard on(context_->device);
+    auto v = std::make_unique<cuda_vector>(context_, n, stream());
+    amg::gpu::hashed(n, data(*v), stream());
+    return v;
+  }
+
   void download(const amg::vector& v, double* out) override {
     const device_guard on(context_->device);
     SPGEMM_CUDA_CHECK(cudaMemcpyAsync(out, data(v), v.bytes(), cudaMemcpyDeviceToHost, stream()));
@@ -118,6 +127,23 @@ class cuda_operations final : public amg::operations {
   double dot(const amg::vector& x, const amg::vector& y) override {
     const device_guard on(context_->device);
     return amg::gpu::dot(x.size(), data(x), data(y), context_->memory, stream());
+  }
+
+  void lanczos(const stored_matrix& a, const amg::vector& s, int steps, std::vector<double>& alpha,
+               std::vector<double>& beta) override {
+    const device_guard on(context_->device);
+    const std::int64_t n = s.size();
+    alpha.clear();
+    beta.clear();
+    if (n == 0 || steps < 1) return;
+    auto v = hashed(n);
+    amg::gpu::axpby(n, 0.0, data(*v), 1.0 / std::sqrt(dot(*v, *v)), data(*v), stream());
+    auto u = zeros(n);
+    amg::gpu::scaled_axpby(n, 1.0, data(s), data(*v), 0.0, data(*u), stream());
+    auto w = zeros(n);
+    auto previous = zeros(n);
+    amg::gpu::lanczos(f64(a).view(), data(s), data(*v), data(*u), data(*w), data(*previous),
+                      static_cast<int>(std::min<std::int64_t>(steps, n)), alpha, beta, context_->memory, stream());
   }
 
   void spmv(const stored_matrix& a, const amg::vector& x, double alpha, double beta, amg::vector& y) override {

@@ -183,9 +183,12 @@ const cuda_stored_matrix& cuda_backend::own(const stored_matrix& m, const char* 
   return *d;
 }
 
-std::shared_ptr<stored_matrix> cuda_backend::keep(any_device_csr m, cudaStream_t stream) {
+std::shared_ptr<stored_matrix> cuda_backend::keep(any_device_csr m, cudaStream_t stream,
+                                                  const planner::row_stats* same_pattern) {
   SPGEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
-  return std::make_shared<cuda_stored_matrix>(context_, std::move(m));
+  auto kept = std::make_shared<cuda_stored_matrix>(context_, std::move(m));
+  if (same_pattern != nullptr) kept->adopt_row_stats(*same_pattern);
+  return kept;
 }
 
 std::shared_ptr<stored_matrix> cuda_backend::store(const any_csr& m) {
@@ -469,7 +472,7 @@ std::shared_ptr<stored_matrix> cuda_backend::multiply_numeric(const stored_matri
   any_device_csr c = p.out == value_type::f32 ? run(float{}) : run(double{});
   std::visit([&](auto& m) { m.bind_resource(context_->memory); }, c);
   if (peak_bytes != nullptr) *peak_bytes = held.peak_bytes();
-  return keep(std::move(c), stream.get());
+  return keep(std::move(c), stream.get(), &s.row_stats(stream.get()));
 }
 
 void cuda_backend::write_values(stored_matrix& m, const void* values) {
@@ -502,7 +505,7 @@ std::shared_ptr<stored_matrix> cuda_backend::with_values(const stored_matrix& m,
         return c;
       },
       d.matrix());
-  return keep(std::move(copy), stream.get());
+  return keep(std::move(copy), stream.get(), &d.row_stats(stream.get()));
 }
 
 std::shared_ptr<stored_matrix> cuda_backend::copy_rows(const stored_matrix& m, std::int64_t row_begin,

@@ -92,7 +92,10 @@ class cuda_backend final : public backend {
                                                      matrix_info* result) const;
   // The structure a numeric-only product is given, checked against the product's shape.
   const cuda_stored_matrix& own_structure(const product& p, const stored_matrix& structure) const;
-  std::shared_ptr<stored_matrix> keep(cuda::any_device_csr m, cudaStream_t stream);
+  // `m` stored once `stream` is done; with the row shape of a matrix of the
+  // same pattern where given.
+  std::shared_ptr<stored_matrix> keep(cuda::any_device_csr m, cudaStream_t stream,
+                                      const planner::row_stats* same_pattern = nullptr);
 
   std::shared_ptr<cuda::device_context> context_;
 };

@@ -35,6 +35,10 @@ const planner::row_stats& cuda_stored_matrix::row_stats(cudaStream_t stream) con
   return row_stats_;
 }
 
+void cuda_stored_matrix::adopt_row_stats(const planner::row_stats& same_pattern) const {
+  std::call_once(row_stats_once_, [&] { row_stats_ = same_pattern; });
+}
+
 planner::size_mask cuda_stored_matrix::block_sizes(cudaStream_t stream) const {
   std::call_once(block_sizes_once_,
                  [&] { block_sizes_ = planner::detect_block_sizes(structure(), context_->memory, stream); });

@@ -32,6 +32,10 @@ class cuda_stored_matrix final : public stored_matrix {
   // The sizes of dense blocks it is made of (one kernel over its entries
   // where its shape allows any), measured with `stream` the first time.
   planner::size_mask block_sizes(cudaStream_t stream) const;
+  // Takes the row shape of a matrix of the same pattern (a numeric-only
+  // product's structure, the matrix whose values were replaced) instead of
+  // measuring it; no effect once measured.
+  void adopt_row_stats(const planner::row_stats& same_pattern) const;
 
  private:
   std::shared_ptr<cuda::device_context> context_;

@@ -220,11 +220,11 @@ void count_segments(segment_work& work, const cuda::structure_view& a, const cud
   SPGEMM_CUDA_CHECK_LAUNCH();
 }
 
-// Numeric pass of the segment rows: persistent blocks, as many as fit the
-// GPU, taking items from a counter (next_item, zero); entry_passes:
-// tuning::segment_entry_passes.
+// Numeric pass of the segment rows that kept their bin (bins: the numeric
+// bins): persistent blocks, as many as fit the GPU, taking items from a
+// counter (next_item, zero); entry_passes: tuning::segment_entry_passes.
 template <typename T, typename S>
-void fill_segments(const segment_work& work, const cuda::csr_view<T>& a, const cuda::csr_view<T>& b,
+void fill_segments(const segment_work& work, const unsigned char* bins, const cuda::csr_view<T>& a, const cuda::csr_view<T>& b,
                    device_csr<T>& c, int sm_count, std::int64_t entry_passes, ull* next_item, S ring, cudaStream_t stream) {
   const auto kernel = kernels::numeric_segment_kernel<T, S>;
   const std::size_t shared = planner::segment_shared_bytes(sizeof(T));
@@ -235,7 +235,7 @@ void fill_segments(const segment_work& work, const cuda::csr_view<T>& a, const c
   const std::int64_t items = work.n * work.segments;
   const auto blocks =
       static_cast<unsigned>(std::min<std::int64_t>(items, std::max(per_sm, 1) * std::int64_t{sm_count}));
-  kernel<<<blocks, threads, shared, stream>>>(work.rows.data(), work.n, work.segments, work.pos.data(),
+  kernel<<<blocks, threads, shared, stream>>>(work.rows.data(), bins, work.n, work.segments, work.pos.data(),
                                               work.starts.data(), next_item,
                                               static_cast<int>(std::min<std::int64_t>(entry_passes, INT_MAX)), a.row_offsets,
                                               a.col_indices, a.values, b.row_offsets, b.col_indices, b.values,
@@ -503,8 +503,8 @@ device_csr<T> run_over(const method::job& job, const cuda::csr_view<T>& a, const
   // scan) and C's offsets in one pass: the bins' histogram and nnz(C) come
   // back in one read, and C is allocated exactly.
   kernels::numeric_scan_kernel<<<static_cast<unsigned>(kernels::scan_tiles(m + 1)), kernels::scan_threads, 0,
-                                 stream>>>(m, a.row_offsets, c.row_offsets.data(), lim, bins.data(), counters.data(),
-                                           scan_state);
+                                 stream>>>(m, b.cols, a.row_offsets, c.row_offsets.data(), lim, bins.data(),
+                                           counters.data(), scan_state);
   SPGEMM_CUDA_CHECK_LAUNCH();
   cuda::read_back(counters.data(), kernels::counter_count, host.data(), stream);
   c.nnz = static_cast<offset_t>(host[kernels::counter_nnz]);
@@ -587,10 +587,10 @@ device_csr<T> run_over(const method::job& job, const cuda::csr_view<T>& a, const
       SPGEMM_CUDA_CHECK_LAUNCH();
     });
   }
-  if (seg.n > 0) {
+  if (segment_rows(hist) > 0) {
     launches.emplace_back([&](cudaStream_t st) {
-      fill_segments<T>(seg, a, b, c, f.sm_count, t.segment_entry_passes, counters.data() + kernels::counter_segment_item,
-                       ring, st);
+      fill_segments<T>(seg, bins.data(), a, b, c, f.sm_count, t.segment_entry_passes,
+                       counters.data() + kernels::counter_segment_item, ring, st);
     });
   }
   cuda::launch_side_by_side(stream, launches);

@@ -852,9 +852,9 @@ constexpr ull scan_flag_inclusive = 2ull << 62;
 constexpr ull scan_value_mask = scan_flag_aggregate - 1;
 
 __global__ void __launch_bounds__(scan_threads)
-    numeric_scan_kernel(std::int64_t rows, const offset_t* __restrict__ a_off, offset_t* __restrict__ c_off,
-                        planner::limits lim, unsigned char* __restrict__ bins, ull* __restrict__ counters,
-                        ull* __restrict__ tile_state) {
+    numeric_scan_kernel(std::int64_t rows, std::int64_t b_cols, const offset_t* __restrict__ a_off,
+                        offset_t* __restrict__ c_off, planner::limits lim, unsigned char* __restrict__ bins,
+                        ull* __restrict__ counters, ull* __restrict__ tile_state) {
   using block_scan = cub::BlockScan<long long, scan_threads>;
   __shared__ typename block_scan::TempStorage scan_storage;
   __shared__ long long s_rows[scan_tile];  // the tile's nnz, then its offsets
@@ -888,8 +888,7 @@ __global__ void __launch_bounds__(scan_threads)
     s_rows[i * scan_threads + threadIdx.x] = row_nnz[i];
     int bin = planner::bin_none;
     if (r < rows) {
-      bin = planner::keeps_symbolic_bin(previous[i]) ? previous[i]
-                                                     : planner::numeric_bin(a_end[i] - a_begin[i], row_nnz[i], lim);
+      bin = planner::numeric_bin(previous[i], a_end[i] - a_begin[i], row_nnz[i], b_cols, lim);
       bins[r] = static_cast<unsigned char>(bin);
     }
     (void)count_in_bin(hist, bin, r < rows);

@@ -305,11 +305,14 @@ __device__ __forceinline__ void write_segment(const segment_item& it, unsigned* 
 // with ordered_add (entry_passes: its rule for the rounds that span few
 // entries of A). seg_start holds the offsets of the segments within their rows
 // (symbolic_segment_kernel), next_item the shared item counter (zero at launch).
+// Rows whose numeric bin is no longer a segment bin (planner::numeric_bin) are
+// a table's: skipped.
 template <typename T, typename S>
 __global__ void __launch_bounds__(planner::segment_block_threads)
-    numeric_segment_kernel(const int* __restrict__ rows, std::int64_t n, int segments, const int* __restrict__ pos,
-                           const int* __restrict__ seg_start, unsigned long long* __restrict__ next_item,
-                           int entry_passes, const offset_t* __restrict__ a_off, const index_t* __restrict__ a_col,
+    numeric_segment_kernel(const int* __restrict__ rows, const unsigned char* __restrict__ bins, std::int64_t n,
+                           int segments, const int* __restrict__ pos, const int* __restrict__ seg_start,
+                           unsigned long long* __restrict__ next_item, int entry_passes,
+                           const offset_t* __restrict__ a_off, const index_t* __restrict__ a_col,
                            const T* __restrict__ a_val, const offset_t* __restrict__ b_off,
                            const index_t* __restrict__ b_col, const T* __restrict__ b_val,
                            const offset_t* __restrict__ c_off, index_t* __restrict__ c_col, T* __restrict__ c_val,
@@ -348,7 +351,7 @@ __global__ void __launch_bounds__(planner::segment_block_threads)
   unsigned long long item = 0;
   while (take_item(next_item, items, item)) {
     const segment_item it = item_at(item, rows, segments, seg_start, c_off);
-    if (it.begin == it.end) continue;
+    if (it.begin == it.end || !planner::is_segment_bin(bins[it.row])) continue;
     const int s = static_cast<int>(it.lo / planner::segment_width);
     for_each_product_chunk<false, true, segment_batch, T>(
         it.row, a_off, a_col, a_val, b_off, b_col, b_val, st, segment_part(pos, segments, s),

@@ -153,6 +153,24 @@ inline bool scattered_rows_for_hash(const row_shape& s) {
          p <= scattered_max_row_products;
 }
 
+// Regular rows of A longer than one merge pass (RMerge splits them into
+// levels) in a local order (a_diagonal_distance below
+// local_max_diagonal_distance, B's rows gathered from nearby): FEM stiffness
+// matrices of 50-150 entries a row, a Galerkin product's restriction times
+// A P. Their products compress, and RMerge's levels merge them faster than the
+// hash method's block tables and segment rows. H100 (bench/results/h100-amg/longrows.tsv): bcsstk33
+// (0.03 of the matrix off the diagonal, 67 entries a row, up to 140) RMerge
+// 1.38 ms against hash 1.70; R (A P) of poisson3d27:101's first level (176 a
+// row) 0.98 against 2.43. Scattered rows keep the hash method: bio-CE-CX
+// (0.16, 32 a row, up to 375) RMerge 10.5 ms against 1.75.
+inline constexpr double local_max_diagonal_distance = 0.1;
+
+inline bool long_regular_rows_in_local_order(const row_shape& s) {
+  return s.max_row_length > rmerge_max_row_length &&
+         static_cast<double>(s.max_row_length) <= rmerge_max_length_spread * s.mean_row_length() &&
+         s.a_diagonal_distance >= 0 && s.a_diagonal_distance < local_max_diagonal_distance && rmerge_fills_the_gpu(s);
+}
+
 // Operands made of dense b x b blocks (multi-dof FEM: elasticity, b = 3) take
 // the block method (engine/block/): its symbolic pass runs on the block
 // patterns (b^3 fewer products, b^2 fewer entries), its numeric pass
@@ -191,6 +209,9 @@ inline choice choose_method(const row_shape& s) {
       c.algo = algorithm::rmerge;
       c.reason = "regular rows of A that fit one merge pass";
     }
+  } else if (long_regular_rows_in_local_order(s)) {
+    c.algo = algorithm::rmerge;
+    c.reason = "regular long rows of A in a local order: RMerge's levels";
   } else {
     c.algo = algorithm::hash;
     c.reason = "long rows of A: hash tables and segment rows per bin";

@@ -129,9 +129,6 @@ inline std::size_t segment_symbolic_shared_bytes(std::int64_t b_cols) {
          static_cast<std::size_t>(segment_block_threads) * 16;
 }
 
-// Bins whose rows keep the method of their symbolic pass in the numeric pass.
-SPGEMM_HOST_DEVICE inline bool keeps_symbolic_bin(int bin) { return is_segment_bin(bin); }
-
 // Table size of a table bin.
 SPGEMM_HOST_DEVICE inline int table_of_bin(int bin) { return smallest_table << (bin - first_table_bin); }
 
@@ -168,6 +165,18 @@ SPGEMM_HOST_DEVICE inline int numeric_bin(std::int64_t a_row_length, std::int64_
   if (nnz == 0) return bin_none;
   if (a_row_length == 1) return bin_copy;
   return table_bin_of(table_need(a_row_length, nnz + nnz / 4), lim.numeric_max_table);
+}
+
+// Numeric bin of a row whose symbolic pass ran in `symbolic`: a segment row
+// keeps its bin while its exact nnz is as dense as is_segment_row asks of the
+// bound; one whose products fell into few columns (a long row of a
+// high-compression product) takes the table of its nnz, where one fits: its
+// segments' dense accumulators would be cleared and ordered for a few entries.
+SPGEMM_HOST_DEVICE inline int numeric_bin(int symbolic, std::int64_t a_row_length, std::int64_t nnz,
+                                          std::int64_t b_cols, const limits& lim) {
+  const int table = numeric_bin(a_row_length, nnz, lim);
+  if (!is_segment_bin(symbolic)) return table;
+  return is_segment_row(nnz, b_cols, lim) || table == dense_bin(lim.numeric_max_table) ? symbolic : table;
 }
 
 // How one bin's kernel runs.

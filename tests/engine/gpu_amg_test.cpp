@@ -594,6 +594,41 @@ TEST(GpuAmgVectors, MatchTheCpuOnPoisonedMemory) {
   }
 }
 
+// The Lanczos recurrence of the spectral radius with its scalars on the device
+// against the CPU's loop of vector calls: the same tridiagonal within
+// rounding, at every group width (mean rows of 3 to 40), on poisoned memory;
+// an invariant subspace stops both at the same step (a diagonal matrix, whose
+// S A S is the identity: one step).
+TEST(GpuAmgVectors, LanczosMatchesTheCpu) {
+  SPGEMM_REQUIRE_GPU();
+  auto g = gpu().amg_operations();
+  auto c = cpu_backend()->amg_operations();
+  csr_matrix<double> diagonal;
+  diagonal.rows = diagonal.cols = 3000;
+  for (index_t i = 0; i < 3000; ++i) {
+    diagonal.col_indices.push_back(i);
+    diagonal.values.push_back(1.0 + i % 3);
+    diagonal.row_offsets.push_back(i + 1);
+  }
+  const csr_matrix<double> cases[] = {random_spd(5000, 3, 0, 51, 52), random_spd(3000, 12, 0, 53, 54),
+                                      random_spd(2000, 40, 0, 55, 56), diagonal};
+  for (const csr_matrix<double>& a : cases) {
+    SCOPED_TRACE(std::to_string(a.rows) + " rows, " + std::to_string(a.nnz()) + " entries");
+    const auto ga = gpu().store(a), ca = cpu_backend()->store(a);
+    poison_pool();
+    const auto gs = g->inverse_diagonal(*ga, true), cs = c->inverse_diagonal(*ca, true);
+    std::vector<double> g_alpha, g_beta, c_alpha, c_beta;
+    g->lanczos(*ga, *gs, 15, g_alpha, g_beta);
+    c->lanczos(*ca, *cs, 15, c_alpha, c_beta);
+    ASSERT_EQ(g_alpha.size(), c_alpha.size());
+    ASSERT_EQ(g_beta.size(), c_beta.size());
+    EXPECT_EQ(g_beta.size() + 1, g_alpha.size());
+    if (&a == &cases[3]) EXPECT_EQ(g_alpha.size(), 1u);
+    for (std::size_t k = 0; k < g_alpha.size(); ++k) EXPECT_NEAR(g_alpha[k], c_alpha[k], 1e-8) << k;
+    for (std::size_t k = 0; k < g_beta.size(); ++k) EXPECT_NEAR(g_beta[k], c_beta[k], 1e-8) << k;
+  }
+}
+
 // SpMV at every group width (mean row lengths 2, 4, 7, 15 and 35, empty rows
 // among them), rectangular, against the CPU's: y = A x into NaN, y = a A x +
 // b y, and alpha = 0 with NaN in x.
@@ -665,15 +700,15 @@ TEST(GpuAmgVectors, SpmvPastTheGridCap) {
   EXPECT_EQ(wrong, 0) << "first wrong row " << first_wrong << " of " << rows;
 }
 
-// The coarsest level's inverse at even and odd sizes (the pivots alternate
-// between two buffers; the last must land in the factor), sparse and dense:
+// The coarsest level's inverse at sizes below, at and past the blocks of 32
+// pivots (a last block whole or partial), sparse and dense:
 // A^-1 (A x) = x, as the CPU's LU solves it, within its estimate, and the
 // factor unchanged by a solve.
 TEST(GpuAmgDense, EvenAndOddSizesOnPoisonedMemory) {
   SPGEMM_REQUIRE_GPU();
   auto g = gpu().amg_operations();
   auto c = cpu_backend()->amg_operations();
-  for (std::int64_t n : {1, 2, 3, 16, 17, 64, 65, 200, 201}) {
+  for (std::int64_t n : {1, 2, 3, 16, 17, 31, 32, 33, 64, 65, 200, 201}) {
     for (int partners : {4, 1000}) {
       SCOPED_TRACE(std::to_string(n) + " rows, up to " + std::to_string(partners) + " partners");
       const csr_matrix<double> a = random_spd(n, partners, 0, 110 + n, 120 + n);
@@ -733,6 +768,20 @@ TEST(GpuAmgDense, ZeroPivotsAreRefused) {
     EXPECT_THROW(g->factor(*ga, amg::factor_bytes(ga->info())), error);
     EXPECT_THROW(c->factor(*ca, amg::factor_bytes(ca->info())), error);
   }
+  // A zero pivot in the second block of 32: the identity of 50 rows without row 40's entry.
+  csr_matrix<double> a;
+  a.rows = a.cols = 50;
+  for (index_t i = 0; i < 50; ++i) {
+    if (i != 40) {
+      a.col_indices.push_back(i);
+      a.values.push_back(1.0);
+    }
+    a.row_offsets.push_back(static_cast<offset_t>(a.col_indices.size()));
+  }
+  const auto ga = gpu().store(a), ca = cpu_backend()->store(a);
+  poison_pool();
+  EXPECT_THROW(g->factor(*ga, amg::factor_bytes(ga->info())), error);
+  EXPECT_THROW(c->factor(*ca, amg::factor_bytes(ca->info())), error);
 }
 
 // Whole hierarchies of random symmetric positive definite matrices (scalar,

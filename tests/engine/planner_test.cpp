@@ -51,8 +51,11 @@ TEST(Planner, SegmentRowsAreDenseInTheColumnsOfB) {
   EXPECT_TRUE(segment_table_fits(1000, 4 * segment_width, 500, 750));     // 20000 bytes, 20000 allowed
   EXPECT_FALSE(segment_table_fits(1000, 4 * segment_width, 500, 749));
   EXPECT_FALSE(segment_table_fits(10, segment_width * (max_segments + 1), 1 << 20, 1 << 20));
-  EXPECT_TRUE(keeps_symbolic_bin(first_segment_bin));
-  EXPECT_TRUE(keeps_symbolic_bin(first_segment_bin + segment_bin_count - 1));
+  // A segment row keeps its bin in the numeric pass while its exact nnz is dense
+  // in B's columns; a sparse one takes its table; other rows the table of their nnz.
+  EXPECT_EQ(numeric_bin(first_segment_bin, 40, 2000, 4000, lim), first_segment_bin);
+  EXPECT_EQ(numeric_bin(first_segment_bin + 3, 176, 50, 27063, lim), numeric_bin(176, 50, lim));
+  EXPECT_EQ(numeric_bin(first_table_bin + 2, 8, 50, 27063, lim), numeric_bin(8, 50, lim));
   // Segment rows by their products, the heaviest in the first bin.
   EXPECT_EQ(segment_bin_of(250), first_segment_bin + segment_bin_count - 1);
   EXPECT_EQ(segment_bin_of(2047), first_segment_bin + segment_bin_count - 1);
@@ -226,6 +229,26 @@ TEST(Planner, ChoosesRmergeWhereRowsOfAAreLongerThanANarrowBIsWide) {
             algorithm::hash);
   // Blocks first.
   EXPECT_EQ(planner::choose_method(with_b({496, 49920, 484, false, 2}, 496, 496, 49920)).algo, algorithm::block);
+}
+
+TEST(Planner, ChoosesRmergeForRegularLongRowsInALocalOrder) {
+  // bcsstk33: rows of 67 entries, up to 140, 0.03 of the matrix off the diagonal.
+  row_shape bcsstk33 = with_b({8738, 583166, 140, false, 1}, 8738, 8738, 583166);
+  bcsstk33.a_diagonal_distance = 0.03;
+  EXPECT_EQ(planner::choose_method(bcsstk33).algo, algorithm::rmerge);
+  // Scattered (bio-CE-CX: 0.16), skewed (email-Enron) or unknown: the hash method.
+  row_shape bio = with_b({15229, 491902, 375, false, 1}, 15229, 15229, 491902);
+  bio.a_diagonal_distance = 0.16;
+  EXPECT_EQ(planner::choose_method(bio).algo, algorithm::hash);
+  row_shape enron = with_b({36692, 367662, 1383, false, 1}, 36692, 36692, 367662);
+  enron.a_diagonal_distance = 0.03;
+  EXPECT_EQ(planner::choose_method(enron).algo, algorithm::hash);
+  bcsstk33.a_diagonal_distance = -1;
+  EXPECT_EQ(planner::choose_method(bcsstk33).algo, algorithm::hash);
+  // Too few rows for RMerge's 32-lane sub-warps (2,446 rows, 18 per SM).
+  row_shape few = with_b({2446, 157470, 347, false, 1}, 2446, 2446, 157470);
+  few.a_diagonal_distance = 0.03;
+  EXPECT_EQ(planner::choose_method(few).algo, algorithm::hash);
 }
 
 TEST(Planner, HashWhereRmergeWouldRunFewWideSubwarps) {

@@ -20,18 +20,23 @@ bool invert(const cuda::csr_view<double>& a, double* inverse, cuda::memory_resou
   using namespace kernels;
   const std::int64_t n = a.rows;
   if (n == 0) return true;
-  const std::size_t bytes = static_cast<std::size_t>(n * n) * sizeof(double);
-  cuda::device_buffer<double> other(memory, static_cast<std::size_t>(n * n), stream);
+  const auto panel = static_cast<std::size_t>(n * pivot_block);
+  cuda::device_buffer<double> row_panel(memory, panel, stream);
+  cuda::device_buffer<double> column_panel(memory, panel, stream);
   cuda::device_buffer<int> singular(memory, 1, stream);
   SPGEMM_CUDA_CHECK(cudaMemsetAsync(singular.data(), 0, sizeof(int), stream));
-  // The pivots alternate between the buffers; the last writes `inverse`.
-  double* buffers[2] = {n % 2 == 0 ? inverse : other.data(), n % 2 == 0 ? other.data() : inverse};
-  SPGEMM_CUDA_CHECK(cudaMemsetAsync(buffers[0], 0, bytes, stream));
-  densify_kernel<<<dense_blocks(n), dense_threads, 0, stream>>>(n, a.row_offsets, a.col_indices, a.values, buffers[0]);
+  SPGEMM_CUDA_CHECK(cudaMemsetAsync(inverse, 0, static_cast<std::size_t>(n * n) * sizeof(double), stream));
+  densify_kernel<<<dense_blocks(n), dense_threads, 0, stream>>>(n, a.row_offsets, a.col_indices, a.values, inverse);
   SPGEMM_CUDA_CHECK_LAUNCH();
-  for (std::int64_t k = 0; k < n; ++k) {
-    pivot_kernel<<<dense_blocks(n * n), dense_threads, 0, stream>>>(n, k, buffers[k % 2], buffers[(k + 1) % 2],
-                                                                    singular.data());
+  const auto tiles = static_cast<unsigned>((n + pivot_block - 1) / pivot_block);
+  for (std::int64_t first = 0; first < n; first += pivot_block) {
+    const int kb = static_cast<int>(std::min<std::int64_t>(pivot_block, n - first));
+    pivot_panels_kernel<<<tiles, pivot_block * tile_rows, 0, stream>>>(n, first, kb, inverse, row_panel.data(),
+                                                                        column_panel.data(), singular.data());
+    SPGEMM_CUDA_CHECK_LAUNCH();
+    pivot_update_kernel<<<dim3(tiles, tiles), pivot_block * tile_rows, 0, stream>>>(n, first, kb, inverse,
+                                                                                     row_panel.data(),
+                                                                                     column_panel.data());
     SPGEMM_CUDA_CHECK_LAUNCH();
   }
   return cuda::read_back(singular.data(), stream) == 0;

@@ -10,6 +10,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <vector>
 
 #include "cuda/device_buffer.hpp"
 #include "cuda/device_csr.hpp"
@@ -17,7 +18,18 @@
 
 namespace spgemm::amg::gpu {
 
+// The lanes of the kernels that take a group per row of a matrix (SpMV, the
+// inverse diagonal, Lanczos): the power of two at or above its mean row,
+// from 2 to a warp.
+inline int group_width(std::int64_t mean_row) {
+  int g = 2;
+  while (g < 32 && g < mean_row) g *= 2;
+  return g;
+}
+
 // Vectors (vectors.cu). A term with a zero coefficient is not read.
+// out_i = hashed_value(i) (amg/independent_set_rule.hpp).
+void hashed(std::int64_t n, double* out, cudaStream_t stream);
 void axpby(std::int64_t n, double a, const double* x, double b, double* y, cudaStream_t stream);
 // y = a (d .* x) + b y.
 void scaled_axpby(std::int64_t n, double a, const double* d, const double* x, double b, double* y,
@@ -27,6 +39,13 @@ double dot(std::int64_t n, const double* x, const double* y, cuda::memory_resour
 // y = alpha A x + beta y: a group of lanes per row, as many as A's mean row length (up to a warp).
 void spmv(const cuda::csr_view<double>& a, const double* x, double alpha, double beta, double* y,
           cudaStream_t stream);
+// The Lanczos steps of amg::operations::lanczos on S A S (S = diag(s)) from
+// the normalized v and u = S v, with every scalar on the device (lanczos.cu):
+// v, u, w and prev (n values each) are overwritten; alpha and beta read back
+// once.
+void lanczos(const cuda::csr_view<double>& a, const double* s, double* v, double* u, double* w, double* prev,
+             int steps, std::vector<double>& alpha, std::vector<double>& beta, cuda::memory_resource& memory,
+             cudaStream_t stream);
 // 1 / a_ii (or |a_ii|^-1/2): -1 where every row has a nonzero diagonal, else the first row without (read back).
 std::int64_t inverse_diagonal(const cuda::csr_view<double>& a, bool square_root, double* out,
                               cuda::memory_resource& memory, cudaStream_t stream);
@@ -53,7 +72,7 @@ cuda::device_csr<double> smooth_prolongator(const cuda::csr_view<double>& t, con
                                             const double* dinv, double omega, cuda::memory_resource& memory,
                                             cudaStream_t stream);
 
-// The coarsest level (dense.cu): A^-1 by Gauss-Jordan without pivoting
+// The coarsest level (dense.cu): A^-1 by blocked Gauss-Jordan without pivoting
 // (n x n, row-major, into `inverse`); false on a zero pivot. x = M y for a
 // dense n x n M.
 bool invert(const cuda::csr_view<double>& a, double* inverse, cuda::memory_resource& memory, cudaStream_t stream);

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 
+#include "amg/independent_set_rule.hpp"
 #include "spgemm/csr.hpp"
 
 namespace spgemm::amg::gpu::kernels {
@@ -19,6 +20,13 @@ inline constexpr int dot_blocks = 1024;  // partial sums of a dot product, reduc
 __device__ __forceinline__ double combine(double a, double x, double b, double y) {
   const double ax = a == 0 ? 0.0 : __dmul_rn(a, x);
   return b == 0 ? ax : __dadd_rn(ax, __dmul_rn(b, y));
+}
+
+__global__ void __launch_bounds__(threads) hashed_kernel(std::int64_t n, double* __restrict__ out) {
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    out[i] = hashed_value(i);
+  }
 }
 
 __global__ void __launch_bounds__(threads)
@@ -83,18 +91,31 @@ __global__ void __launch_bounds__(threads)
   }
 }
 
+// A group of G lanes per row (as spmv_kernel: coalesced, where a thread per
+// row read its row alone); the lane holding the diagonal writes.
+template <int G>
 __global__ void __launch_bounds__(threads)
     inverse_diagonal_kernel(std::int64_t rows, const offset_t* __restrict__ off, const index_t* __restrict__ col,
                             const double* __restrict__ val, bool square_root, double* __restrict__ out,
                             unsigned long long* __restrict__ first_bad) {
-  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < rows;
-       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+  const std::int64_t groups = static_cast<std::int64_t>(gridDim.x) * (blockDim.x / G);
+  const int lane = static_cast<int>(threadIdx.x % G);
+  const unsigned mask = G == 32 ? 0xffffffffu : ((1u << G) - 1u) << ((threadIdx.x & 31u) & ~static_cast<unsigned>(G - 1));
+  for (std::int64_t i = (blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x) / G; i < rows;
+       i += groups) {
     double d = 0;
-    for (offset_t k = off[i]; k < off[i + 1]; ++k) {
+    for (offset_t k = off[i] + lane; k < off[i + 1]; k += G) {
       if (col[k] == i) d = val[k];
     }
-    if (d == 0) atomicMin(first_bad, static_cast<unsigned long long>(i));
-    out[i] = square_root ? 1.0 / sqrt(fabs(d)) : 1.0 / d;
+#pragma unroll
+    for (int width = G / 2; width > 0; width /= 2) {
+      const double other = __shfl_down_sync(mask, d, width, G);
+      d = d != 0 ? d : other;
+    }
+    if (lane == 0) {
+      if (d == 0) atomicMin(first_bad, static_cast<unsigned long long>(i));
+      out[i] = square_root ? 1.0 / sqrt(fabs(d)) : 1.0 / d;
+    }
   }
 }
 

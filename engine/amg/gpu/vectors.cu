@@ -1,5 +1,6 @@
 // Vector kernels' dispatch (gpu_passes.hpp; vector_kernels.cuh).
 #include <algorithm>
+#include <type_traits>
 
 #include "amg/gpu/gpu_passes.hpp"
 #include "amg/gpu/vector_kernels.cuh"
@@ -23,6 +24,12 @@ void launch_spmv(const cuda::csr_view<double>& a, const double* x, double alpha,
 }
 
 }  // namespace
+
+void hashed(std::int64_t n, double* out, cudaStream_t stream) {
+  if (n == 0) return;
+  kernels::hashed_kernel<<<blocks_for(n), kernels::threads, 0, stream>>>(n, out);
+  SPGEMM_CUDA_CHECK_LAUNCH();
+}
 
 void axpby(std::int64_t n, double a, const double* x, double b, double* y, cudaStream_t stream) {
   if (n == 0) return;
@@ -51,12 +58,13 @@ double dot(std::int64_t n, const double* x, const double* y, cuda::memory_resour
 void spmv(const cuda::csr_view<double>& a, const double* x, double alpha, double beta, double* y,
           cudaStream_t stream) {
   if (a.rows == 0) return;
-  const std::int64_t mean = a.nnz / a.rows;
-  if (mean <= 2) return launch_spmv<2>(a, x, alpha, beta, y, stream);
-  if (mean <= 4) return launch_spmv<4>(a, x, alpha, beta, y, stream);
-  if (mean <= 8) return launch_spmv<8>(a, x, alpha, beta, y, stream);
-  if (mean <= 16) return launch_spmv<16>(a, x, alpha, beta, y, stream);
-  launch_spmv<32>(a, x, alpha, beta, y, stream);
+  switch (group_width(a.nnz / a.rows)) {
+    case 2: return launch_spmv<2>(a, x, alpha, beta, y, stream);
+    case 4: return launch_spmv<4>(a, x, alpha, beta, y, stream);
+    case 8: return launch_spmv<8>(a, x, alpha, beta, y, stream);
+    case 16: return launch_spmv<16>(a, x, alpha, beta, y, stream);
+    default: return launch_spmv<32>(a, x, alpha, beta, y, stream);
+  }
 }
 
 std::int64_t inverse_diagonal(const cuda::csr_view<double>& a, bool square_root, double* out,
@@ -64,9 +72,19 @@ std::int64_t inverse_diagonal(const cuda::csr_view<double>& a, bool square_root,
   if (a.rows == 0) return -1;
   cuda::device_buffer<unsigned long long> first_bad(memory, 1, stream);
   SPGEMM_CUDA_CHECK(cudaMemsetAsync(first_bad.data(), 0xff, sizeof(unsigned long long), stream));
-  kernels::inverse_diagonal_kernel<<<blocks_for(a.rows), kernels::threads, 0, stream>>>(
-      a.rows, a.row_offsets, a.col_indices, a.values, square_root, out, first_bad.data());
-  SPGEMM_CUDA_CHECK_LAUNCH();
+  const auto launch = [&](auto lanes) {
+    constexpr int G = decltype(lanes)::value;
+    kernels::inverse_diagonal_kernel<G><<<blocks_for(a.rows * G), kernels::threads, 0, stream>>>(
+        a.rows, a.row_offsets, a.col_indices, a.values, square_root, out, first_bad.data());
+    SPGEMM_CUDA_CHECK_LAUNCH();
+  };
+  switch (group_width(a.nnz / a.rows)) {
+    case 2: launch(std::integral_constant<int, 2>{}); break;
+    case 4: launch(std::integral_constant<int, 4>{}); break;
+    case 8: launch(std::integral_constant<int, 8>{}); break;
+    case 16: launch(std::integral_constant<int, 16>{}); break;
+    default: launch(std::integral_constant<int, 32>{}); break;
+  }
   const unsigned long long bad = cuda::read_back(first_bad.data(), stream);
   return bad == ~0ull ? -1 : static_cast<std::int64_t>(bad);
 }
