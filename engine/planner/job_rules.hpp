@@ -157,12 +157,13 @@ inline bool scattered_rows_for_hash(const row_shape& s) {
 // levels) in a local order (a_diagonal_distance below
 // local_max_diagonal_distance, B's rows gathered from nearby): FEM stiffness
 // matrices of 50-150 entries a row, a Galerkin product's restriction times
-// A P. Their products compress, and RMerge's levels merge them faster than the
-// hash method's block tables and segment rows. H100 (bench/results/h100-amg/longrows.tsv): bcsstk33
-// (0.03 of the matrix off the diagonal, 67 entries a row, up to 140) RMerge
-// 1.38 ms against hash 1.70; R (A P) of poisson3d27:101's first level (176 a
-// row) 0.98 against 2.43. Scattered rows keep the hash method: bio-CE-CX
-// (0.16, 32 a row, up to 375) RMerge 10.5 ms against 1.75.
+// A P. Their products compress, and RMerge's levels merge them at least as
+// fast as the hash method's block tables and segment rows. H100
+// (bench/results/h100-amg/longrows.tsv), RMerge against hash: R (A P) of
+// poisson3d27:101's first level (176 entries a row) 0.98 ms against 2.39;
+// bcsstk33 (0.03 of the matrix off the diagonal, 67 a row, up to 140) 1.38
+// against 1.42. Scattered rows keep the hash method: bio-CE-CX (0.16, 32 a
+// row, up to 375) 10.6 ms against 1.72.
 inline constexpr double local_max_diagonal_distance = 0.1;
 
 inline bool long_regular_rows_in_local_order(const row_shape& s) {
