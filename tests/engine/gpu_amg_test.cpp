@@ -629,14 +629,15 @@ TEST(GpuAmgVectors, LanczosMatchesTheCpu) {
   }
 }
 
-// SpMV at every group width (mean row lengths 2, 4, 7, 15 and 35, empty rows
-// among them), rectangular, against the CPU's: y = A x into NaN, y = a A x +
+// SpMV at every group width (mean row lengths 2, 12, 28, 60 and 130, empty
+// rows among them), rectangular, against the CPU's: y = A x into NaN, y = a A x +
 // b y, and alpha = 0 with NaN in x.
 TEST(GpuAmgVectors, SpmvAtEveryGroupWidth) {
   SPGEMM_REQUIRE_GPU();
   auto g = gpu().amg_operations();
   auto c = cpu_backend()->amg_operations();
-  const std::vector<std::vector<std::int64_t>> lengths = {{1, 2, 3}, {4}, {5, 10}, {0, 16, 30}, {40, 0, 100, 3}};
+  const std::vector<std::vector<std::int64_t>> lengths = {{1, 2, 3}, {10, 14}, {20, 36}, {0, 60, 120},
+                                                         {100, 0, 300, 120}};
   for (std::size_t s = 0; s < lengths.size(); ++s) {
     SCOPED_TRACE(s);
     const csr_matrix<double> a = testing::with_lengths<double>(5000, 3000, lengths[s], 80 + s);
@@ -665,8 +666,8 @@ TEST(GpuAmgVectors, SpmvAtEveryGroupWidth) {
   }
 }
 
-// More rows than one pass of the grid covers (2^20 blocks of 256 threads,
-// 32 lanes a row at a mean of 17 entries: 2^23 rows): every row written.
+// More rows than one pass of the grid covers (2^16 blocks of 256 threads,
+// 4 lanes a row at a mean of 17 entries: 2^22 rows): every row written.
 TEST(GpuAmgVectors, SpmvPastTheGridCap) {
   SPGEMM_REQUIRE_GPU();
   const std::int64_t rows = (std::int64_t{1} << 23) + 4099;

@@ -71,8 +71,8 @@ __global__ void __launch_bounds__(threads) dot_final_kernel(int parts, double* _
 }
 
 // A group of G lanes per row: strided partial sums, then a shuffle
-// reduction. Grid-stride over the rows (the grid is capped at 2^20 blocks:
-// 2^23 rows at G = 32); a group leaves the loop as a whole.
+// reduction. Grid-stride over the rows (the grid is capped at 2^16 blocks:
+// 2^19 rows at G = 32); a group leaves the loop as a whole.
 template <int G>
 __global__ void __launch_bounds__(threads)
     spmv_kernel(std::int64_t rows, const offset_t* __restrict__ off, const index_t* __restrict__ col,

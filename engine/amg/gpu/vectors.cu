@@ -12,7 +12,7 @@ namespace {
 
 unsigned blocks_for(std::int64_t n, std::int64_t per_thread_items = 1) {
   const std::int64_t b = (n / per_thread_items + kernels::threads - 1) / kernels::threads;
-  return static_cast<unsigned>(std::clamp<std::int64_t>(b, 1, 1 << 20));
+  return static_cast<unsigned>(std::clamp<std::int64_t>(b, 1, 1 << 16));
 }
 
 template <int G>
