@@ -69,7 +69,9 @@ class stored_facts final : public method::operand_facts {
   const planner::row_stats& a_rows() const override { return a_.row_stats(stream_); }
   const planner::row_stats& b_rows() const override { return b_.row_stats(stream_); }
   int block_size() const override {
-    return planner::common_size(a_.block_sizes(stream_), b_.block_sizes(stream_));
+    // B's blocks are measured only where A has some (a pass over B's entries).
+    const planner::size_mask a = a_.block_sizes(stream_);
+    return a == 0 ? 1 : planner::common_size(a, b_.block_sizes(stream_));
   }
 
  private:

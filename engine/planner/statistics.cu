@@ -21,9 +21,10 @@ unsigned helper_blocks(std::int64_t n) {
   return static_cast<unsigned>(std::min<std::int64_t>(std::max<std::int64_t>(b, 1), 1 << 16));
 }
 
-unsigned warp_blocks(std::int64_t warps) {
-  const std::int64_t per_block = helper_threads / 32;
-  return static_cast<unsigned>(std::clamp<std::int64_t>((warps + per_block - 1) / per_block, 1, 1 << 20));
+// Blocks for `lanes` threads per row (grid-stride past 2^16 blocks).
+unsigned lane_blocks(std::int64_t rows, int lanes) {
+  const std::int64_t per_block = helper_threads / lanes;
+  return static_cast<unsigned>(std::clamp<std::int64_t>((rows + per_block - 1) / per_block, 1, 1 << 16));
 }
 
 }  // namespace
@@ -50,8 +51,9 @@ double compute_diagonal_distance(const cuda::structure_view& m, cuda::memory_res
   if (m.rows == 0 || m.cols == 0 || m.nnz == 0) return 0;
   cuda::device_buffer<ull> out(memory, 1, stream);
   SPGEMM_CUDA_CHECK(cudaMemsetAsync(out.data(), 0, sizeof(ull), stream));
-  kernels::diagonal_distance_kernel<<<warp_blocks(m.rows), helper_threads, 0, stream>>>(
-      m.rows, m.cols, m.row_offsets, m.col_indices, out.data());
+  const int lanes = kernels::stats_lanes(m.rows, m.nnz);
+  kernels::diagonal_distance_kernel<<<lane_blocks(m.rows, lanes), helper_threads, 0, stream>>>(
+      m.rows, m.cols, lanes, m.row_offsets, m.col_indices, out.data());
   SPGEMM_CUDA_CHECK_LAUNCH();
   const auto units = static_cast<double>(cuda::read_back(out.data(), stream));
   return units / static_cast<double>(1u << kernels::diagonal_units_log2) / static_cast<double>(m.nnz);
@@ -62,8 +64,9 @@ size_mask detect_block_sizes(const cuda::structure_view& m, cuda::memory_resourc
   if (candidates == 0 || m.nnz == 0) return candidates;
   cuda::device_buffer<unsigned> broken(memory, 1, stream);
   SPGEMM_CUDA_CHECK(cudaMemsetAsync(broken.data(), 0, broken.bytes(), stream));
-  kernels::detect_kernel<<<warp_blocks(m.rows), helper_threads, 0, stream>>>(m.rows, m.row_offsets, m.col_indices,
-                                                                             candidates, broken.data());
+  const int lanes = kernels::stats_lanes(m.rows, m.nnz);
+  kernels::detect_kernel<<<lane_blocks(m.rows, lanes), helper_threads, 0, stream>>>(
+      m.rows, lanes, m.row_offsets, m.col_indices, candidates, broken.data());
   SPGEMM_CUDA_CHECK_LAUNCH();
   return candidates & ~cuda::read_back(broken.data(), stream);
 }

@@ -5,6 +5,7 @@ add_executable(spgemm_gpu_tests
   ${CMAKE_CURRENT_LIST_DIR}/gpu_rmerge_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/gpu_methods_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/gpu_block_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/gpu_statistics_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/gpu_concurrent_jobs_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/gpu_semiring_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/gpu_matrix_ops_test.cpp
