@@ -85,9 +85,9 @@ class operations {
   // The Lanczos recurrence on S A S (S = diag(s)) from hashed(n), normalized:
   // the diagonal `alpha` and off-diagonal `beta` of its tridiagonal matrix
   // after min(steps, n) steps, fewer at an invariant subspace (beta_k <=
-  // 1e-12 |alpha_k|). This default runs the vector calls above, two dot
-  // products read back per step; a backend may keep the scalars where the
-  // vectors live.
+  // 1e-12 |alpha_k|). This default (spectral_radius.cpp) runs the vector
+  // calls above, two dot products read back per step; a backend may keep the
+  // scalars where the vectors live.
   virtual void lanczos(const stored_matrix& a, const vector& s, int steps, std::vector<double>& alpha,
                        std::vector<double>& beta);
   // 1 / a_ii, or |a_ii|^-1/2 with `square_root`; throws error(bad_input)

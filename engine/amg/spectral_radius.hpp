@@ -1,7 +1,9 @@
 // rho(D^-1 A) for the prolongator's and the smoothers' weights: Lanczos steps
 // on the symmetric D^-1/2 A D^-1/2 (the same eigenvalues), then the largest
 // eigenvalue of the tridiagonal matrix by bisection. A few steps give rho to
-// a few percent from below, as pyamg's Arnoldi estimate does.
+// a few percent from below, as pyamg's Arnoldi estimate does. The steps are
+// operations::lanczos (its portable form is defined in spectral_radius.cpp; the
+// GPU backend keeps the scalars on the device).
 #pragma once
 
 #include <vector>
