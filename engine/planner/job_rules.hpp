@@ -155,21 +155,25 @@ inline bool scattered_rows_for_hash(const row_shape& s) {
 
 // Regular rows of A longer than one merge pass (RMerge splits them into
 // levels) in a local order (a_diagonal_distance below
-// local_max_diagonal_distance, B's rows gathered from nearby): FEM stiffness
-// matrices of 50-150 entries a row, a Galerkin product's restriction times
-// A P. Their products compress, and RMerge's levels merge them at least as
-// fast as the hash method's block tables and segment rows. H100
-// (bench/results/h100-amg/longrows.tsv), RMerge against hash: R (A P) of
-// poisson3d27:101's first level (176 entries a row) 0.98 ms against 2.39;
-// bcsstk33 (0.03 of the matrix off the diagonal, 67 a row, up to 140) 1.38
-// against 1.42. Scattered rows keep the hash method: bio-CE-CX (0.16, 32 a
-// row, up to 375) 10.6 ms against 1.72.
+// local_max_diagonal_distance, B's rows gathered from nearby), over short
+// rows of B (a mean of at most local_b_max_mean_row): a Galerkin product's
+// restriction times A P. Their products compress into few columns, and
+// RMerge's levels merge them faster than the hash method's block tables.
+// H100 (bench/results/h100-amg/longrows.tsv), RMerge against hash: R (A P)
+// of poisson3d27:101's first level (176 entries a row over rows of 12) 0.98
+// ms against 2.39. Long rows of B keep the hash method, its segment rows
+// (bcsstk33, rows of 67: hash 0.89 ms, RMerge 1.36, h100-engine/), and so do
+// scattered rows (bio-CE-CX, 0.16 of the matrix off the diagonal: RMerge 10.6
+// ms against 1.72).
 inline constexpr double local_max_diagonal_distance = 0.1;
+inline constexpr double local_b_max_mean_row = 16;
 
 inline bool long_regular_rows_in_local_order(const row_shape& s) {
+  const double b_mean = s.b_rows > 0 ? static_cast<double>(s.nnz_b) / static_cast<double>(s.b_rows) : 0;
   return s.max_row_length > rmerge_max_row_length &&
          static_cast<double>(s.max_row_length) <= rmerge_max_length_spread * s.mean_row_length() &&
-         s.a_diagonal_distance >= 0 && s.a_diagonal_distance < local_max_diagonal_distance && rmerge_fills_the_gpu(s);
+         s.a_diagonal_distance >= 0 && s.a_diagonal_distance < local_max_diagonal_distance && s.b_rows > 0 &&
+         b_mean <= local_b_max_mean_row && rmerge_fills_the_gpu(s);
 }
 
 // Operands made of dense b x b blocks (multi-dof FEM: elasticity, b = 3) take
@@ -212,7 +216,7 @@ inline choice choose_method(const row_shape& s) {
     }
   } else if (long_regular_rows_in_local_order(s)) {
     c.algo = algorithm::rmerge;
-    c.reason = "regular long rows of A in a local order: RMerge's levels";
+    c.reason = "regular long rows of A in a local order over short rows of B: RMerge's levels";
   } else {
     c.algo = algorithm::hash;
     c.reason = "long rows of A: hash tables and segment rows per bin";

@@ -54,6 +54,7 @@ TEST(Planner, SegmentRowsAreDenseInTheColumnsOfB) {
   // A segment row keeps its bin in the numeric pass while its exact nnz is dense
   // in B's columns; a sparse one takes its table; other rows the table of their nnz.
   EXPECT_EQ(numeric_bin(first_segment_bin, 40, 2000, 4000, lim), first_segment_bin);
+  EXPECT_EQ(numeric_bin(first_segment_bin + 1, 67, 294, 8738, lim), first_segment_bin + 1);  // under the least bound
   EXPECT_EQ(numeric_bin(first_segment_bin + 3, 176, 50, 27063, lim), numeric_bin(176, 50, lim));
   EXPECT_EQ(numeric_bin(first_table_bin + 2, 8, 50, 27063, lim), numeric_bin(8, 50, lim));
   // Segment rows by their products, the heaviest in the first bin.
@@ -232,22 +233,28 @@ TEST(Planner, ChoosesRmergeWhereRowsOfAAreLongerThanANarrowBIsWide) {
 }
 
 TEST(Planner, ChoosesRmergeForRegularLongRowsInALocalOrder) {
-  // bcsstk33: rows of 67 entries, up to 140, 0.03 of the matrix off the diagonal.
+  // R (A P) of poisson3d27:101's first level: 27,063 rows of 176 entries (up to 343) over A P's
+  // 1,030,301 rows of 12, 0.01 of the matrix off the diagonal.
+  row_shape rap = with_b({27063, 4752771, 343, false, 1}, 1030301, 27063, 12173792);
+  rap.a_diagonal_distance = 0.01;
+  EXPECT_EQ(planner::choose_method(rap).algo, algorithm::rmerge);
+  // Long rows of B (bcsstk33 squared: 67 a row), scattered rows (bio-CE-CX: 0.16), skewed rows
+  // (email-Enron) or an unknown distance: the hash method.
   row_shape bcsstk33 = with_b({8738, 583166, 140, false, 1}, 8738, 8738, 583166);
   bcsstk33.a_diagonal_distance = 0.03;
-  EXPECT_EQ(planner::choose_method(bcsstk33).algo, algorithm::rmerge);
-  // Scattered (bio-CE-CX: 0.16), skewed (email-Enron) or unknown: the hash method.
-  row_shape bio = with_b({15229, 491902, 375, false, 1}, 15229, 15229, 491902);
-  bio.a_diagonal_distance = 0.16;
-  EXPECT_EQ(planner::choose_method(bio).algo, algorithm::hash);
+  EXPECT_EQ(planner::choose_method(bcsstk33).algo, algorithm::hash);
+  row_shape scattered = rap;
+  scattered.a_diagonal_distance = 0.16;
+  EXPECT_EQ(planner::choose_method(scattered).algo, algorithm::hash);
   row_shape enron = with_b({36692, 367662, 1383, false, 1}, 36692, 36692, 367662);
   enron.a_diagonal_distance = 0.03;
   EXPECT_EQ(planner::choose_method(enron).algo, algorithm::hash);
-  bcsstk33.a_diagonal_distance = -1;
-  EXPECT_EQ(planner::choose_method(bcsstk33).algo, algorithm::hash);
-  // Too few rows for RMerge's 32-lane sub-warps (2,446 rows, 18 per SM).
-  row_shape few = with_b({2446, 157470, 347, false, 1}, 2446, 2446, 157470);
-  few.a_diagonal_distance = 0.03;
+  row_shape unknown = rap;
+  unknown.a_diagonal_distance = -1;
+  EXPECT_EQ(planner::choose_method(unknown).algo, algorithm::hash);
+  // Too few rows for RMerge's 32-lane sub-warps (394 rows: poisson3d27:101's second level).
+  row_shape few = with_b({394, 152312, 600, false, 1}, 27063, 394, 410203);
+  few.a_diagonal_distance = 0.01;
   EXPECT_EQ(planner::choose_method(few).algo, algorithm::hash);
 }
 
