@@ -159,12 +159,12 @@ inline bool scattered_rows_for_hash(const row_shape& s) {
 // rows of B (a mean of at most local_b_max_mean_row): a Galerkin product's
 // restriction times A P. Their products compress into few columns, and
 // RMerge's levels merge them faster than the hash method's block tables.
-// H100 (bench/results/h100-amg/longrows.tsv), RMerge against hash: R (A P)
-// of poisson3d27:101's first level (176 entries a row over rows of 12) 0.98
-// ms against 2.39. Long rows of B keep the hash method, its segment rows
-// (bcsstk33, rows of 67: hash 0.89 ms, RMerge 1.36, h100-engine/), and so do
-// scattered rows (bio-CE-CX, 0.16 of the matrix off the diagonal: RMerge 10.6
-// ms against 1.72).
+// H100 (bench/results/h100-amg/methods.tsv), RMerge against hash: R (A P)
+// of poisson3d27:101's first level (176 entries a row over rows of 12) 1.00
+// ms against 2.47. Long rows of B keep the hash method, its segment rows
+// (bcsstk33, rows of 67: hash 0.97 ms, RMerge 1.40), and so do scattered rows
+// (bio-CE-CX, 0.16 of the matrix off the diagonal: RMerge 10.6 ms against
+// 1.54).
 inline constexpr double local_max_diagonal_distance = 0.1;
 inline constexpr double local_b_max_mean_row = 16;
 
