@@ -341,6 +341,19 @@ struct matrix_job {
   spgemm::product_stats stats;
 };
 
+// A row's fields every mode fills alike: the input, A's shape, the method,
+// the device.
+row row_for(const environment& env, const matrix_job& job, std::int64_t rows, std::int64_t nnz_a,
+            std::string algorithm) {
+  row r;
+  r.matrix = job.name;
+  r.n = rows;
+  r.nnz_a = nnz_a;
+  r.algorithm = std::move(algorithm);
+  r.gpu = env.gpus > 0 ? env.gpu_name : "cpu";
+  return r;
+}
+
 // The H100's device-to-device copy rate, bytes read + written (3.0 TB/s,
 // ../shared/GPU-HOST.md): no product moves A, B and C once faster.
 constexpr double memory_floor_bytes_per_ms = 3.0e9;
@@ -360,18 +373,14 @@ void run_matrix(environment& env, const options& o, const std::vector<method>& m
   const csr& b = std::get<csr>(any_b);
   const double tolerance = std::is_same_v<T, float> ? 1e-4 : 1e-12;
 
-  std::vector<row> rows(methods.size());
-  for (std::size_t i = 0; i < methods.size(); ++i) {
-    row& r = rows[i];
-    r.matrix = job.name;
-    r.n = a.rows;
-    r.nnz_a = a.nnz();
+  std::vector<row> rows;
+  for (const method& m : methods) {
+    row r = row_for(env, job, a.rows, a.nnz(), m.label);
     r.flops = 2 * job.stats.products;
-    r.algorithm = methods[i].label;
-    r.cusparse = methods[i].cusparse_alg != 0;
-    r.rmerge = methods[i].algo == spgemm::algorithm::rmerge && !r.cusparse;
-    r.automatic = methods[i].algo == spgemm::algorithm::automatic && !r.cusparse;
-    r.gpu = env.gpus > 0 ? env.gpu_name : "cpu";
+    r.cusparse = m.cusparse_alg != 0;
+    r.rmerge = m.algo == spgemm::algorithm::rmerge && !r.cusparse;
+    r.automatic = m.algo == spgemm::algorithm::automatic && !r.cusparse;
+    rows.push_back(std::move(r));
   }
 
   std::optional<spgemm::any_csr> reference;
@@ -546,14 +555,8 @@ void run_transpose(environment& env, const options& o, matrix_job& job, report& 
   const csr& a = std::get<csr>(job.a);
   const csr ref = spgemm::cpu_transpose(a);
   auto make_row = [&](const char* name, bool vendor) {
-    row r;
-    r.matrix = job.name;
-    r.n = a.rows;
-    r.nnz_a = a.nnz();
-    r.flops = 0;
-    r.algorithm = name;
+    row r = row_for(env, job, a.rows, a.nnz(), name);
     r.cusparse = vendor;
-    r.gpu = env.gpus > 0 ? env.gpu_name : "cpu";
     return r;
   };
   auto check = [&](const spgemm::any_csr& got, row& r) {
@@ -622,13 +625,7 @@ row triangle_row(environment& env, const options& o, const matrix_job& job, cons
                  const spgemm::csr_matrix<T>& l, const spgemm::csr_matrix<T>& b, std::optional<double>& first_count,
                  bool& mismatch) {
   using csr = spgemm::csr_matrix<T>;
-  row r;
-  r.matrix = job.name;
-  r.n = l.rows;
-  r.nnz_a = l.nnz();
-  r.flops = 0;
-  r.algorithm = name;
-  r.gpu = env.gpus > 0 ? env.gpu_name : "cpu";
+  row r = row_for(env, job, l.rows, l.nnz(), name);
   const std::shared_ptr<spgemm::backend> backend = env.gpus > 0 ? env.gpu : cpu_backend(env, o);
   if (!backend) {
     r.status = env.gpu_problem;

@@ -233,29 +233,23 @@ TEST(Planner, ChoosesRmergeWhereRowsOfAAreLongerThanANarrowBIsWide) {
 }
 
 TEST(Planner, ChoosesRmergeForRegularLongRowsInALocalOrder) {
+  // The method for `s` with A's entries `distance` of the matrix off the diagonal (< 0: unknown).
+  const auto at = [](row_shape s, double distance) {
+    s.a_diagonal_distance = distance;
+    return planner::choose_method(s).algo;
+  };
   // R (A P) of poisson3d27:101's first level: 27,063 rows of 176 entries (up to 343) over A P's
   // 1,030,301 rows of 12, 0.01 of the matrix off the diagonal.
-  row_shape rap = with_b({27063, 4752771, 343, false, 1}, 1030301, 27063, 12173792);
-  rap.a_diagonal_distance = 0.01;
-  EXPECT_EQ(planner::choose_method(rap).algo, algorithm::rmerge);
+  const row_shape rap = with_b({27063, 4752771, 343, false, 1}, 1030301, 27063, 12173792);
+  EXPECT_EQ(at(rap, 0.01), algorithm::rmerge);
   // Long rows of B (bcsstk33 squared: 67 a row), scattered rows (bio-CE-CX: 0.16), skewed rows
   // (email-Enron) or an unknown distance: the hash method.
-  row_shape bcsstk33 = with_b({8738, 583166, 140, false, 1}, 8738, 8738, 583166);
-  bcsstk33.a_diagonal_distance = 0.03;
-  EXPECT_EQ(planner::choose_method(bcsstk33).algo, algorithm::hash);
-  row_shape scattered = rap;
-  scattered.a_diagonal_distance = 0.16;
-  EXPECT_EQ(planner::choose_method(scattered).algo, algorithm::hash);
-  row_shape enron = with_b({36692, 367662, 1383, false, 1}, 36692, 36692, 367662);
-  enron.a_diagonal_distance = 0.03;
-  EXPECT_EQ(planner::choose_method(enron).algo, algorithm::hash);
-  row_shape unknown = rap;
-  unknown.a_diagonal_distance = -1;
-  EXPECT_EQ(planner::choose_method(unknown).algo, algorithm::hash);
+  EXPECT_EQ(at(with_b({8738, 583166, 140, false, 1}, 8738, 8738, 583166), 0.03), algorithm::hash);
+  EXPECT_EQ(at(rap, 0.16), algorithm::hash);
+  EXPECT_EQ(at(with_b({36692, 367662, 1383, false, 1}, 36692, 36692, 367662), 0.03), algorithm::hash);
+  EXPECT_EQ(at(rap, -1), algorithm::hash);
   // Too few rows for RMerge's 32-lane sub-warps (394 rows: poisson3d27:101's second level).
-  row_shape few = with_b({394, 152312, 600, false, 1}, 27063, 394, 410203);
-  few.a_diagonal_distance = 0.01;
-  EXPECT_EQ(planner::choose_method(few).algo, algorithm::hash);
+  EXPECT_EQ(at(with_b({394, 152312, 600, false, 1}, 27063, 394, 410203), 0.01), algorithm::hash);
 }
 
 TEST(Planner, HashWhereRmergeWouldRunFewWideSubwarps) {

@@ -1,6 +1,5 @@
 // Vector kernels' dispatch (gpu_passes.hpp; vector_kernels.cuh).
 #include <algorithm>
-#include <type_traits>
 
 #include "amg/gpu/gpu_passes.hpp"
 #include "amg/gpu/vector_kernels.cuh"
@@ -20,6 +19,14 @@ void launch_spmv(const cuda::csr_view<double>& a, const double* x, double alpha,
                  cudaStream_t stream) {
   kernels::spmv_kernel<G><<<blocks_for(a.rows * G), kernels::threads, 0, stream>>>(
       a.rows, a.row_offsets, a.col_indices, a.values, x, alpha, beta, y);
+  SPGEMM_CUDA_CHECK_LAUNCH();
+}
+
+template <int G>
+void launch_inverse_diagonal(const cuda::csr_view<double>& a, bool square_root, double* out,
+                             unsigned long long* first_bad, cudaStream_t stream) {
+  kernels::inverse_diagonal_kernel<G><<<blocks_for(a.rows * G), kernels::threads, 0, stream>>>(
+      a.rows, a.row_offsets, a.col_indices, a.values, square_root, out, first_bad);
   SPGEMM_CUDA_CHECK_LAUNCH();
 }
 
@@ -72,18 +79,12 @@ std::int64_t inverse_diagonal(const cuda::csr_view<double>& a, bool square_root,
   if (a.rows == 0) return -1;
   cuda::device_buffer<unsigned long long> first_bad(memory, 1, stream);
   SPGEMM_CUDA_CHECK(cudaMemsetAsync(first_bad.data(), 0xff, sizeof(unsigned long long), stream));
-  const auto launch = [&](auto lanes) {
-    constexpr int G = decltype(lanes)::value;
-    kernels::inverse_diagonal_kernel<G><<<blocks_for(a.rows * G), kernels::threads, 0, stream>>>(
-        a.rows, a.row_offsets, a.col_indices, a.values, square_root, out, first_bad.data());
-    SPGEMM_CUDA_CHECK_LAUNCH();
-  };
   switch (group_width(a.nnz / a.rows)) {
-    case 2: launch(std::integral_constant<int, 2>{}); break;
-    case 4: launch(std::integral_constant<int, 4>{}); break;
-    case 8: launch(std::integral_constant<int, 8>{}); break;
-    case 16: launch(std::integral_constant<int, 16>{}); break;
-    default: launch(std::integral_constant<int, 32>{}); break;
+    case 2: launch_inverse_diagonal<2>(a, square_root, out, first_bad.data(), stream); break;
+    case 4: launch_inverse_diagonal<4>(a, square_root, out, first_bad.data(), stream); break;
+    case 8: launch_inverse_diagonal<8>(a, square_root, out, first_bad.data(), stream); break;
+    case 16: launch_inverse_diagonal<16>(a, square_root, out, first_bad.data(), stream); break;
+    default: launch_inverse_diagonal<32>(a, square_root, out, first_bad.data(), stream); break;
   }
   const unsigned long long bad = cuda::read_back(first_bad.data(), stream);
   return bad == ~0ull ? -1 : static_cast<std::int64_t>(bad);
