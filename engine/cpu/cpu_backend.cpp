@@ -47,6 +47,24 @@ void append_row_block(const csr_matrix<T>& from, std::int64_t row_begin, std::in
   to.rows += row_end - row_begin;
 }
 
+// Rows [row_begin, row_end) of `from` handed to `sink` from its own arrays
+// (only the offsets are copied, to rebase them).
+template <typename T>
+void hand_row_block(const csr_matrix<T>& from, std::int64_t row_begin, std::int64_t row_end, rows_sink& sink) {
+  if (row_begin < 0 || row_end < row_begin || row_end > from.rows) {
+    throw_bad_input("rows [" + std::to_string(row_begin) + ", " + std::to_string(row_end) +
+                    ") are outside the matrix's " + std::to_string(from.rows) + " rows");
+  }
+  const offset_t first = from.row_offsets[row_begin];
+  std::vector<offset_t> offsets(from.row_offsets.begin() + row_begin, from.row_offsets.begin() + row_end + 1);
+  for (offset_t& o : offsets) o -= first;
+  sink.piece(rows_sink::array::row_offsets, 0, offsets.data(), offsets.size() * sizeof(offset_t));
+  const auto n = static_cast<std::size_t>(offsets.back());
+  if (n == 0) return;
+  sink.piece(rows_sink::array::col_indices, 0, from.col_indices.data() + first, n * sizeof(index_t));
+  sink.piece(rows_sink::array::values, 0, from.values.data() + first, n * sizeof(T));
+}
+
 // Copies the rows of an upload into a host matrix as they arrive: appended
 // into arrays reserved at the start, so memory is committed as rows arrive,
 // not for what the upload's header claims.
@@ -113,6 +131,10 @@ class cpu_backend final : public backend {
     const auto& held = as_cpu(m).matrix();
     if (row_begin == 0 && row_end == info_of(held).rows) return held;
     return row_block(held, row_begin, row_end);
+  }
+
+  void fetch_to(const stored_matrix& m, std::int64_t row_begin, std::int64_t row_end, rows_sink& sink) override {
+    std::visit([&](const auto& held) { hand_row_block(held, row_begin, row_end, sink); }, as_cpu(m).matrix());
   }
 
   void append_rows(const stored_matrix& m, std::int64_t row_begin, std::int64_t row_end, any_csr& out) override {

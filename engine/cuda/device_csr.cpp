@@ -91,6 +91,20 @@ class staging {
     });
   }
 
+  // Device `src` handed to `sink` as `which`: large copies a piece at a time
+  // from the staging buffers, small ones through a host copy; synchronized.
+  void to_sink(const void* src, std::size_t bytes, cudaStream_t stream, rows_sink& sink, rows_sink::array which) {
+    if (bytes < staged_min_bytes || !ready()) {
+      std::vector<unsigned char> host(bytes);
+      to_host(host.data(), src, bytes, stream);
+      sink.piece(which, 0, host.data(), bytes);
+      return;
+    }
+    out_through_staging(src, bytes, stream, [&](const void* piece, std::size_t off, std::size_t len) {
+      sink.piece(which, static_cast<std::int64_t>(off), piece, len);
+    });
+  }
+
   // Device `src` (n values) appended to host `dst`; synchronized. The same
   // pieces as to_host, each inserted at dst's end: memory the vector grows
   // into is written once, never zeroed first.
@@ -208,27 +222,30 @@ device_csr<T> upload(const csr_matrix<T>& m, memory_resource& memory, cudaStream
 template <typename T>
 csr_matrix<T> download_rows(const device_csr<T>& m, std::int64_t row_begin, std::int64_t row_end,
                             cudaStream_t stream) {
+  // Appended to an empty matrix: the host arrays are written once, not zero-filled first.
+  csr_matrix<T> h;
+  h.cols = m.cols;
+  append_rows(m, row_begin, row_end, h, stream);
+  return h;
+}
+
+template <typename T>
+void download_rows_to(const device_csr<T>& m, std::int64_t row_begin, std::int64_t row_end, rows_sink& sink,
+                      cudaStream_t stream) {
   if (row_begin < 0 || row_end < row_begin || row_end > m.rows) {
     throw_bad_input("rows [" + std::to_string(row_begin) + ", " + std::to_string(row_end) +
                     ") are outside the matrix's " + std::to_string(m.rows) + " rows");
   }
-  csr_matrix<T> h;
-  h.rows = row_end - row_begin;
-  h.cols = m.cols;
-  h.row_offsets.resize(static_cast<std::size_t>(h.rows) + 1);
   staging st;
-  st.to_host(h.row_offsets.data(), m.row_offsets.data() + row_begin, h.row_offsets.size() * sizeof(offset_t),
-             stream);
-  const offset_t base = h.row_offsets.front();
-  for (offset_t& o : h.row_offsets) o -= base;
-  const std::size_t n = static_cast<std::size_t>(h.row_offsets.back());
-  h.col_indices.resize(n);
-  h.values.resize(n);
-  if (n > 0) {
-    st.to_host(h.col_indices.data(), m.col_indices.data() + base, n * sizeof(index_t), stream);
-    st.to_host(h.values.data(), m.values.data() + base, n * sizeof(T), stream);
-  }
-  return h;
+  std::vector<offset_t> offsets(static_cast<std::size_t>(row_end - row_begin) + 1);
+  st.to_host(offsets.data(), m.row_offsets.data() + row_begin, offsets.size() * sizeof(offset_t), stream);
+  const offset_t first = offsets.front();
+  for (offset_t& o : offsets) o -= first;
+  sink.piece(rows_sink::array::row_offsets, 0, offsets.data(), offsets.size() * sizeof(offset_t));
+  const auto n = static_cast<std::size_t>(offsets.back());
+  if (n == 0) return;
+  st.to_sink(m.col_indices.data() + first, n * sizeof(index_t), stream, sink, rows_sink::array::col_indices);
+  st.to_sink(m.values.data() + first, n * sizeof(T), stream, sink, rows_sink::array::values);
 }
 
 template <typename T>
@@ -270,6 +287,8 @@ template device_csr<double> upload(const csr_matrix<double>&, memory_resource&, 
 template csr_matrix<float> download_rows(const device_csr<float>&, std::int64_t, std::int64_t, cudaStream_t);
 template csr_matrix<double> download_rows(const device_csr<double>&, std::int64_t, std::int64_t,
                                           cudaStream_t);
+template void download_rows_to(const device_csr<float>&, std::int64_t, std::int64_t, rows_sink&, cudaStream_t);
+template void download_rows_to(const device_csr<double>&, std::int64_t, std::int64_t, rows_sink&, cudaStream_t);
 template void append_rows(const device_csr<float>&, std::int64_t, std::int64_t, csr_matrix<float>&, cudaStream_t);
 template void append_rows(const device_csr<double>&, std::int64_t, std::int64_t, csr_matrix<double>&, cudaStream_t);
 

@@ -133,6 +133,12 @@ template <typename T>
 csr_matrix<T> download_rows(const device_csr<T>& m, std::int64_t row_begin, std::int64_t row_end,
                             cudaStream_t stream);
 
+// The same rows handed to `sink` (spgemm/csr.hpp): large arrays a piece at a
+// time straight from the pinned staging buffers, no host copy of the rows.
+template <typename T>
+void download_rows_to(const device_csr<T>& m, std::int64_t row_begin, std::int64_t row_end, rows_sink& sink,
+                      cudaStream_t stream);
+
 // Appends rows [row_begin, row_end) to the host matrix `out` (m's columns):
 // its offsets continue out's, the entries are copied once, from pinned
 // staging into out's arrays (grown in place: no zero-filled resize);

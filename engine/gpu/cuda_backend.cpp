@@ -210,6 +210,13 @@ any_csr cuda_backend::fetch(const stored_matrix& m, std::int64_t row_begin, std:
       s.matrix());
 }
 
+void cuda_backend::fetch_to(const stored_matrix& m, std::int64_t row_begin, std::int64_t row_end, rows_sink& sink) {
+  const cuda_stored_matrix& s = own(m, "matrix to fetch");
+  device_guard guard(context_->device);
+  auto stream = context_->streams.acquire();
+  std::visit([&](const auto& d) { cuda::download_rows_to(d, row_begin, row_end, sink, stream.get()); }, s.matrix());
+}
+
 void cuda_backend::append_rows(const stored_matrix& m, std::int64_t row_begin, std::int64_t row_end, any_csr& out) {
   const cuda_stored_matrix& s = own(m, "matrix to fetch");
   device_guard guard(context_->device);

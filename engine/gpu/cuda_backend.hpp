@@ -32,6 +32,7 @@ class cuda_backend final : public backend {
                                              const host_csr_arrays& arrays) override;  // cuda_writer.cpp
   any_csr fetch(const stored_matrix& m, std::int64_t row_begin, std::int64_t row_end) override;
   using backend::fetch;
+  void fetch_to(const stored_matrix& m, std::int64_t row_begin, std::int64_t row_end, rows_sink& sink) override;
   void append_rows(const stored_matrix& m, std::int64_t row_begin, std::int64_t row_end, any_csr& out) override;
 
   memory_estimate estimate_multiply(const stored_matrix& a, const stored_matrix& b,
@@ -60,6 +61,11 @@ class cuda_backend final : public backend {
 
   std::shared_ptr<stored_matrix> store_from_ipc(const matrix_info& info, const ipc_csr_arrays& arrays) override;  // ipc_transfer.cpp
   void fetch_into_ipc(const stored_matrix& m, const ipc_csr_arrays& arrays) override;  // ipc_transfer.cpp
+  bool pin_host(void* p, std::size_t bytes) override;                                   // pinned_transfer.cpp
+  void unpin_host(void* p) override;                                                    // pinned_transfer.cpp
+  void fetch_into_pinned(const stored_matrix& m, const host_csr_targets& to) override;  // pinned_transfer.cpp
+  std::shared_ptr<stored_matrix> store_from_pinned(const matrix_info& info,
+                                                   const host_csr_arrays& arrays) override;  // pinned_transfer.cpp
   void write_values(stored_matrix& m, const void* values) override;
   std::shared_ptr<stored_matrix> with_values(const stored_matrix& m, const void* values) override;
   memory_estimate estimate_multiply_numeric(const stored_matrix& a, const stored_matrix& b,

@@ -1,4 +1,4 @@
-# The GPU backend: stored matrices, uploads, CUDA IPC, the table of methods.
+# The GPU backend: stored matrices, uploads, CUDA IPC, pinned host memory, the table of methods.
 target_sources(spgemm_engine PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/cuda_backend.cpp
   ${CMAKE_CURRENT_LIST_DIR}/cuda_amg.cpp
@@ -6,4 +6,5 @@ target_sources(spgemm_engine PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/cuda_writer.cpp
   ${CMAKE_CURRENT_LIST_DIR}/ipc_transfer.cpp
   ${CMAKE_CURRENT_LIST_DIR}/method_table.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/pinned_transfer.cpp
 )

@@ -22,12 +22,28 @@ void matrix_writer::require_complete() const {
   }
 }
 
+void backend::fetch_to(const stored_matrix& m, std::int64_t row_begin, std::int64_t row_end, rows_sink& sink) {
+  hand_rows(fetch(m, row_begin, row_end), sink);
+}
+
 std::shared_ptr<stored_matrix> backend::store_from_ipc(const matrix_info&, const ipc_csr_arrays&) {
   throw_bad_input("CUDA IPC needs a GPU backend; " + name() + " keeps matrices in host memory");
 }
 
 void backend::fetch_into_ipc(const stored_matrix&, const ipc_csr_arrays&) {
   throw_bad_input("CUDA IPC needs a GPU backend; " + name() + " keeps matrices in host memory");
+}
+
+bool backend::pin_host(void*, std::size_t) { return false; }
+
+void backend::unpin_host(void*) {}
+
+void backend::fetch_into_pinned(const stored_matrix&, const host_csr_targets&) {
+  throw_bad_input(name() + " copies nothing into pinned host memory: it keeps matrices in host memory");
+}
+
+std::shared_ptr<stored_matrix> backend::store_from_pinned(const matrix_info&, const host_csr_arrays&) {
+  throw_bad_input(name() + " copies nothing from pinned host memory: it keeps matrices in host memory");
 }
 
 memory_estimate backend::estimate_masked_multiply(const stored_matrix&, const stored_matrix&, const stored_matrix&,

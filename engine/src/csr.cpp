@@ -48,4 +48,15 @@ any_csr row_block(const any_csr& m, std::int64_t row_begin, std::int64_t row_end
 template csr_matrix<float> row_block(const csr_matrix<float>&, std::int64_t, std::int64_t);
 template csr_matrix<double> row_block(const csr_matrix<double>&, std::int64_t, std::int64_t);
 
+void hand_rows(const any_csr& rows, rows_sink& sink) {
+  std::visit(
+      [&](const auto& m) {
+        sink.piece(rows_sink::array::row_offsets, 0, m.row_offsets.data(), m.row_offsets.size() * sizeof(offset_t));
+        if (m.nnz() == 0) return;
+        sink.piece(rows_sink::array::col_indices, 0, m.col_indices.data(), m.col_indices.size() * sizeof(index_t));
+        sink.piece(rows_sink::array::values, 0, m.values.data(), m.values.size() * sizeof(m.values[0]));
+      },
+      rows);
+}
+
 }  // namespace spgemm

@@ -26,9 +26,20 @@ bool has_gpu(const matrix_cache& cache) {
   return false;
 }
 
-outcome store_from_device(matrix_cache& cache, scheduler& sched, const caller& who,
-                          const spgemm::matrix_info& info, const spgemm::ipc_csr_arrays& arrays,
-                          const std::string& name, int64_t ttl_seconds, entry_info* out) {
+std::shared_ptr<spgemm::backend> any_gpu(const matrix_cache& cache) {
+  for (const auto& b : cache.backends()) {
+    if (b->is_gpu()) return b;
+  }
+  return nullptr;
+}
+
+namespace {
+
+// Stores the matrix `info` with `store(backend)` on the GPU with most room, as
+// an upload: within its budget and `who`'s tenant's device quota.
+template <typename Store>
+outcome store_on_gpu(matrix_cache& cache, scheduler& sched, const caller& who, const spgemm::matrix_info& info,
+                     const std::string& name, int64_t ttl_seconds, entry_info* out, const Store& store) {
   if (outcome fits = upload::check(cache, who, info); !fits.ok()) return fits;
   const int device = roomiest_gpu(cache);
   if (device < 0) return no_gpu();
@@ -46,13 +57,29 @@ outcome store_from_device(matrix_cache& cache, scheduler& sched, const caller& w
                                       " bytes now; retry once jobs or matrices free some"};
   }
   try {
-    auto stored = cache.backends()[static_cast<std::size_t>(device)]->store_from_ipc(info, arrays);
+    auto stored = store(*cache.backends()[static_cast<std::size_t>(device)]);
     *out = cache.insert_stored(who, room, std::move(stored), name, ttl_seconds);
   } catch (...) {
     return outcome_of(std::current_exception());
   }
   sched.poke();  // a queued job may spill it
   return {};
+}
+
+}  // namespace
+
+outcome store_from_device(matrix_cache& cache, scheduler& sched, const caller& who,
+                          const spgemm::matrix_info& info, const spgemm::ipc_csr_arrays& arrays,
+                          const std::string& name, int64_t ttl_seconds, entry_info* out) {
+  return store_on_gpu(cache, sched, who, info, name, ttl_seconds, out,
+                      [&](spgemm::backend& b) { return b.store_from_ipc(info, arrays); });
+}
+
+outcome store_from_pinned(matrix_cache& cache, scheduler& sched, const caller& who, const spgemm::matrix_info& info,
+                          const spgemm::host_csr_arrays& arrays, const std::string& name, int64_t ttl_seconds,
+                          entry_info* out) {
+  return store_on_gpu(cache, sched, who, info, name, ttl_seconds, out,
+                      [&](spgemm::backend& b) { return b.store_from_pinned(info, arrays); });
 }
 
 outcome copy_to_device(matrix_cache& cache, cache_entry& e, const spgemm::ipc_csr_arrays& arrays) {

@@ -2,6 +2,8 @@
 // (CUDA IPC): stored from the client's device arrays onto the GPU with most
 // room, or copied from the cache into the client's arrays. The backend opens
 // the client's memory and checks every range (spgemm::backend::store_from_ipc).
+// Uploads from a client's shared memory pinned for the GPUs take the same way
+// onto a GPU (store_from_pinned).
 #pragma once
 
 #include <string>
@@ -24,6 +26,16 @@ bool has_gpu(const matrix_cache& cache);
 outcome store_from_device(matrix_cache& cache, scheduler& sched, const caller& who,
                           const spgemm::matrix_info& info, const spgemm::ipc_csr_arrays& arrays,
                           const std::string& name, int64_t ttl_seconds, entry_info* out);
+
+// The same from arrays in host memory pinned for the GPUs (a client's
+// shared-memory regions, shm_object::pinned_for): host to device by the
+// copy engines alone, checked on the device.
+outcome store_from_pinned(matrix_cache& cache, scheduler& sched, const caller& who, const spgemm::matrix_info& info,
+                          const spgemm::host_csr_arrays& arrays, const std::string& name, int64_t ttl_seconds,
+                          entry_info* out);
+
+// A GPU backend of the cache's (the first), or none.
+std::shared_ptr<spgemm::backend> any_gpu(const matrix_cache& cache);
 
 // Copies the pinned entry `e` into `arrays` (a spilled entry comes back to a
 // GPU for it: does_not_fit where none has room now).

@@ -1,7 +1,6 @@
 #include "core/region_transfer.hpp"
 
-#include <type_traits>
-#include <variant>
+#include <new>
 #include <vector>
 
 namespace spgemmd::core {
@@ -14,29 +13,79 @@ outcome layout_of(const spgemm::matrix_info& info, int64_t length, csr_layout* o
   return {};
 }
 
+namespace {
+
+// Rows handed by a fetch, written at their places in the region: the rows
+// from `first_row` on, their offsets continuing the `entries` before them.
+class region_sink final : public spgemm::rows_sink {
+ public:
+  region_sink(const region_span& to, const csr_layout& layout, int64_t value_size, int64_t first_row, int64_t entries)
+      : to_(to), layout_(layout), value_size_(value_size), first_row_(first_row), entries_(entries) {}
+
+  void piece(array which, int64_t at, const void* data, std::size_t bytes) noexcept override {
+    if (!written_.ok()) return;
+    const auto n = static_cast<int64_t>(bytes);
+    try {
+      switch (which) {
+        case array::row_offsets: {
+          const auto* from = static_cast<const spgemm::offset_t*>(data);
+          std::vector<spgemm::offset_t> offsets(from, from + bytes / sizeof(spgemm::offset_t));
+          for (spgemm::offset_t& o : offsets) o += entries_;
+          added_ = offsets.back() - entries_;
+          written_ = to_.write(layout_.row_offsets + first_row_ * 8 + at, offsets.data(), n);
+          return;
+        }
+        case array::col_indices:
+          written_ = to_.write(layout_.col_indices + entries_ * 4 + at, data, n);
+          return;
+        case array::values:
+          written_ = to_.write(layout_.values + entries_ * value_size_ + at, data, n);
+          return;
+      }
+    } catch (const std::bad_alloc&) {
+      written_ = {status::does_not_fit, "out of host memory writing a result into a region"};
+    }
+  }
+
+  const outcome& written() const { return written_; }
+  int64_t entries_added() const { return added_; }
+
+ private:
+  const region_span& to_;
+  const csr_layout& layout_;
+  int64_t value_size_, first_row_, entries_;
+  int64_t added_ = 0;
+  outcome written_;
+};
+
+// Where the rows are a whole matrix on a GPU and the region can be pinned for
+// its copy engines: device to host straight into the client's pages.
+bool write_pinned(row_blocks& rows, const region_span& to, const csr_layout& layout) {
+  const row_blocks::stored_whole whole = rows.whole();
+  if (!whole.backend || !whole.backend->is_gpu()) return false;
+  char* base = to.object->pinned_for(whole.backend, to.at + layout.bytes);
+  if (base == nullptr) return false;
+  char* at = base + to.at;
+  whole.backend->fetch_into_pinned(*whole.matrix, {reinterpret_cast<spgemm::offset_t*>(at + layout.row_offsets),
+                                                   reinterpret_cast<spgemm::index_t*>(at + layout.col_indices),
+                                                   at + layout.values});
+  rows.take_whole();
+  return true;
+}
+
+}  // namespace
+
 outcome write_rows(row_blocks& rows, const region_span& to, const csr_layout& layout) {
+  if (write_pinned(rows, to, layout)) return {};
   const spgemm::offset_t zero = 0;
   if (outcome o = to.write(layout.row_offsets, &zero, sizeof zero); !o.ok()) return o;
-  int64_t entries = 0;                    // written before the block
-  std::vector<spgemm::offset_t> offsets;  // the block's, from the matrix's first entry
+  const auto value_size = static_cast<int64_t>(spgemm::size_of(rows.info().type));
+  int64_t entries = 0;  // written before the rows handed next
   while (rows.more()) {
-    const row_blocks::block b = rows.next();
-    const outcome written = std::visit(
-        [&](const auto& m) -> outcome {
-          using T = typename std::decay_t<decltype(m)>::value;
-          const int64_t n = m.nnz();
-          offsets.resize(static_cast<std::size_t>(m.rows));
-          for (int64_t r = 0; r < m.rows; ++r) offsets[static_cast<std::size_t>(r)] = m.row_offsets[r + 1] + entries;
-          const int64_t at = layout.row_offsets + (b.first_row + 1) * 8;
-          if (outcome o = to.write(at, offsets.data(), m.rows * 8); !o.ok()) return o;
-          if (outcome o = to.write(layout.col_indices + entries * 4, m.col_indices.data(), n * 4); !o.ok()) return o;
-          const auto size = static_cast<int64_t>(sizeof(T));
-          if (outcome o = to.write(layout.values + entries * size, m.values.data(), n * size); !o.ok()) return o;
-          entries += n;
-          return {};
-        },
-        *b.rows);
-    if (!written.ok()) return written;
+    region_sink sink(to, layout, value_size, rows.next_row(), entries);
+    rows.next_to(sink);
+    if (!sink.written().ok()) return sink.written();
+    entries += sink.entries_added();
   }
   return {};
 }

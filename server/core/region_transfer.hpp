@@ -1,6 +1,8 @@
-// Matrices written into a client's shared-memory region: a stored matrix's
-// rows, a block at a time as row_blocks fetches them, laid out by layout_csr
-// in the range the client named.
+// Matrices written into a client's shared-memory region, laid out by
+// layout_csr in the range the client named: a whole matrix on a GPU by its
+// copy engines into the region pinned for them (shm_object::pinned_for),
+// else its rows as their backend hands them over (row_blocks::next_to: a
+// piece at a time from a GPU's staging buffers), each written with pwrite.
 #pragma once
 
 #include <cstdint>

@@ -90,6 +90,20 @@ row_blocks::block row_blocks::next() {
   return {begin, std::move(rows)};
 }
 
+row_blocks::stored_whole row_blocks::whole() const {
+  if (!stored_ || panels_ || next_row_ != 0 || ahead_.valid()) return {};
+  return {backend_, stored_};
+}
+
+void row_blocks::next_to(spgemm::rows_sink& sink) {
+  if (host_ || panels_) {
+    spgemm::hand_rows(*next().rows, sink);
+    return;
+  }
+  backend_->fetch_to(*stored_, next_row_, info_.rows, sink);
+  next_row_ = info_.rows;
+}
+
 // The panel's next block; the next one of the same panel is fetched in the
 // background, and the panel is freed once its last block is on the host.
 row_blocks::block row_blocks::next_of_panel() {

@@ -47,6 +47,21 @@ class row_blocks {
   const std::optional<outcome>& failure() const { return failure_; }
   // The next block (waiting for its fetch); call only while more() and ready().
   block next();
+  // Where the rows are a whole matrix stored on a backend, none of them taken
+  // yet: the backend and the matrix (else both empty). take_whole() then
+  // says the caller copied them all itself.
+  struct stored_whole {
+    std::shared_ptr<spgemm::backend> backend;
+    std::shared_ptr<spgemm::stored_matrix> matrix;
+  };
+  stored_whole whole() const;
+  void take_whole() { next_row_ = info_.rows; }
+  // The first row (of the matrix) that next() or next_to() goes on from.
+  int64_t next_row() const { return next_row_; }
+  // The next rows handed to `sink` instead of as a block: the rest of a
+  // stored matrix at once, through its backend's staging (backend::fetch_to),
+  // else the next block. Call only while more() and ready(), never after next().
+  void next_to(spgemm::rows_sink& sink);
   // The call is gone: panels not taken yet are freed now, later ones at once.
   void abandon();
 

@@ -63,7 +63,7 @@ outcome shm_object::open(const std::string& key, int64_t min_bytes, bool writabl
     }
     return {status::invalid_argument, "cannot open " + quoted(key) + ": " + std::strerror(e)};
   }
-  auto object = std::shared_ptr<shm_object>(new shm_object(fd, key));
+  auto object = std::shared_ptr<shm_object>(new shm_object(fd, key, writable));
   struct stat st {};
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     return {status::invalid_argument, quoted(key) + " is not a plain shared-memory object"};
@@ -77,6 +77,8 @@ outcome shm_object::open(const std::string& key, int64_t min_bytes, bool writabl
 }
 
 shm_object::~shm_object() {
+  if (pinned_by_) pinned_by_->unpin_host(pinned_);
+  if (pinned_ != nullptr) ::munmap(pinned_, static_cast<std::size_t>(pinned_bytes_));
   if (fd_ >= 0) ::close(fd_);
 }
 
@@ -113,6 +115,25 @@ outcome shm_object::write(int64_t at, const void* from, int64_t bytes) const {
     }
     return {};
   });
+}
+
+char* shm_object::pinned_for(const std::shared_ptr<spgemm::backend>& gpu, int64_t min_bytes) const {
+  std::lock_guard<std::mutex> lock(pin_mutex_);
+  if (!pin_tried_) {
+    pin_tried_ = true;
+    const int64_t size = size_now();
+    if (!writable_ || size <= 0) return nullptr;
+    void* p = ::mmap(nullptr, static_cast<std::size_t>(size), PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
+    if (p == MAP_FAILED) return nullptr;
+    if (!gpu->pin_host(p, static_cast<std::size_t>(size))) {
+      ::munmap(p, static_cast<std::size_t>(size));
+      return nullptr;
+    }
+    pinned_ = static_cast<char*>(p);
+    pinned_bytes_ = size;
+    pinned_by_ = gpu;
+  }
+  return pinned_bytes_ >= min_bytes && size_now() >= min_bytes ? pinned_ : nullptr;
 }
 
 outcome holds_token(const std::string& key, const std::string& token, bool* same) {

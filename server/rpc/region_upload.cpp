@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/device_transfer.hpp"
 #include "core/matrices.hpp"
 #include "core/region_ref.hpp"
 #include "core/region_registry.hpp"
@@ -39,6 +40,30 @@ grpc::Status resolve(service_state& s, const core::caller& who, const v1::Region
 
 std::string_view view(const std::vector<char>& v, std::size_t bytes) { return {v.data(), bytes}; }
 
+// Where the server has GPUs and the regions can be pinned for them: stored
+// host to device by the copy engines and checked on the device, no copy by
+// the CPU (core::store_from_pinned). Nothing where they cannot.
+std::optional<grpc::Status> upload_pinned(service_state& s, const core::caller& who, const v1::MatrixHeader& h,
+                                          const spgemm::matrix_info& info, const core::region_span& offsets,
+                                          const core::region_span& columns, const core::region_span& values,
+                                          v1::MatrixInfo* out) {
+  const std::shared_ptr<spgemm::backend> gpu = core::any_gpu(s.cache);
+  if (!gpu) return std::nullopt;
+  const auto at = [&](const core::region_span& span) -> const char* {
+    const char* base = span.object->pinned_for(gpu, span.at + span.length);
+    return base == nullptr ? nullptr : base + span.at;
+  };
+  const char *o = at(offsets), *c = at(columns), *v = at(values);
+  if (o == nullptr || c == nullptr || v == nullptr) return std::nullopt;
+  core::entry_info e;
+  grpc::Status st = to_grpc_status(core::store_from_pinned(
+      s.cache, s.sched, who, info,
+      {reinterpret_cast<const spgemm::offset_t*>(o), reinterpret_cast<const spgemm::index_t*>(c), v}, h.name(),
+      h.ttl_seconds(), &e));
+  if (st.ok()) to_proto(e, out);
+  return st;
+}
+
 }  // namespace
 
 grpc::Status upload_from_region(service_state& s, const core::caller& who, const v1::RegionUploadRequest& request,
@@ -59,6 +84,9 @@ grpc::Status upload_from_region(service_state& s, const core::caller& who, const
   if (st.ok()) st = resolve(s, who, request.col_indices(), h.nnz() * 4, 4, "col_indices", &columns);
   if (st.ok()) st = resolve(s, who, request.values(), h.nnz() * value_size, value_size, "values", &values);
   if (!st.ok()) return st;
+  if (std::optional<grpc::Status> pinned = upload_pinned(s, who, h, info, offsets, columns, values, out)) {
+    return *pinned;
+  }
 
   try {
     wire::chunk_assembler assembler(h, /*check_columns=*/true, s.upload_arrays.take(h.rows(), h.nnz(), h.value_type()));

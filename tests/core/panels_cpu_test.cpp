@@ -4,20 +4,24 @@
 // kept in host memory or streamed, equals the product in one piece exactly
 // (each row is computed by the same method alone), no device ever holds more
 // than its budget, over two devices too; a kept result in panels chains into
-// the next product, from a spill file too where it passed the host budget;
+// the next product, from a spill file too where it passed the host budget,
+// and goes into a client's shared-memory region as one matrix;
 // masked products in panels equal them in one piece; a
 // workspace as wide as B does not cut the panels to
 // single rows; cancelled mid-panel, the job leaves nothing behind.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
 #include <thread>
 
 #include "core/job_run.hpp"
 #include "core/panels/panel_stream.hpp"
 #include "core/recipes/graph.hpp"
+#include "core/region_transfer.hpp"
 #include "core/spill_file.hpp"
 #include "core_fixture.hpp"
+#include "shm_file.hpp"
 #include "spgemm/generate.hpp"
 #include "spgemm/io.hpp"
 #include "spgemm/reference.hpp"
@@ -236,6 +240,45 @@ TEST(panels_cpu, a_kept_result_in_panels_chains_into_the_next_product) {
   ASSERT_GT(c.bytes, budget);
   expect_identical(core.streamed(c.handle, h), spgemm::cpu_multiply(aa, a, 2));
   core.expect_within_budget(budget);
+}
+
+TEST(panels_cpu, a_kept_result_in_panels_goes_into_a_region_as_one_matrix) {
+  const csr a = spgemm::generate("poisson3d27:14");
+  const csr aa = spgemm::cpu_multiply(a, a, 2);
+  cpu_core core(1, a.bytes() + aa.bytes() / 2);
+  const std::string h = core.store(a);
+  core::entry_info c;
+  core.kept(h, h, &c);
+  core::pin p = core.cache->acquire(as_tenant(""), c.handle);
+  int device = -1;
+  std::shared_ptr<spgemm::stored_matrix> stored;
+  std::shared_ptr<const core::host_matrix> host;
+  core.cache->locate(*p, &device, &stored, &host);
+  ASSERT_NE(host, nullptr);
+  ASSERT_GT(host->blocks().size(), 1u) << "a block a panel";
+
+  const auto length = static_cast<int64_t>(aa.bytes()) + 256;
+  core::csr_layout layout;
+  bool fits = false;
+  ASSERT_TRUE(core::layout_of(c.info, length, &layout, &fits).ok());
+  ASSERT_TRUE(fits);
+  shm_file file(length);
+  core::region_registry regions(4);
+  const std::string session = regions.open_session(as_tenant(""));
+  ASSERT_TRUE(regions.add(as_tenant(""), {"r", file.key(), session, 0, length, ""}).ok());
+  core::region_span span;
+  ASSERT_TRUE(regions.resolve(as_tenant(""), "r", 0, length, 8, "result", &span).ok());
+  core::row_blocks rows(*core.cache, *p, 1 << 16);
+  ASSERT_TRUE(core::write_rows(rows, span, layout).ok());
+  const auto read = [&](int64_t at, std::size_t n, auto zero) {
+    std::vector<decltype(zero)> out(n);
+    const std::vector<char> bytes = file.read(at, static_cast<int64_t>(n * sizeof zero));
+    std::memcpy(out.data(), bytes.data(), bytes.size());
+    return out;
+  };
+  EXPECT_EQ(read(layout.row_offsets, aa.row_offsets.size(), spgemm::offset_t{0}), aa.row_offsets);
+  EXPECT_EQ(read(layout.col_indices, aa.col_indices.size(), spgemm::index_t{0}), aa.col_indices);
+  EXPECT_EQ(read(layout.values, aa.values.size(), 0.0), aa.values);
 }
 
 TEST(panels_cpu, a_kept_product_past_the_host_budget_goes_on_in_the_spill_file) {

@@ -1,5 +1,6 @@
-// Matrices written into regions (core/region_transfer.hpp) a block at a
-// time, read back as the client reads them; CUDA IPC refused without a GPU.
+// Matrices written into regions (core/region_transfer.hpp), read back as the
+// client reads them; CUDA IPC refused without a GPU. (A kept product in row
+// panels, several host blocks, goes into a region in panels_cpu_test.cpp.)
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -20,7 +21,7 @@ std::vector<T> as(const std::vector<char>& bytes) {
   return out;
 }
 
-TEST(region_transfer, a_matrix_goes_into_its_layout_a_block_at_a_time) {
+TEST(region_transfer, a_matrix_goes_into_its_layout) {
   core_fixture f(1, 1 << 20, 1 << 20);
   const spgemm::matrix_info info = square(1000, 7000);
   const std::string handle = f.upload(info);
@@ -38,7 +39,7 @@ TEST(region_transfer, a_matrix_goes_into_its_layout_a_block_at_a_time) {
   ASSERT_TRUE(regions.add(as_tenant(""), {"r", file.key(), s, 4096, 1 << 20, ""}).ok());
   core::region_span span;
   ASSERT_TRUE(regions.resolve(as_tenant(""), "r", 0, 1 << 20, 8, "result", &span).ok());
-  core::row_blocks rows(*f.cache, *p, 4096);  // about 40 blocks
+  core::row_blocks rows(*f.cache, *p, 4096);
   ASSERT_TRUE(core::write_rows(rows, span, layout).ok());
 
   const spgemm::any_csr filled = filled_matrix(info);

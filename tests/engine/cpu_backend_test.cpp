@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "collected_rows.hpp"
 #include "spgemm/backend.hpp"
 #include "spgemm/errors.hpp"
 #include "spgemm/reference.hpp"
@@ -199,6 +200,25 @@ TEST(CpuBackend, AppendsRowsToAHostMatrix) {
   any_csr other_cols = narrow;
   EXPECT_THROW(cpu->append_rows(*sa, 0, 5, other_cols), error);
   EXPECT_THROW(cpu->append_rows(*sa, 60, 71, joined), error);
+}
+
+// Rows handed to a sink straight from the stored arrays are the rows fetch
+// copies, for every range; a range outside the matrix is refused.
+TEST(CpuBackend, HandsRowsToASink) {
+  auto cpu = make_cpu_backend(1);
+  const auto a = testing::random_csr<float>(70, 40, 8, 6);
+  const auto sa = cpu->store(a);
+  for (const auto& [begin, end] : {std::pair<std::int64_t, std::int64_t>{0, 0}, {0, 70}, {1, 33}, {33, 34}, {69, 70}}) {
+    SCOPED_TRACE(begin);
+    testing::collected_rows<float> sink(a.cols);
+    cpu->fetch_to(*sa, begin, end, sink);
+    const csr_matrix<float> want = row_block(a, begin, end);
+    EXPECT_EQ(sink.rows().row_offsets, want.row_offsets);
+    EXPECT_EQ(sink.rows().col_indices, want.col_indices);
+    EXPECT_EQ(sink.rows().values, want.values);
+  }
+  testing::collected_rows<float> sink(a.cols);
+  EXPECT_THROW(cpu->fetch_to(*sa, 60, 71, sink), error);
 }
 
 // The work per row sums to the product's statistics, and the method an

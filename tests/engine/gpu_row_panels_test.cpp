@@ -1,9 +1,13 @@
 // What the server's row panels need of the GPU backend: rows copied into a
 // matrix of their own (on the device, and peer-to-peer from another GPU),
-// the work per row, and products of row panels that put together equal the
-// product of the whole (same structure, values bit for bit where the method
-// sums each entry in A's order).
+// the work per row, rows handed to a sink and whole matrices copied into
+// pinned host memory and stored from it (the server's regions), and products of
+// row panels that put together equal the product of the whole (same
+// structure, values bit for bit where the method sums each entry in A's order).
+#include <sys/mman.h>
+
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <string>
 #include <thread>
@@ -12,6 +16,7 @@
 
 #include <gtest/gtest.h>
 
+#include "collected_rows.hpp"
 #include "gpu_test_support.hpp"
 #include "spgemm/errors.hpp"
 #include "spgemm/generate.hpp"
@@ -104,6 +109,84 @@ TEST(GpuRowPanels, AppendsRowsToHostMatrices) {
   std::get<csr_matrix<double>>(other_cols).cols = a.cols - 1;
   EXPECT_THROW(gpu().append_rows(*sa, 0, 10, other_cols), error);
   EXPECT_THROW(gpu().append_rows(*sa, 10, a.rows + 1, joined), error);
+}
+
+// Rows handed to a sink: small ranges in one piece an array, large ones in
+// several pieces straight from the pinned staging buffers; together they are
+// the rows fetch copies. A range outside the matrix is refused.
+TEST(GpuRowPanels, HandsRowsToASink) {
+  SPGEMM_REQUIRE_GPU();
+  const auto a = random_csr<double>(60000, 50000, 100, 16);  // ~3M entries: 24 MB of values
+  const auto sa = gpu().store(a);
+  for (const auto& [begin, end] : {std::pair<std::int64_t, std::int64_t>{0, 0}, {5, 6}, {0, a.rows}, {100, 59000}}) {
+    SCOPED_TRACE(end);
+    testing::collected_rows<double> sink(a.cols);
+    gpu().fetch_to(*sa, begin, end, sink);
+    expect_same(sink.rows(), row_block(a, begin, end));
+    if (end - begin > 10000) EXPECT_GT(sink.pieces(), 3);
+  }
+  testing::collected_rows<double> sink(a.cols);
+  EXPECT_THROW(gpu().fetch_to(*sa, 10, a.rows + 1, sink), error);
+}
+
+// A whole matrix copied by the copy engines into mapped pages pinned for them
+// (as a client's shared-memory region is), poisoned first: the matrix exactly.
+// Memory not pinned is refused (a CPU copy could fault on pages taken away);
+// a host backend pins nothing.
+TEST(GpuRowPanels, CopiesAWholeMatrixIntoPinnedMemory) {
+  SPGEMM_REQUIRE_GPU();
+  const auto a = random_csr<double>(60000, 50000, 100, 17);
+  const auto sa = gpu().store(a);
+  const std::size_t offsets = (a.row_offsets.size() * sizeof(offset_t) + 63) / 64 * 64;
+  const std::size_t columns = (a.col_indices.size() * sizeof(index_t) + 63) / 64 * 64;
+  const std::size_t bytes = offsets + columns + a.values.size() * sizeof(double);
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(p, MAP_FAILED);
+  std::memset(p, 0xff, bytes);
+  auto* base = static_cast<char*>(p);
+  const host_csr_targets to{reinterpret_cast<offset_t*>(base), reinterpret_cast<index_t*>(base + offsets),
+                            base + offsets + columns};
+  EXPECT_THROW(gpu().fetch_into_pinned(*sa, to), error);
+  ASSERT_TRUE(gpu().pin_host(p, bytes));
+  gpu().fetch_into_pinned(*sa, to);
+  gpu().unpin_host(p);
+  csr_matrix<double> got;
+  got.rows = a.rows;
+  got.cols = a.cols;
+  got.row_offsets.assign(to.row_offsets, to.row_offsets + a.row_offsets.size());
+  got.col_indices.assign(to.col_indices, to.col_indices + a.col_indices.size());
+  got.values.assign(static_cast<const double*>(to.values), static_cast<const double*>(to.values) + a.values.size());
+  expect_same(got, a);
+  munmap(p, bytes);
+  EXPECT_FALSE(make_cpu_backend(1)->pin_host(base, 4096));
+}
+
+// A matrix stored from pinned host memory by the copy engines is the matrix,
+// checked on the device: unsorted columns and memory not pinned are refused.
+TEST(GpuRowPanels, StoresAMatrixFromPinnedMemory) {
+  SPGEMM_REQUIRE_GPU();
+  const auto a = random_csr<float>(40000, 30000, 60, 18);
+  const std::size_t offsets = a.row_offsets.size() * sizeof(offset_t), columns = a.col_indices.size() * sizeof(index_t);
+  const std::size_t bytes = offsets + columns + a.values.size() * sizeof(float);
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(p, MAP_FAILED);
+  auto* base = static_cast<char*>(p);
+  std::memcpy(base, a.row_offsets.data(), offsets);
+  std::memcpy(base + offsets, a.col_indices.data(), columns);
+  std::memcpy(base + offsets + columns, a.values.data(), a.values.size() * sizeof(float));
+  const host_csr_arrays from{reinterpret_cast<const offset_t*>(base),
+                             reinterpret_cast<const index_t*>(base + offsets), base + offsets + columns};
+  const matrix_info info{a.rows, a.cols, a.nnz(), value_type::f32};
+  EXPECT_THROW(gpu().store_from_pinned(info, from), error);
+  ASSERT_TRUE(gpu().pin_host(p, bytes));
+  expect_same(std::get<csr_matrix<float>>(gpu().fetch(*gpu().store_from_pinned(info, from))), a);
+  auto* cols = reinterpret_cast<index_t*>(base + offsets);
+  std::int64_t r = 0;
+  while (a.row_length(r) < 2) ++r;
+  std::swap(cols[a.row_offsets[r]], cols[a.row_offsets[r] + 1]);
+  EXPECT_THROW(gpu().store_from_pinned(info, from), error);
+  gpu().unpin_host(p);
+  munmap(p, bytes);
 }
 
 // Panels of A times B, put together in order, give the product of the whole.

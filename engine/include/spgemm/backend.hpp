@@ -47,6 +47,15 @@ struct host_csr_arrays {
   const void* values = nullptr;
 };
 
+// Host arrays a matrix is copied into whole (backend::fetch_into_pinned):
+// row_offsets[0 .. rows] (from 0), col_indices and values [0 .. nnz), the
+// values of the matrix's value type.
+struct host_csr_targets {
+  offset_t* row_offsets = nullptr;
+  index_t* col_indices = nullptr;
+  void* values = nullptr;
+};
+
 // Stores a matrix while its rows still arrive, so that copying it in
 // overlaps receiving the rest (backend::open_writer). Rows are written in
 // order; the arrays must stay where they are, and the rows written must not
@@ -114,6 +123,11 @@ class backend {
   // Rows [row_begin, row_end) of a stored matrix, offsets rebased to 0.
   virtual any_csr fetch(const stored_matrix& m, std::int64_t row_begin, std::int64_t row_end) = 0;
   any_csr fetch(const stored_matrix& m) { return fetch(m, 0, m.info().rows); }
+  // The same rows handed to `sink` in pieces instead of one host copy: where
+  // the matrix lives off the host, each piece as it arrives in the backend's
+  // staging memory, so that nothing of the size of the rows is allocated.
+  // The default fetches, then hands over the copy's arrays.
+  virtual void fetch_to(const stored_matrix& m, std::int64_t row_begin, std::int64_t row_end, rows_sink& sink);
   // Appends rows [row_begin, row_end) of a stored matrix to the host matrix
   // `out` (of its value type and columns; out's rows and offsets grow, its
   // arrays reserved for them first): a result gathered on the host panel by
@@ -172,6 +186,21 @@ class backend {
   // Copies a stored matrix into another process's device memory, device to
   // device; each array at least the matrix's. GPU backends only, as above.
   virtual void fetch_into_ipc(const stored_matrix& m, const ipc_csr_arrays& arrays);
+  // Host memory (mapped pages, such as a client's shared-memory region) that
+  // the device's copy engines write into directly, pinned until unpin_host:
+  // false where it is not (a host backend; memory the driver cannot pin).
+  // The copies into it never go through the host's CPU, so that pages taken
+  // away meanwhile (a shared-memory object shrunk by its owner) fault no one.
+  virtual bool pin_host(void* p, std::size_t bytes);
+  virtual void unpin_host(void* p);
+  // A whole stored matrix copied into pinned memory (pin_host), device to
+  // host, no staging; error(bad_input) where a target is not pinned memory.
+  virtual void fetch_into_pinned(const stored_matrix& m, const host_csr_targets& to);
+  // Stores the matrix `info` from arrays in pinned memory (pin_host), host to
+  // device by the copy engines alone, checked on the device as an IPC upload
+  // is (the owner of the memory may change it at any time: only the copy is
+  // checked and kept); error(bad_input) where an array is not pinned memory.
+  virtual std::shared_ptr<stored_matrix> store_from_pinned(const matrix_info& info, const host_csr_arrays& arrays);
   // New values for a stored matrix's pattern: `values` holds nnz values of
   // its value type, in its entries' order. write_values overwrites them in
   // place (the caller makes sure nothing reads the matrix meanwhile: its

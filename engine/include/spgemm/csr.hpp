@@ -91,4 +91,20 @@ template <typename T>
 csr_matrix<T> row_block(const csr_matrix<T>& m, std::int64_t row_begin, std::int64_t row_end);
 any_csr row_block(const any_csr& m, std::int64_t row_begin, std::int64_t row_end);
 
+// Where a fetch (backend::fetch_to) hands a matrix's rows: pieces of each array, in
+// order within it, each valid only during the call. `at` is the piece's byte
+// offset in that array over the rows handed (row offsets rebased to 0, all
+// of them in one piece, before any entry).
+class rows_sink {
+ public:
+  enum class array { row_offsets, col_indices, values };
+  virtual ~rows_sink() = default;
+  // Must not throw (a copy into the backend's staging may be in flight): a
+  // sink that fails keeps its failure and ignores the pieces after it.
+  virtual void piece(array which, std::int64_t at, const void* data, std::size_t bytes) noexcept = 0;
+};
+
+// Hands a host matrix's arrays to `sink`, each in one piece.
+void hand_rows(const any_csr& rows, rows_sink& sink);
+
 }  // namespace spgemm

@@ -4,10 +4,15 @@ A client that proves it shares the server's host (ProveLocal: the server reads
 back a random token this process wrote into a fresh shared-memory object)
 opens a session and registers two regions of its own, reused from call to
 call and grown when too small: one that uploads are copied into, one that
-results are written into and copied out of. Their memory is allocated when
-created (``posix_fallocate``), so that a full ``/dev/shm`` fails here with an
-error instead of a SIGBUS later, and so that the server writes into pages that
-exist already. The gRPC messages carry only references to them (RegionRef).
+results are written into and copied out of. Reused, they stay pinned on the
+server's side where it has GPUs: results go from the device into the result
+region by the GPU's copy engines, at the link's speed. The upload region's
+memory is allocated when created (``posix_fallocate``), so that a full
+``/dev/shm`` fails here with an error instead of a SIGBUS on a write later.
+The result region's is not: only the server writes it (pinning allocates
+its pages; ``pwrite`` each page as it fills it, and a full ``/dev/shm`` is
+the call's error). The gRPC messages carry only references to them
+(RegionRef).
 Both regions end with the session: when the client closes, or goes away.
 """
 
@@ -18,13 +23,13 @@ import itertools
 import os
 import secrets
 import threading
-from typing import Any, Callable, Dict, Iterator, List, Optional
+from typing import Any, Callable, Dict, Iterator, Optional
 
 import grpc
 import numpy as np
 import scipy.sparse as sp
 
-from . import _shm
+from . import _copy, _shm
 from .errors import ProtocolError
 from .v1 import local_pb2 as lpb
 from .v1 import spgemm_pb2 as pb
@@ -32,9 +37,6 @@ from .v1 import spgemm_pb2 as pb
 INT32_MAX = 2**31 - 1
 _PAGE = 4096
 _FIRST_RESULT_BYTES = 16 << 20
-# Results this large become the region they were written into (no copy out);
-# a smaller one is copied out and the region kept (a new one costs more).
-_HAND_OVER_BYTES = 8 << 20
 
 
 def _align64(n: int) -> int:
@@ -72,13 +74,13 @@ class Arena:
 
     _names = itertools.count()
 
-    def __init__(self, local: "LocalTransfers", label: str) -> None:
+    def __init__(self, local: "LocalTransfers", label: str, allocate: bool) -> None:
         self.local = local
         self.label = label
+        self.allocate = allocate  # this process writes it: its memory allocated when created
         self.lock = threading.Lock()
         self.shm: Optional[_shm.SharedMemory] = None
         self.name = ""
-        self._next: Optional[threading.Thread] = None  # preparing the region after one handed over
 
     @property
     def size(self) -> int:
@@ -86,15 +88,11 @@ class Arena:
 
     def ensure(self, nbytes: int) -> None:
         """At least ``nbytes`` long: a new, larger region replaces a smaller one."""
-        if self._next is not None and self._next is not threading.current_thread():
-            self._next.join()  # the region hand_over prepares
-            self._next = None
         if self.shm is not None and self.shm.size >= nbytes:
             return
         size = max(nbytes, 2 * self.size, 1 << 20)
         size = (size + _PAGE - 1) // _PAGE * _PAGE
-        # Allocated now: a full /dev/shm raises here, not SIGBUS on a write later.
-        shm = _shm.SharedMemory(size, allocate=True)
+        shm = _shm.SharedMemory(size, allocate=self.allocate)
         name = "%s-%d-%d" % (self.label, os.getpid(), next(Arena._names))
         try:
             self.local.register(name, shm)
@@ -114,28 +112,8 @@ class Arena:
     def ref(self, offset: int, length: int) -> pb.RegionRef:
         return pb.RegionRef(region=self.name, offset=offset, length=length)
 
-    def hand_over(self) -> _shm.SharedMemory:
-        """Gives up the region's memory to its caller (numpy views of it keep it mapped), and
-        prepares the next region of its size on a thread of its own, off the next call's path."""
-        shm, size = self.shm, self.size
-        assert shm is not None
-        self.local.unregister(self.name, wait=False)
-        self.shm, self.name = None, ""
-        self._next = threading.Thread(target=self._prepare, args=(size,), name="spgemm-next-region")
-        self._next.start()
-        return shm
-
-    def _prepare(self, size: int) -> None:
-        try:
-            self.ensure(size)
-        except (grpc.RpcError, OSError):
-            pass  # the next call makes one itself, and says what fails
-
     def close(self) -> None:
-        """Unregisters and removes the region (once one being prepared is ready)."""
-        if self._next is not None:
-            self._next.join()
-            self._next = None
+        """Unregisters and removes the region."""
         if self.shm is not None:
             try:
                 self.local.unregister(self.name)
@@ -158,9 +136,8 @@ class LocalTransfers:
         except BaseException:
             self._session_call.cancel()
             raise
-        self._unregistering: List[Any] = []  # calls in flight that nothing waits for
-        self.uploads = Arena(self, "spgemm-in")
-        self.results = Arena(self, "spgemm-out")
+        self.uploads = Arena(self, "spgemm-in", allocate=True)
+        self.results = Arena(self, "spgemm-out", allocate=False)
 
     # -- regions ------------------------------------------------------------
 
@@ -168,14 +145,8 @@ class LocalTransfers:
         request = lpb.RegisterRegionRequest(session=self.session, name=name, key=shm.key, offset=0, byte_size=shm.size)
         self._rpc.RegisterRegion(request, **self._kw())
 
-    def unregister(self, name: str, wait: bool = True) -> None:
-        request = lpb.UnregisterRegionRequest(name=name)
-        if wait:
-            self._rpc.UnregisterRegion(request, **self._kw())
-            return
-        # Nothing waits for it: its failure leaves the region to the session's end.
-        self._unregistering = [f for f in self._unregistering if not f.done()]
-        self._unregistering.append(self._rpc.UnregisterRegion.future(request, **self._kw()))
+    def unregister(self, name: str) -> None:
+        self._rpc.UnregisterRegion(lpb.UnregisterRegionRequest(name=name), **self._kw())
 
     # -- matrices -----------------------------------------------------------
 
@@ -191,9 +162,9 @@ class LocalTransfers:
             self.uploads.ensure(at["bytes"])
             shm = self.uploads.shm
             assert shm is not None
-            _shm.copy(shm.array(at["row_offsets"], rows + 1, np.dtype("<i8")), indptr)
-            _shm.copy(shm.array(at["col_indices"], nnz, np.dtype("<i4")), indices)
-            _shm.copy(shm.array(at["values"], nnz, data.dtype), data)
+            _copy.copy(shm.array(at["row_offsets"], rows + 1, np.dtype("<i8")), indptr)
+            _copy.copy(shm.array(at["col_indices"], nnz, np.dtype("<i4")), indices)
+            _copy.copy(shm.array(at["values"], nnz, data.dtype), data)
             request = lpb.RegionUploadRequest(
                 header=header,
                 row_offsets=self.uploads.ref(at["row_offsets"], 8 * (rows + 1)),
@@ -210,9 +181,7 @@ class LocalTransfers:
             yield self.results.ref(0, self.results.size)
 
     def read(self, m: pb.RegionMatrix) -> sp.csr_array:
-        """The matrix the server wrote into the result region (hold result_range): its arrays are
-        that region's memory where large (the region is handed over, a new one prepared), else
-        copied out of it."""
+        """The matrix the server wrote into the result region (hold result_range), copied out of it."""
         h = m.header
         rows, cols, nnz = int(h.rows), int(h.cols), int(h.nnz)
         if rows < 0 or cols < 0 or nnz < 0:
@@ -232,14 +201,10 @@ class LocalTransfers:
         del off
         columns = shm.array(m.col_indices.offset, nnz, np.dtype("<i4"))
         values = shm.array(m.values.offset, nnz, dtype)
-        if index == np.int32 and nnz * (4 + dtype.itemsize) >= _HAND_OVER_BYTES:
-            # No copy: the arrays are the region's memory from now on.
-            self.results.hand_over()
-            return sp.csr_array((values, columns, indptr), shape=(rows, cols), copy=False)
         indices = np.empty(nnz, dtype=index)
         data = np.empty(nnz, dtype=dtype.newbyteorder("="))
-        _shm.copy(indices, columns)
-        _shm.copy(data, values)
+        _copy.copy(indices, columns)
+        _copy.copy(data, values)
         del columns, values
         return sp.csr_array((data, indices, indptr), shape=(rows, cols), copy=False)
 

@@ -10,18 +10,11 @@ from __future__ import annotations
 import mmap
 import os
 import secrets
-from concurrent.futures import ThreadPoolExecutor
 from typing import Optional
 
 import numpy as np
 
 SHM_DIR = "/dev/shm"
-
-# Copies larger than this are split across threads (numpy releases the GIL
-# while it copies): one thread moves a few GB/s, memory several times that.
-_PARALLEL_COPY_BYTES = 8 << 20
-_COPY_THREADS = max(1, min(8, os.cpu_count() or 1))
-_pool: Optional[ThreadPoolExecutor] = None
 
 
 def available() -> bool:
@@ -73,17 +66,3 @@ class SharedMemory:
             self.map.close()
             self.map = None
         self.unlink()
-
-
-def copy(dst: np.ndarray, src: np.ndarray) -> None:
-    """dst[:] = src, split across threads when large."""
-    global _pool
-    n = dst.size
-    if dst.nbytes < _PARALLEL_COPY_BYTES or _COPY_THREADS == 1:
-        np.copyto(dst, src, casting="unsafe")
-        return
-    if _pool is None:
-        _pool = ThreadPoolExecutor(_COPY_THREADS, thread_name_prefix="spgemm-copy")
-    step = -(-n // _COPY_THREADS)
-    parts = [(i, min(n, i + step)) for i in range(0, n, step)]
-    list(_pool.map(lambda p: np.copyto(dst[p[0] : p[1]], src[p[0] : p[1]], casting="unsafe"), parts))

@@ -3,17 +3,22 @@
 Uploads are serialized by hand from memoryviews of the CSR arrays (one copy,
 into the gRPC message), and streamed results are parsed by hand into
 memoryviews of the received message, decoded with ``numpy.frombuffer`` and
-copied once into arrays preallocated from the header. Anything that is not a
-chunk goes through the generated protobuf classes.
+copied once into arrays preallocated from the header -- on copy threads, so
+that the stream goes on receiving while a chunk is copied (gRPC reads ahead
+only a flow-control window of the stream). Anything that is not a chunk goes
+through the generated protobuf classes.
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterator, List, Optional, Tuple, Union
+from collections import deque
+from concurrent.futures import Future
+from typing import Any, Deque, Iterator, List, Optional, Tuple, Union
 
 import numpy as np
 import scipy.sparse as sp
 
+from . import _copy
 from .errors import ProtocolError
 from .v1 import spgemm_pb2 as pb
 
@@ -21,6 +26,10 @@ INT32_MAX = 2**31 - 1
 DEFAULT_CHUNK_BYTES = 2 << 20
 # Room for the tags and lengths around the three arrays of a chunk.
 _CHUNK_OVERHEAD = 64
+# A chunk's entries are copied on copy threads from this many bytes; at most
+# _COPIES_IN_FLIGHT copies (two a chunk, holding its received message) wait.
+_BACKGROUND_COPY_BYTES = 256 << 10
+_COPIES_IN_FLIGHT = 2 * _copy.THREADS
 
 _VALUE_TYPES = {np.dtype(np.float32): pb.FLOAT32, np.dtype(np.float64): pb.FLOAT64}
 _DTYPES = {pb.FLOAT32: np.dtype("<f4"), pb.FLOAT64: np.dtype("<f8")}
@@ -284,6 +293,7 @@ class Assembler:
         self.data = np.empty(capacity, dtype=self.dtype.newbyteorder("="))
         self.next_row = 0
         self.pos = 0
+        self._copies: Deque["Future[None]"] = deque()
 
     @property
     def total_bytes(self) -> Optional[int]:
@@ -297,6 +307,7 @@ class Assembler:
         need = self.pos + k
         if self.nnz is not None or need <= self.indices.size:
             return
+        self._wait_copies(0)  # they write into the arrays about to be replaced
         capacity = max(need, 2 * self.indices.size)
         if capacity > INT32_MAX and self.index_dtype == np.int32:
             self.index_dtype = np.dtype(np.int64)
@@ -330,14 +341,26 @@ class Assembler:
         if rc > 1 and np.any(off[1:] < off[:-1]):
             raise ProtocolError("chunk at row %d: row offsets decrease" % rb)
         np.add(off[1:], self.pos, out=self.indptr[rb + 1 : rb + rc + 1], casting="unsafe")
-        self.indices[self.pos : self.pos + k] = cols
-        self.data[self.pos : self.pos + k] = vals
+        to = slice(self.pos, self.pos + k)
+        if cols.nbytes + vals.nbytes < _BACKGROUND_COPY_BYTES:
+            self.indices[to] = cols
+            self.data[to] = vals
+        else:
+            self._wait_copies(_COPIES_IN_FLIGHT - 2)
+            self._copies.append(_copy.submit(self.indices[to], cols))
+            self._copies.append(_copy.submit(self.data[to], vals))
         self.pos += k
         self.next_row += rc
         return off.nbytes + cols.nbytes + vals.nbytes
 
+    def _wait_copies(self, left: int) -> None:
+        """Waits until at most ``left`` chunk copies are in flight (raising what one raised)."""
+        while len(self._copies) > left:
+            self._copies.popleft().result()
+
     def finish(self) -> sp.csr_array:
         """The assembled matrix (ProtocolError if rows or entries are missing)."""
+        self._wait_copies(0)
         if self.nnz is None:
             self.nnz = self.pos
             self.indices = self.indices[: self.pos].copy()
