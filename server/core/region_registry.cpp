@@ -89,7 +89,9 @@ outcome region_registry::add(const caller& who, const region_info& r) {
   }
   // Opened outside the lock: the file system may be slow.
   std::shared_ptr<shm_object> object;
-  if (outcome o = shm_object::open(r.key, r.offset + r.byte_size, /*writable=*/true, &object); !o.ok()) return o;
+  if (outcome o = shm_object::open(r.key, r.offset + r.byte_size, /*writable=*/true, &object, pins_); !o.ok()) {
+    return o;
+  }
   std::lock_guard<std::mutex> lock(mu_);
   if (!sessions_.count({tenant, r.session})) {
     return {status::not_found, "session '" + r.session + "' ended while region '" + r.name + "' was registered"};

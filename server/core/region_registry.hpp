@@ -45,7 +45,10 @@ struct region_span {
 
 class region_registry {
  public:
-  explicit region_registry(std::size_t max_regions_per_tenant) : max_per_tenant_(max_regions_per_tenant) {}
+  // Regions are pinned for GPU copies (shm_object::pinned_for) within
+  // `pinned_bytes` at once, all tenants together; 0: never.
+  explicit region_registry(std::size_t max_regions_per_tenant, int64_t pinned_bytes = 0)
+      : max_per_tenant_(max_regions_per_tenant), pins_(std::make_shared<pin_budget>(pinned_bytes)) {}
 
   // A new session of `who`'s tenant: "s-" and 32 hex digits from a CSPRNG.
   std::string open_session(const caller& who);
@@ -84,6 +87,7 @@ class region_registry {
                region_map::const_iterator* out) const;
 
   const std::size_t max_per_tenant_;
+  const std::shared_ptr<pin_budget> pins_;
   mutable std::mutex mu_;
   region_map regions_;
   std::set<key> sessions_;

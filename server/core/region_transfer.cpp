@@ -58,11 +58,12 @@ class region_sink final : public spgemm::rows_sink {
   outcome written_;
 };
 
-// Where the rows are a whole matrix on a GPU and the region can be pinned for
-// its copy engines: device to host straight into the client's pages.
+// Where the rows are a whole stored matrix and the region can be pinned for
+// its device's copy engines (a GPU's: host backends pin nothing): device to
+// host straight into the client's pages.
 bool write_pinned(row_blocks& rows, const region_span& to, const csr_layout& layout) {
   const row_blocks::stored_whole whole = rows.whole();
-  if (!whole.backend || !whole.backend->is_gpu()) return false;
+  if (!whole.backend) return false;
   char* base = to.object->pinned_for(whole.backend, to.at + layout.bytes);
   if (base == nullptr) return false;
   char* at = base + to.at;

@@ -50,7 +50,25 @@ outcome shrank(const std::string& key, int64_t size, int64_t needed) {
 
 }  // namespace
 
-outcome shm_object::open(const std::string& key, int64_t min_bytes, bool writable, std::shared_ptr<shm_object>* out) {
+bool pin_budget::take(int64_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (bytes > left_) return false;
+  left_ -= bytes;
+  return true;
+}
+
+void pin_budget::give(int64_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  left_ += bytes;
+}
+
+int64_t pin_budget::left() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return left_;
+}
+
+outcome shm_object::open(const std::string& key, int64_t min_bytes, bool writable, std::shared_ptr<shm_object>* out,
+                         std::shared_ptr<pin_budget> pins) {
   if (outcome named = check_object_key(key); !named.ok()) return named;
   // shm_open adds O_NOFOLLOW and O_CLOEXEC; the name has no '/' past the
   // first, so it stays within the shared-memory file system.
@@ -63,7 +81,7 @@ outcome shm_object::open(const std::string& key, int64_t min_bytes, bool writabl
     }
     return {status::invalid_argument, "cannot open " + quoted(key) + ": " + std::strerror(e)};
   }
-  auto object = std::shared_ptr<shm_object>(new shm_object(fd, key, writable));
+  auto object = std::shared_ptr<shm_object>(new shm_object(fd, key, writable, min_bytes, std::move(pins)));
   struct stat st {};
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     return {status::invalid_argument, quoted(key) + " is not a plain shared-memory object"};
@@ -77,8 +95,11 @@ outcome shm_object::open(const std::string& key, int64_t min_bytes, bool writabl
 }
 
 shm_object::~shm_object() {
-  if (pinned_by_) pinned_by_->unpin_host(pinned_);
-  if (pinned_ != nullptr) ::munmap(pinned_, static_cast<std::size_t>(pinned_bytes_));
+  if (pinned_ != nullptr) {
+    pinned_by_->unpin_host(pinned_);
+    ::munmap(pinned_, static_cast<std::size_t>(pin_bytes_));
+    pins_->give(pin_bytes_);
+  }
   if (fd_ >= 0) ::close(fd_);
 }
 
@@ -119,21 +140,22 @@ outcome shm_object::write(int64_t at, const void* from, int64_t bytes) const {
 
 char* shm_object::pinned_for(const std::shared_ptr<spgemm::backend>& gpu, int64_t min_bytes) const {
   std::lock_guard<std::mutex> lock(pin_mutex_);
-  if (!pin_tried_) {
-    pin_tried_ = true;
-    const int64_t size = size_now();
-    if (!writable_ || size <= 0) return nullptr;
-    void* p = ::mmap(nullptr, static_cast<std::size_t>(size), PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
-    if (p == MAP_FAILED) return nullptr;
-    if (!gpu->pin_host(p, static_cast<std::size_t>(size))) {
-      ::munmap(p, static_cast<std::size_t>(size));
+  if (pinned_ == nullptr) {
+    if (!pins_ || !writable_ || pin_refused_ || pin_bytes_ <= 0 || size_now() < pin_bytes_) return nullptr;
+    if (!pins_->take(pin_bytes_)) return nullptr;  // asked again once others give some back
+    const auto bytes = static_cast<std::size_t>(pin_bytes_);
+    void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
+    if (p != MAP_FAILED && gpu->pin_host(p, bytes)) {
+      pinned_ = static_cast<char*>(p);
+      pinned_by_ = gpu;
+    } else {
+      if (p != MAP_FAILED) ::munmap(p, bytes);
+      pins_->give(pin_bytes_);
+      pin_refused_ = true;
       return nullptr;
     }
-    pinned_ = static_cast<char*>(p);
-    pinned_bytes_ = size;
-    pinned_by_ = gpu;
   }
-  return pinned_bytes_ >= min_bytes && size_now() >= min_bytes ? pinned_ : nullptr;
+  return pin_bytes_ >= min_bytes && size_now() >= min_bytes ? pinned_ : nullptr;
 }
 
 outcome holds_token(const std::string& key, const std::string& token, bool* same) {

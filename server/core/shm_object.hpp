@@ -18,13 +18,28 @@
 
 namespace spgemmd::core {
 
+// Host memory pinned for GPU copies into and out of regions, all tenants
+// together: an object is pinned only where its bytes fit what is left.
+class pin_budget {
+ public:
+  explicit pin_budget(int64_t bytes) : left_(bytes) {}
+  bool take(int64_t bytes);
+  void give(int64_t bytes);
+  int64_t left() const;
+
+ private:
+  mutable std::mutex mu_;
+  int64_t left_;
+};
+
 class shm_object {
  public:
   // Opens the object `key` (check_object_key): invalid_argument for a bad
   // name, a file that is not a plain shared-memory object, or one smaller
   // than `min_bytes`; not_found where there is none (or the server may not
-  // open it).
-  static outcome open(const std::string& key, int64_t min_bytes, bool writable, std::shared_ptr<shm_object>* out);
+  // open it). With `pins`, its first `min_bytes` may be pinned within them.
+  static outcome open(const std::string& key, int64_t min_bytes, bool writable, std::shared_ptr<shm_object>* out,
+                      std::shared_ptr<pin_budget> pins = nullptr);
   ~shm_object();
   shm_object(const shm_object&) = delete;
   shm_object& operator=(const shm_object&) = delete;
@@ -36,22 +51,26 @@ class shm_object {
   // invalid_argument where the object no longer holds them (it shrank).
   outcome read(int64_t at, void* to, int64_t bytes) const;
   outcome write(int64_t at, const void* from, int64_t bytes) const;
-  // The object mapped and pinned for `gpu`'s copy engines (backend::pin_host),
-  // made on the first call and kept until the object goes: nullptr where it
-  // cannot be (opened read-only, a host backend, memory the driver does not
-  // pin, fewer than `min_bytes` now). Only device copies write through it.
+  // The object's first bytes (those open() was given) mapped and pinned for
+  // `gpu`'s copy engines (backend::pin_host), made on the first call that
+  // the budget allows and kept until the object goes: nullptr where they
+  // cannot be (no budget or too little left, opened read-only, a host
+  // backend, memory the driver does not pin, fewer than `min_bytes` in the
+  // mapping or the object now). Only device copies go through it.
   char* pinned_for(const std::shared_ptr<spgemm::backend>& gpu, int64_t min_bytes) const;
 
  private:
-  shm_object(int fd, std::string key, bool writable) : fd_(fd), key_(std::move(key)), writable_(writable) {}
+  shm_object(int fd, std::string key, bool writable, int64_t pin_bytes, std::shared_ptr<pin_budget> pins)
+      : fd_(fd), key_(std::move(key)), writable_(writable), pin_bytes_(pin_bytes), pins_(std::move(pins)) {}
 
   int fd_ = -1;
   std::string key_;
   bool writable_ = false;
+  int64_t pin_bytes_ = 0;
+  std::shared_ptr<pin_budget> pins_;
   mutable std::mutex pin_mutex_;
-  mutable bool pin_tried_ = false;
-  mutable char* pinned_ = nullptr;  // the mapping, pinned by pinned_by_
-  mutable int64_t pinned_bytes_ = 0;
+  mutable bool pin_refused_ = false;  // by the driver or the backend: not asked again
+  mutable char* pinned_ = nullptr;    // pin_bytes_ of the object, pinned by pinned_by_
   mutable std::shared_ptr<spgemm::backend> pinned_by_;
 };
 

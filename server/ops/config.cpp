@@ -1,5 +1,7 @@
 #include "ops/config.hpp"
 
+#include <unistd.h>
+
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -107,6 +109,12 @@ ABSL_FLAG(bool, cuda_ipc, true,
           "backends). Env: SPGEMMD_CUDA_IPC");
 ABSL_FLAG(int32_t, max_regions, 64,
           "Shared-memory regions a tenant may have registered at once. Env: SPGEMMD_MAX_REGIONS");
+ABSL_FLAG(bool, pin_regions, true,
+          "Pin shared-memory regions for the GPUs' copy engines on first use, so that results go from a device "
+          "straight into a region and uploads straight out of one (GPU backends). Env: SPGEMMD_PIN_REGIONS");
+ABSL_FLAG(int64_t, pinned_region_bytes, 0,
+          "Host memory pinned for regions at once, all tenants together (a region past what is left takes the "
+          "host's copies instead); 0: an eighth of physical memory. Env: SPGEMMD_PINNED_REGION_BYTES");
 
 namespace spgemmd {
 
@@ -120,7 +128,8 @@ const char* const flag_names[] = {
     "upload_spare_bytes", "device_keep_bytes", "grace_seconds",     "log_format",        "cpu_threads",
     "workers",          "warmup",             "tls_cert",          "tls_key",
     "tls_client_ca",    "tokens_file",        "insecure",          "unix_socket",
-    "unix_socket_mode", "shared_memory",      "cuda_ipc",          "max_regions"};
+    "unix_socket_mode", "shared_memory",      "cuda_ipc",          "max_regions",
+    "pin_regions",      "pinned_region_bytes"};
 
 constexpr int default_metrics_port = 9464;
 
@@ -250,6 +259,13 @@ config parse_config(int argc, char** argv) {
   c.shared_memory = absl::GetFlag(FLAGS_shared_memory);
   c.cuda_ipc = absl::GetFlag(FLAGS_cuda_ipc);
   c.max_regions = absl::GetFlag(FLAGS_max_regions);
+  c.pin_regions = absl::GetFlag(FLAGS_pin_regions);
+  c.pinned_region_bytes = absl::GetFlag(FLAGS_pinned_region_bytes);
+  if (c.pinned_region_bytes < 0) die("--pinned_region_bytes must not be negative");
+  if (c.pinned_region_bytes == 0) {
+    c.pinned_region_bytes = static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE) / 8;
+  }
+  if (!c.pin_regions) c.pinned_region_bytes = 0;
   const std::string mode = absl::GetFlag(FLAGS_unix_socket_mode);
   char* mode_end = nullptr;
   c.unix_socket_mode = static_cast<int>(std::strtol(mode.c_str(), &mode_end, 8));

@@ -41,6 +41,8 @@ struct config {
   bool shared_memory = true;              // shared-memory regions (Local service) for callers on this host
   bool cuda_ipc = true;                   // CUDA IPC (Local service) for callers on this host
   int max_regions = 64;                   // shared-memory regions a tenant may register at once
+  bool pin_regions = true;                // regions pinned for GPU copies (results and uploads device <-> region)
+  int64_t pinned_region_bytes = 0;        // host memory pinned for them, all tenants; 0 in flags: an eighth of RAM
 };
 
 // Parses argv (and the SPGEMMD_* environment), exits on --help or a bad

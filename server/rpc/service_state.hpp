@@ -42,7 +42,7 @@ struct service_state {
                 const config& cf, std::string v)
       : cache(c), sched(s), metrics(m), auth(a), cfg(cf), version(std::move(v)),
         upload_arrays(static_cast<std::size_t>(cf.upload_spare_bytes)),
-        regions(static_cast<std::size_t>(cf.max_regions)) {}
+        regions(static_cast<std::size_t>(cf.max_regions), cf.pinned_region_bytes) {}
 };
 
 }  // namespace spgemmd

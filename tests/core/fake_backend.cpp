@@ -1,6 +1,7 @@
 #include "fake_backend.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <thread>
 #include <type_traits>
 
@@ -210,6 +211,58 @@ void fake_backend::append_rows(const spgemm::stored_matrix& m, int64_t row_begin
         }
       },
       rows, out);
+}
+
+void fake_backend::set_pins_host(bool pins) {
+  std::lock_guard<std::mutex> lock(mu_);
+  pins_host_ = pins;
+}
+
+std::size_t fake_backend::pinned() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::size_t bytes = 0;
+  for (const auto& [p, n] : pinned_) bytes += n;
+  return bytes;
+}
+
+int64_t fake_backend::pinned_fetches() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return pinned_fetches_;
+}
+
+bool fake_backend::pin_host(void* p, std::size_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!pins_host_) return false;
+  pinned_[p] = bytes;
+  return true;
+}
+
+void fake_backend::unpin_host(void* p) {
+  std::lock_guard<std::mutex> lock(mu_);
+  pinned_.erase(p);
+}
+
+void fake_backend::fetch_into_pinned(const spgemm::stored_matrix& m, const spgemm::host_csr_targets& to) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const auto inside = [&](const void* t) {
+      for (const auto& [p, n] : pinned_) {
+        if (t >= p && static_cast<const char*>(t) < static_cast<const char*>(p) + n) return true;
+      }
+      return false;
+    };
+    if (!inside(to.row_offsets) || !inside(to.col_indices) || !inside(to.values)) {
+      throw spgemm::error(spgemm::error_kind::bad_input, "a target is not pinned");
+    }
+    ++pinned_fetches_;
+  }
+  std::visit(
+      [&](const auto& rows) {
+        std::memcpy(to.row_offsets, rows.row_offsets.data(), rows.row_offsets.size() * sizeof(spgemm::offset_t));
+        std::memcpy(to.col_indices, rows.col_indices.data(), rows.col_indices.size() * sizeof(spgemm::index_t));
+        std::memcpy(to.values, rows.values.data(), rows.values.size() * sizeof(rows.values[0]));
+      },
+      fetch(m, 0, m.info().rows));
 }
 
 spgemm::matrix_info fake_backend::product_info(const spgemm::matrix_info& a, const spgemm::matrix_info& b) const {

@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -43,6 +44,12 @@ class fake_backend final : public spgemm::backend {
   // Waits until `n` products or transposes are running (false after `timeout`).
   bool wait_running(int n, std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
+  // Whether pin_host pins (a GPU's copy engines' memory): then
+  // fetch_into_pinned copies a matrix into it, as a GPU's would.
+  void set_pins_host(bool pins);
+  std::size_t pinned() const;           // bytes pinned now
+  int64_t pinned_fetches() const;       // fetch_into_pinned calls
+
   std::size_t allocated() const;  // bytes held now
   std::size_t peak() const;       // the most held at once
   int64_t products_run() const;   // numeric-only ones included
@@ -63,6 +70,9 @@ class fake_backend final : public spgemm::backend {
                                                      const spgemm::host_csr_arrays& arrays) override;
   spgemm::any_csr fetch(const spgemm::stored_matrix& m, int64_t row_begin, int64_t row_end) override;
   void append_rows(const spgemm::stored_matrix& m, int64_t row_begin, int64_t row_end, spgemm::any_csr& out) override;
+  bool pin_host(void* p, std::size_t bytes) override;
+  void unpin_host(void* p) override;
+  void fetch_into_pinned(const spgemm::stored_matrix& m, const spgemm::host_csr_targets& to) override;
   spgemm::memory_estimate estimate_multiply(const spgemm::stored_matrix& a, const spgemm::stored_matrix& b,
                                             const spgemm::multiply_options& options) override;
   std::shared_ptr<spgemm::stored_matrix> multiply(const spgemm::stored_matrix& a, const spgemm::stored_matrix& b,
@@ -118,6 +128,9 @@ class fake_backend final : public spgemm::backend {
   int64_t copies_ = 0;
   std::size_t last_memory_limit_ = 0;
   std::size_t allocated_ = 0, peak_ = 0;
+  bool pins_host_ = false;
+  std::map<void*, std::size_t> pinned_;
+  int64_t pinned_fetches_ = 0;
 };
 
 }  // namespace spgemmd::testing
