@@ -6,6 +6,7 @@
 
 #include "cuda/convert_values.hpp"
 #include "cuda/copy_rows.hpp"
+#include "cuda/csr_check.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/device_facts.hpp"
 #include "cuda/limiting_resource.hpp"
@@ -183,6 +184,26 @@ const cuda_stored_matrix& cuda_backend::own(const stored_matrix& m, const char* 
     throw_bad_input(std::string(what) + " is not stored on " + name());
   }
   return *d;
+}
+
+std::shared_ptr<stored_matrix> cuda_backend::store_checked(
+    const matrix_info& info, const std::function<void(const arrays_to_fill&, cudaStream_t)>& fill) {
+  if (info.rows < 0 || info.cols < 0 || info.nnz < 0) throw_bad_input("negative matrix size");
+  cuda::device_guard guard(context_->device);
+  auto stream = context_->streams.acquire();
+  auto run = [&](auto tag) -> cuda::any_device_csr {
+    using T = decltype(tag);
+    const auto rows = static_cast<std::size_t>(info.rows), nnz = static_cast<std::size_t>(info.nnz);
+    cuda::device_csr<T> d = cuda::allocate_csr<T>(info.rows, info.cols, info.nnz, context_->memory, stream.get());
+    fill({d.row_offsets.data(), (rows + 1) * sizeof(offset_t), d.col_indices.data(), nnz * sizeof(index_t),
+          d.values.data(), nnz * sizeof(T)},
+         stream.get());
+    const std::string problem = cuda::find_structure_problem(d.view().structure(), context_->memory, stream.get());
+    if (!problem.empty()) throw_bad_input("not valid CSR: " + problem);
+    return d;
+  };
+  cuda::any_device_csr d = info.type == value_type::f32 ? run(float{}) : run(double{});
+  return keep(std::move(d), stream.get());
 }
 
 std::shared_ptr<stored_matrix> cuda_backend::keep(any_device_csr m, cudaStream_t stream,

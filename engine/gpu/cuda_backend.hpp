@@ -7,6 +7,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <functional>
 #include <memory>
 
 #include "cuda/device_context.hpp"
@@ -102,6 +103,20 @@ class cuda_backend final : public backend {
   // same pattern where given.
   std::shared_ptr<stored_matrix> keep(cuda::any_device_csr m, cudaStream_t stream,
                                       const planner::row_stats* same_pattern = nullptr);
+  // A matrix of `info` stored from memory outside this backend (another
+  // process's by CUDA IPC, pinned host memory): `fill` enqueues the copies
+  // of its arrays into the new device arrays on the stream; only the copy is
+  // checked, on the device (the owner may change its arrays at any time), and kept.
+  struct arrays_to_fill {
+    void* row_offsets;
+    std::size_t offset_bytes;
+    void* col_indices;
+    std::size_t column_bytes;
+    void* values;
+    std::size_t value_bytes;
+  };
+  std::shared_ptr<stored_matrix> store_checked(const matrix_info& info,
+                                               const std::function<void(const arrays_to_fill&, cudaStream_t)>& fill);
 
   std::shared_ptr<cuda::device_context> context_;
 };

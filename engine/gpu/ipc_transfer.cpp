@@ -11,7 +11,6 @@
 #include <string>
 #include <type_traits>
 
-#include "cuda/csr_check.hpp"
 #include "cuda/cuda_check.hpp"
 #include "gpu/cuda_backend.hpp"
 #include "spgemm/errors.hpp"
@@ -102,29 +101,14 @@ void copy_bytes(void* to, const void* from, std::size_t bytes, cudaStream_t stre
 }  // namespace
 
 std::shared_ptr<stored_matrix> cuda_backend::store_from_ipc(const matrix_info& info, const ipc_csr_arrays& arrays) {
-  if (info.rows < 0 || info.cols < 0 || info.nnz < 0) throw_bad_input("negative matrix size");
-  cuda::device_guard guard(context_->device);
-  auto stream = context_->streams.acquire();
-  auto run = [&](auto tag) -> cuda::any_device_csr {
-    using T = decltype(tag);
-    const auto rows = static_cast<std::size_t>(info.rows), nnz = static_cast<std::size_t>(info.nnz);
-    cuda::device_csr<T> d = cuda::allocate_csr<T>(info.rows, info.cols, info.nnz, context_->memory, stream.get());
-    {
-      ipc_openings opened(stream.get());
-      copy_bytes(d.row_offsets.data(), opened.address(arrays.row_offsets, (rows + 1) * sizeof(offset_t), true, "row_offsets"),
-           (rows + 1) * sizeof(offset_t), stream.get());
-      copy_bytes(d.col_indices.data(), opened.address(arrays.col_indices, nnz * sizeof(index_t), true, "col_indices"),
-           nnz * sizeof(index_t), stream.get());
-      copy_bytes(d.values.data(), opened.address(arrays.values, nnz * sizeof(T), true, "values"), nnz * sizeof(T),
-           stream.get());
-    }  // copied: the client's memory is closed again
-    // Only the copy is checked and kept: the client may change its arrays at any time.
-    const std::string problem = cuda::find_structure_problem(d.view().structure(), context_->memory, stream.get());
-    if (!problem.empty()) throw_bad_input("not valid CSR: " + problem);
-    return d;
-  };
-  cuda::any_device_csr d = info.type == value_type::f32 ? run(float{}) : run(double{});
-  return keep(std::move(d), stream.get());
+  return store_checked(info, [&](const arrays_to_fill& to, cudaStream_t stream) {
+    ipc_openings opened(stream);  // closed again once copied
+    copy_bytes(to.row_offsets, opened.address(arrays.row_offsets, to.offset_bytes, true, "row_offsets"), to.offset_bytes,
+               stream);
+    copy_bytes(to.col_indices, opened.address(arrays.col_indices, to.column_bytes, true, "col_indices"), to.column_bytes,
+               stream);
+    copy_bytes(to.values, opened.address(arrays.values, to.value_bytes, true, "values"), to.value_bytes, stream);
+  });
 }
 
 void cuda_backend::fetch_into_ipc(const stored_matrix& m, const ipc_csr_arrays& arrays) {

@@ -5,7 +5,6 @@
 #include <string>
 #include <type_traits>
 
-#include "cuda/csr_check.hpp"
 #include "cuda/cuda_check.hpp"
 #include "gpu/cuda_backend.hpp"
 #include "spgemm/errors.hpp"
@@ -77,22 +76,11 @@ void cuda_backend::fetch_into_pinned(const stored_matrix& m, const host_csr_targ
 }
 
 std::shared_ptr<stored_matrix> cuda_backend::store_from_pinned(const matrix_info& info, const host_csr_arrays& arrays) {
-  if (info.rows < 0 || info.cols < 0 || info.nnz < 0) throw_bad_input("negative matrix size");
-  cuda::device_guard guard(context_->device);
-  auto stream = context_->streams.acquire();
-  auto run = [&](auto tag) -> cuda::any_device_csr {
-    using T = decltype(tag);
-    const auto rows = static_cast<std::size_t>(info.rows), nnz = static_cast<std::size_t>(info.nnz);
-    cuda::device_csr<T> d = cuda::allocate_csr<T>(info.rows, info.cols, info.nnz, context_->memory, stream.get());
-    copy_in(d.row_offsets.data(), arrays.row_offsets, (rows + 1) * sizeof(offset_t), "row_offsets", stream.get());
-    copy_in(d.col_indices.data(), arrays.col_indices, nnz * sizeof(index_t), "col_indices", stream.get());
-    copy_in(d.values.data(), arrays.values, nnz * sizeof(T), "values", stream.get());
-    const std::string problem = cuda::find_structure_problem(d.view().structure(), context_->memory, stream.get());
-    if (!problem.empty()) throw_bad_input("not valid CSR: " + problem);
-    return d;
-  };
-  cuda::any_device_csr d = info.type == value_type::f32 ? run(float{}) : run(double{});
-  return keep(std::move(d), stream.get());
+  return store_checked(info, [&](const arrays_to_fill& to, cudaStream_t stream) {
+    copy_in(to.row_offsets, arrays.row_offsets, to.offset_bytes, "row_offsets", stream);
+    copy_in(to.col_indices, arrays.col_indices, to.column_bytes, "col_indices", stream);
+    copy_in(to.values, arrays.values, to.value_bytes, "values", stream);
+  });
 }
 
 }  // namespace spgemm::gpu
