@@ -14,9 +14,11 @@
 //  * numeric: find-or-insert the slot, then commit the products to their
 //    slots in product order: within a warp, __match_any_sync groups the lanes
 //    of one slot and the lowest lane adds them in lane order. The warps of a
-//    block either own disjoint column ranges of the row (column_range: each
-//    warp enumerates only the part of every row of B in its ranges, no
-//    barrier) or enumerate the row together and commit one after another.
+//    block either own disjoint columns of the row (the job's column ranges,
+//    column_range, or an even cut of a narrow row's own span,
+//    column_window: each warp enumerates only the part of every row of B in
+//    its columns, no barrier) or enumerate the row together and commit one
+//    after another.
 //    Each entry of C is therefore summed in the order of A's entries,
 //    exactly as the sequential CPU loop does: deterministic. Then the table
 //    is sorted by column in registers (group_bitonic_sort; empty keys last)
@@ -209,6 +211,81 @@ struct column_range {
 __device__ __forceinline__ column_range warp_column_range(const int* pos, int w, int warps) {
   const int per = column_ranges / warps;
   return column_range{pos, column_ranges + 1, w * per, (w + 1) * per};
+}
+
+// ... or the part of row k of B with columns in [lo, hi): a warp's share of
+// a row whose products span few of B's columns (row_column_span), found by
+// binary search in the row of B.
+__device__ __forceinline__ offset_t lower_bound_column(const index_t* __restrict__ b_col, offset_t lo, offset_t hi,
+                                                       index_t col) {
+  if (lo == hi || b_col[lo] >= col) return lo;
+  if (b_col[hi - 1] < col) return hi;
+  while (lo < hi) {
+    const offset_t mid = lo + (hi - lo) / 2;
+    if (b_col[mid] < col) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+struct column_window {
+  const index_t* __restrict__ b_col;
+  index_t lo;
+  index_t hi;
+  __device__ void operator()(const offset_t* __restrict__ b_off, index_t k, offset_t& begin, long long& len) const {
+    const offset_t b1 = b_off[k + 1];
+    begin = lower_bound_column(b_col, b_off[k], b1, lo);
+    len = lower_bound_column(b_col, begin, b1, hi) - begin;
+  }
+};
+
+// How the warps of a block table split a row's products between them:
+// B's column ranges (pos: range_positions_kernel; nullptr: they enumerate
+// the row together and commit in turns), or, for a row whose products span
+// at most 1 / row_window_span_inverse of B's b_cols columns (rows in a local
+// order, whose products fall into one or two of the job's ranges), an even
+// cut of the row's own span.
+struct block_split {
+  const int* pos = nullptr;
+  std::int64_t b_cols = 0;
+};
+constexpr std::int64_t row_window_span_inverse = 2;
+
+// The columns row `row`'s products span, [lo, hi] (lo > hi: none), from the
+// first and last column of each row of B it selects; the whole block calls
+// it, `scratch` holds 64 ints.
+__device__ __forceinline__ void row_column_span(std::int64_t row, const offset_t* __restrict__ a_off,
+                                                const index_t* __restrict__ a_col, const offset_t* __restrict__ b_off,
+                                                const index_t* __restrict__ b_col, int* scratch, index_t& lo,
+                                                index_t& hi) {
+  int least = 0x7fffffff;
+  int most = -1;
+  for (offset_t e = a_off[row] + threadIdx.x; e < a_off[row + 1]; e += blockDim.x) {
+    const index_t k = a_col[e];
+    const offset_t b0 = b_off[k];
+    const offset_t b1 = b_off[k + 1];
+    if (b1 > b0) {
+      least = min(least, b_col[b0]);
+      most = max(most, b_col[b1 - 1]);
+    }
+  }
+  least = __reduce_min_sync(full_mask, least);
+  most = __reduce_max_sync(full_mask, most);
+  const int warp = static_cast<int>(threadIdx.x >> 5);
+  if ((threadIdx.x & 31) == 0) {
+    scratch[warp] = least;
+    scratch[32 + warp] = most;
+  }
+  __syncthreads();
+  lo = 0x7fffffff;
+  hi = -1;
+  for (int w = 0; w < static_cast<int>(blockDim.x >> 5); ++w) {
+    lo = min(lo, scratch[w]);
+    hi = max(hi, scratch[32 + w]);
+  }
+  __syncthreads();  // scratch is free again
 }
 
 // Enumerates the products of row `row` (the part of each row of B that
@@ -434,7 +511,9 @@ __device__ __forceinline__ void accumulate_block_round(Table& t, const bool (&va
 // keys (bitonic network; element e = rank * ITEMS + i). Strides below ITEMS
 // run in registers, strides below 32 * ITEMS through warp shuffles, larger
 // ones (block groups only) through the shared arrays sk / sv of
-// ITEMS * group-size entries.
+// ITEMS * group-size entries, where element rank * ITEMS + i lies at
+// i * group-size + rank: a warp's 32 threads touch 32 consecutive slots, no
+// bank conflicts (at rank * ITEMS + i, ITEMS threads would share a bank).
 template <bool Warp, int ITEMS, typename T>
 __device__ __forceinline__ void group_bitonic_sort(index_t (&k)[ITEMS], T (&v)[ITEMS], index_t* sk, T* sv) {
   using grp = group<Warp>;
@@ -444,21 +523,23 @@ __device__ __forceinline__ void group_bitonic_sort(index_t (&k)[ITEMS], T (&v)[I
   for (int size = 2; size <= n; size <<= 1) {
     for (int stride = size >> 1; stride >= ITEMS; stride >>= 1) {
       if (!Warp && stride >= 32 * ITEMS) {
+        const int g = grp::size();
+        const int partner = rank ^ (stride / ITEMS);
         grp::sync();
 #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
-          sk[base + i] = k[i];
-          sv[base + i] = v[i];
+          sk[i * g + rank] = k[i];
+          sv[i * g + rank] = v[i];
         }
         grp::sync();
 #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
           const int e = base + i;
-          const index_t pk = sk[e ^ stride];
+          const index_t pk = sk[i * g + partner];
           const bool keep_min = ((e & size) == 0) == ((e & stride) == 0);
           if (keep_min ? pk < k[i] : pk > k[i]) {
             k[i] = pk;
-            v[i] = sv[e ^ stride];
+            v[i] = sv[i * g + partner];
           }
         }
       } else {
@@ -499,6 +580,21 @@ __device__ __forceinline__ void group_bitonic_sort(index_t (&k)[ITEMS], T (&v)[I
   }
 }
 
+// Where element e of a sorted table lies in shared memory between the sort
+// and the write-out: threads store their ITEMS consecutive elements (e =
+// rank * ITEMS + i) and then read consecutive ones (e = i * group + rank).
+// XOR-ing the low bits with the next ones spreads both over the banks: 32
+// banks of 4-byte words, 16 of 8-byte words (a 64-bit access is served a
+// half-warp at a time). Stays within the table (a multiple of 32 slots).
+template <typename V>
+__device__ __forceinline__ int swizzled(int e) {
+  if constexpr (sizeof(V) == 8) {
+    return e ^ ((e >> 4) & 15);
+  } else {
+    return e ^ ((e >> 5) & 31);
+  }
+}
+
 // Shared memory of one group's numeric table of `table` slots: staging,
 // commit scratch, keys and values.
 template <typename T>
@@ -510,7 +606,7 @@ __host__ __device__ constexpr std::size_t numeric_group_bytes(int group_threads,
 // Numeric pass of one row with a shared table of ITEMS * group-size slots at
 // `base` (numeric_group_bytes): products, sort, write-out.
 template <bool Warp, int ITEMS, typename T, typename S>
-__device__ __forceinline__ void numeric_table_row(std::int64_t row, unsigned char* base, const int* __restrict__ pos,
+__device__ __forceinline__ void numeric_table_row(std::int64_t row, unsigned char* base, block_split split,
                                                   const offset_t* __restrict__ a_off,
                                                   const index_t* __restrict__ a_col, const T* __restrict__ a_val,
                                                   const offset_t* __restrict__ b_off,
@@ -547,12 +643,23 @@ __device__ __forceinline__ void numeric_table_row(std::int64_t row, unsigned cha
   if constexpr (Warp) {
     for_each_product_chunk<true, true, K, T>(row, a_off, a_col, a_val, b_off, b_col, b_val, st, whole_rows{}, visit(st),
                                              ring);
-  } else if (pos != nullptr) {
+  } else if (split.pos != nullptr) {
     const int warp = static_cast<int>(threadIdx.x >> 5);
+    const int warps = static_cast<int>(blockDim.x >> 5);
     const stage<T> wst = st.warp_slice(warp);
-    for_each_product_chunk<true, true, K, T>(row, a_off, a_col, a_val, b_off, b_col, b_val, wst,
-                                             warp_column_range(pos, warp, static_cast<int>(blockDim.x >> 5)),
-                                             visit(wst), ring);
+    index_t lo = 0;
+    index_t hi = 0;
+    row_column_span(row, a_off, a_col, b_off, b_col, reinterpret_cast<int*>(st.scratch), lo, hi);
+    const std::int64_t span = static_cast<std::int64_t>(hi) - lo + 1;
+    if (span * row_window_span_inverse <= split.b_cols) {
+      const column_window mine{b_col, static_cast<index_t>(lo + span * warp / warps),
+                               static_cast<index_t>(lo + span * (warp + 1) / warps)};
+      for_each_product_chunk<true, true, K, T>(row, a_off, a_col, a_val, b_off, b_col, b_val, wst, mine, visit(wst),
+                                               ring);
+    } else {
+      for_each_product_chunk<true, true, K, T>(row, a_off, a_col, a_val, b_off, b_col, b_val, wst,
+                                               warp_column_range(split.pos, warp, warps), visit(wst), ring);
+    }
   } else {
     for_each_product_chunk<false, true, K, T>(
         row, a_off, a_col, a_val, b_off, b_col, b_val, st, whole_rows{},
@@ -575,15 +682,16 @@ __device__ __forceinline__ void numeric_table_row(std::int64_t row, unsigned cha
   grp::sync();
 #pragma unroll
   for (int i = 0; i < ITEMS; ++i) {
-    t.keys[rank * ITEMS + i] = keys[i];
-    t.vals[rank * ITEMS + i] = vals[i];
+    const int e = rank * ITEMS + i;
+    t.keys[swizzled<index_t>(e)] = keys[i];
+    t.vals[swizzled<T>(e)] = vals[i];
   }
   grp::sync();
   const offset_t out = c_off[row];
-  const std::int64_t nnz = c_off[row + 1] - out;
-  for (std::int64_t i = rank; i < nnz; i += g) {
-    c_col[out + i] = t.keys[i];
-    c_val[out + i] = t.vals[i];
+  const int nnz = static_cast<int>(c_off[row + 1] - out);
+  for (int i = rank; i < nnz; i += g) {
+    c_col[out + i] = t.keys[swizzled<index_t>(i)];
+    c_val[out + i] = t.vals[swizzled<T>(i)];
   }
 }
 
@@ -598,7 +706,7 @@ __device__ __forceinline__ void numeric_warp_row(std::int64_t row, unsigned char
                                                  const offset_t* __restrict__ c_off, index_t* __restrict__ c_col,
                                                  T* __restrict__ c_val, S ring) {
   const auto run = [&](auto items) {
-    numeric_table_row<true, decltype(items)::value, T>(row, base, nullptr, a_off, a_col, a_val, b_off, b_col, b_val,
+    numeric_table_row<true, decltype(items)::value, T>(row, base, block_split{}, a_off, a_col, a_val, b_off, b_col, b_val,
                                                        c_off, c_col, c_val, ring);
   };
   switch (table / 32) {
@@ -631,14 +739,14 @@ __global__ void __launch_bounds__(256)
 // Numeric pass, block tables of ITEMS * block-size slots: one block per row.
 template <int ITEMS, typename T, typename S>
 __global__ void __launch_bounds__(1024)
-    numeric_block_table_kernel(const int* __restrict__ rows, const int* __restrict__ pos,
+    numeric_block_table_kernel(const int* __restrict__ rows, block_split split,
                                const offset_t* __restrict__ a_off, const index_t* __restrict__ a_col,
                                const T* __restrict__ a_val, const offset_t* __restrict__ b_off,
                                const index_t* __restrict__ b_col, const T* __restrict__ b_val,
                                const offset_t* __restrict__ c_off, index_t* __restrict__ c_col,
                                T* __restrict__ c_val, S ring) {
   extern __shared__ __align__(16) unsigned char smem[];
-  numeric_table_row<false, ITEMS, T>(rows[blockIdx.x], smem, pos, a_off, a_col, a_val, b_off, b_col, b_val, c_off,
+  numeric_table_row<false, ITEMS, T>(rows[blockIdx.x], smem, split, a_off, a_col, a_val, b_off, b_col, b_val, c_off,
                                      c_col, c_val, ring);
 }
 
@@ -798,7 +906,7 @@ __global__ void __launch_bounds__(planner::fused_block_threads)
   const int table = f.table[j];
   if (f.mode[j] == fused_mode::block_rows) {
     const auto run = [&](auto items) {
-      numeric_table_row<false, decltype(items)::value, T>(f.rows[j][local], smem, nullptr, a_off, a_col, a_val, b_off,
+      numeric_table_row<false, decltype(items)::value, T>(f.rows[j][local], smem, block_split{}, a_off, a_col, a_val, b_off,
                                                           b_col, b_val, c_off, c_col, c_val, ring);
     };
     switch (table / static_cast<int>(blockDim.x)) {

@@ -221,6 +221,26 @@ TEST_P(GpuMethod, SegmentRows) {
   });
 }
 
+// Rows of C of 410 to 819 entries (block tables) from rows of B long enough
+// for the warps to split each row's products by column: rows in a local
+// order (a band: a row's products span 601 of B's 6000 columns, cut evenly
+// between the warps) and rows spanning all of B's columns (a hub column at
+// each end: the job's column ranges); bit-identical on a second run.
+TEST_P(GpuMethod, BlockTableRowsLocalAndSpread) {
+  both([&](auto tag) {
+    using T = decltype(tag);
+    const auto band = convert_values<T>(testing::with_random_values(generate("band:6000:150:80"), 12));
+    const auto spread = with_hub_columns(band, {0, 5999});
+    expect_product(band, band, algo());
+    expect_product(band, spread, algo());
+    expect_product(spread, band, algo());
+    const auto first = gpu_multiply(band, band, algo());
+    const auto again = gpu_multiply(band, band, algo());
+    ASSERT_EQ(first.col_indices, again.col_indices);
+    EXPECT_EQ(std::memcmp(first.values.data(), again.values.data(), first.values.size() * sizeof(T)), 0);
+  });
+}
+
 // A * A^T of a wide matrix with few rows (LP constraint matrices: nw04 is 36
 // x 87,482 with 17,700 entries per row): few rows of many products into a
 // few dozen columns (the dense method splits such rows across a cluster),
