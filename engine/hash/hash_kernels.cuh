@@ -20,9 +20,12 @@
 //    its columns, no barrier) or enumerate the row together and commit one
 //    after another.
 //    Each entry of C is therefore summed in the order of A's entries,
-//    exactly as the sequential CPU loop does: deterministic. Then the table
-//    is sorted by column in registers (group_bitonic_sort; empty keys last)
-//    and the first nnz slots are written out;
+//    exactly as the sequential CPU loop does: deterministic. Then each entry
+//    goes to its place in C by its rank among the row's columns (a bit per
+//    column of their span, write_ranked), or, where the span is too wide for
+//    the table's memory, the table is sorted by column in registers
+//    (group_bitonic_sort; empty keys last) and the first nnz slots are
+//    written out;
 //  * dense rows (beyond the largest shared table): the same with a bitmap and
 //    a dense value array of b.cols in global memory per block, the row read
 //    out in column order by a block scan over the bitmap words.
@@ -253,6 +256,27 @@ struct block_split {
 };
 constexpr std::int64_t row_window_span_inverse = 2;
 
+// The least `lo` and the greatest `hi` over the group, on every thread;
+// block groups pass 64 ints of shared `scratch`.
+template <bool Warp>
+__device__ __forceinline__ void group_min_max(int& lo, int& hi, int* scratch) {
+  lo = __reduce_min_sync(full_mask, lo);
+  hi = __reduce_max_sync(full_mask, hi);
+  if constexpr (!Warp) {
+    const int warp = static_cast<int>(threadIdx.x >> 5);
+    if ((threadIdx.x & 31) == 0) {
+      scratch[warp] = lo;
+      scratch[32 + warp] = hi;
+    }
+    __syncthreads();
+    for (int w = 0; w < static_cast<int>(blockDim.x >> 5); ++w) {
+      lo = min(lo, scratch[w]);
+      hi = max(hi, scratch[32 + w]);
+    }
+    __syncthreads();  // scratch is free again
+  }
+}
+
 // The columns row `row`'s products span, [lo, hi] (lo > hi: none), from the
 // first and last column of each row of B it selects; the whole block calls
 // it, `scratch` holds 64 ints.
@@ -271,21 +295,9 @@ __device__ __forceinline__ void row_column_span(std::int64_t row, const offset_t
       most = max(most, b_col[b1 - 1]);
     }
   }
-  least = __reduce_min_sync(full_mask, least);
-  most = __reduce_max_sync(full_mask, most);
-  const int warp = static_cast<int>(threadIdx.x >> 5);
-  if ((threadIdx.x & 31) == 0) {
-    scratch[warp] = least;
-    scratch[32 + warp] = most;
-  }
-  __syncthreads();
-  lo = 0x7fffffff;
-  hi = -1;
-  for (int w = 0; w < static_cast<int>(blockDim.x >> 5); ++w) {
-    lo = min(lo, scratch[w]);
-    hi = max(hi, scratch[32 + w]);
-  }
-  __syncthreads();  // scratch is free again
+  group_min_max<false>(least, most, scratch);
+  lo = least;
+  hi = most;
 }
 
 // Enumerates the products of row `row` (the part of each row of B that
@@ -595,6 +607,69 @@ __device__ __forceinline__ int swizzled(int e) {
   }
 }
 
+// Writes a row's entries, held ITEMS per thread (empty keys among them), to
+// C in column order without sorting them, where a bit per column of their
+// span fits `free_bytes` of shared memory at `free` (twice: the bits and a
+// count per word of them; the table's storage, dead once loaded): each
+// entry's place is the number of bits set before its own. O(entries + span /
+// 32) against the bitonic network's O(table log^2 table); returns false
+// (nothing written) where the span does not fit. lo / hi: the least and
+// greatest key.
+template <bool Warp, int ITEMS, typename T>
+__device__ __forceinline__ bool write_ranked(const index_t (&keys)[ITEMS], const T (&vals)[ITEMS], int lo, int hi,
+                                             unsigned char* free, std::size_t free_bytes, offset_t out,
+                                             index_t* __restrict__ c_col, T* __restrict__ c_val) {
+  using grp = group<Warp>;
+  const int rank = grp::rank();
+  const int g = grp::size();
+  const std::int64_t words = (static_cast<std::int64_t>(hi) - lo + 32) / 32;
+  if (hi < lo || static_cast<std::size_t>(words) * 8 > free_bytes) return false;
+  const int n = static_cast<int>(words);
+  unsigned* bits = reinterpret_cast<unsigned*>(free);
+  unsigned* before = bits + n;  // bits set in the words before each word
+  grp::sync();  // every thread holds its entries: the table's storage is free
+  for (int w = rank; w < n; w += g) bits[w] = 0;
+  grp::sync();
+#pragma unroll
+  for (int i = 0; i < ITEMS; ++i) {
+    if (keys[i] != empty_key) {
+      const int d = keys[i] - lo;
+      atomicOr(&bits[d >> 5], 1u << (d & 31));
+    }
+  }
+  grp::sync();
+  // Each warp counts a run of words, its lanes on consecutive words.
+  const int lane = static_cast<int>(threadIdx.x & 31);
+  const int warps = g / 32;
+  const int run = (n + 32 * warps - 1) / (32 * warps) * 32;
+  const int w0 = min(n, (rank / 32) * run);
+  const int w1 = min(n, w0 + run);
+  long long mine = 0;
+  for (int w = w0 + lane; w < w1; w += 32) mine += __popc(bits[w]);
+  const long long warp_total = warp_sum(mine);
+  long long total = 0;
+  const long long contribution = lane == 0 ? warp_total : 0;
+  long long at = __shfl_sync(full_mask, grp::inclusive_scan(contribution, total) - contribution, 0);
+  for (int w0_lane = w0; w0_lane < w1; w0_lane += 32) {
+    const int w = w0_lane + lane;
+    const long long count = w < w1 ? __popc(bits[w]) : 0;
+    const long long incl = warp_inclusive_scan(count);
+    if (w < w1) before[w] = static_cast<unsigned>(at + incl - count);
+    at += __shfl_sync(full_mask, incl, 31);
+  }
+  grp::sync();
+#pragma unroll
+  for (int i = 0; i < ITEMS; ++i) {
+    if (keys[i] != empty_key) {
+      const int d = keys[i] - lo;
+      const offset_t place = out + before[d >> 5] + __popc(bits[d >> 5] & ((1u << (d & 31)) - 1u));
+      c_col[place] = keys[i];
+      c_val[place] = vals[i];
+    }
+  }
+  return true;
+}
+
 // Shared memory of one group's numeric table of `table` slots: staging,
 // commit scratch, keys and values.
 template <typename T>
@@ -669,15 +744,27 @@ __device__ __forceinline__ void numeric_table_row(std::int64_t row, unsigned cha
         ring);
   }
   grp::sync();
-  // Sort the whole table by key (empty keys last) in registers, then write
-  // the first nnz entries out through shared memory (coalesced).
+  // Place each entry by its rank among the row's columns where their span
+  // is narrow enough, else sort the whole table by key (empty keys last) in
+  // registers and write the first nnz entries out through shared memory
+  // (coalesced).
   index_t keys[ITEMS];
   T vals[ITEMS];
+  int lo = 0x7fffffff;
+  int hi = -1;
 #pragma unroll
   for (int i = 0; i < ITEMS; ++i) {  // any slot order will do: read conflict-free
     keys[i] = t.keys[i * g + rank];
     vals[i] = t.vals[i * g + rank];
+    if (keys[i] != empty_key) {
+      lo = min(lo, keys[i]);
+      hi = max(hi, keys[i]);
+    }
   }
+  group_min_max<Warp>(lo, hi, reinterpret_cast<int*>(st.incl));
+  unsigned char* const table_storage = reinterpret_cast<unsigned char*>(t.vals);
+  const std::size_t table_bytes = reinterpret_cast<unsigned char*>(t.keys + table) - table_storage;
+  if (write_ranked<Warp, ITEMS, T>(keys, vals, lo, hi, table_storage, table_bytes, c_off[row], c_col, c_val)) return;
   group_bitonic_sort<Warp, ITEMS, T>(keys, vals, t.keys, t.vals);
   grp::sync();
 #pragma unroll
