@@ -342,6 +342,12 @@ __device__ __forceinline__ void for_each_product_chunk(std::int64_t row, const o
       if constexpr (Numeric) st.a_val[rank] = av;
     }
     grp::sync();
+    // The entry of a thread's product: the first i with incl[i] > q. A
+    // thread's products only move forward, 32 at a time: where the entries
+    // average 32 products or more (steady), the entry of its previous product
+    // or the next mostly holds it, else a binary search finds it.
+    const bool steady = total >= 32LL * n;
+    int lo = 0;
     for (long long q0 = 0; q0 < total; q0 += static_cast<long long>(g) * K) {
       bool valid[K];
       index_t col[K];
@@ -355,14 +361,17 @@ __device__ __forceinline__ void for_each_product_chunk(std::int64_t row, const o
         p[k] = T(0);
         entry[k] = 0;
         if (valid[k]) {
-          int lo = 0;
-          int hi = n - 1;
-          while (lo < hi) {  // first i with incl[i] > q
-            const int mid = (lo + hi) >> 1;
-            if (st.incl[mid] > q) {
-              hi = mid;
-            } else {
-              lo = mid + 1;
+          if (!steady) lo = 0;
+          if (!steady || (st.incl[lo] <= q && st.incl[++lo] <= q)) {
+            int hi = n - 1;
+            if (steady) ++lo;
+            while (lo < hi) {
+              const int mid = (lo + hi) >> 1;
+              if (st.incl[mid] > q) {
+                hi = mid;
+              } else {
+                lo = mid + 1;
+              }
             }
           }
           const long long before = lo > 0 ? st.incl[lo - 1] : 0;
