@@ -1,0 +1,170 @@
+// A row's table written to C in column order, for the hash method's numeric
+// kernels (hash_kernels.cuh): by each entry's rank among the row's columns
+// where their span fits the table's memory (write_ranked), else by a bitonic
+// network over the whole table (group_bitonic_sort) and a swizzled copy
+// through shared memory (swizzled).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "cuda/warp_primitives.cuh"
+#include "hash/row_products.cuh"
+#include "spgemm/csr.hpp"
+
+namespace spgemm::hash::kernels {
+
+constexpr index_t empty_key = 0x7fffffff;  // sorts after every column
+
+// Sorts ITEMS (key, value) pairs per thread over the group into ascending
+// keys (bitonic network; element e = rank * ITEMS + i). Strides below ITEMS
+// run in registers, strides below 32 * ITEMS through warp shuffles, larger
+// ones (block groups only) through the shared arrays sk / sv of
+// ITEMS * group-size entries, where element rank * ITEMS + i lies at
+// i * group-size + rank: a warp's 32 threads touch 32 consecutive slots, no
+// bank conflicts (at rank * ITEMS + i, ITEMS threads would share a bank).
+template <bool Warp, int ITEMS, typename T>
+__device__ __forceinline__ void group_bitonic_sort(index_t (&k)[ITEMS], T (&v)[ITEMS], index_t* sk, T* sv) {
+  using grp = group<Warp>;
+  const int rank = grp::rank();
+  const int n = ITEMS * grp::size();
+  const int base = rank * ITEMS;
+  for (int size = 2; size <= n; size <<= 1) {
+    for (int stride = size >> 1; stride >= ITEMS; stride >>= 1) {
+      if (!Warp && stride >= 32 * ITEMS) {
+        const int g = grp::size();
+        const int partner = rank ^ (stride / ITEMS);
+        grp::sync();
+#pragma unroll
+        for (int i = 0; i < ITEMS; ++i) {
+          sk[i * g + rank] = k[i];
+          sv[i * g + rank] = v[i];
+        }
+        grp::sync();
+#pragma unroll
+        for (int i = 0; i < ITEMS; ++i) {
+          const int e = base + i;
+          const index_t pk = sk[i * g + partner];
+          const bool keep_min = ((e & size) == 0) == ((e & stride) == 0);
+          if (keep_min ? pk < k[i] : pk > k[i]) {
+            k[i] = pk;
+            v[i] = sv[i * g + partner];
+          }
+        }
+      } else {
+        const int lanes = stride / ITEMS;
+#pragma unroll
+        for (int i = 0; i < ITEMS; ++i) {
+          const int e = base + i;
+          const index_t pk = __shfl_xor_sync(full_mask, k[i], lanes);
+          const T pv = __shfl_xor_sync(full_mask, v[i], lanes);
+          const bool keep_min = ((e & size) == 0) == ((e & stride) == 0);
+          if (keep_min ? pk < k[i] : pk > k[i]) {
+            k[i] = pk;
+            v[i] = pv;
+          }
+        }
+      }
+    }
+#pragma unroll
+    for (int s = ITEMS / 2; s > 0; s >>= 1) {
+      if (s < size) {
+#pragma unroll
+        for (int i = 0; i < ITEMS; ++i) {
+          if ((i & s) == 0) {
+            const int j = i | s;
+            const bool up = ((base + i) & size) == 0;
+            if ((k[i] > k[j]) == up && k[i] != k[j]) {
+              const index_t tk = k[i];
+              k[i] = k[j];
+              k[j] = tk;
+              const T tv = v[i];
+              v[i] = v[j];
+              v[j] = tv;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// Where element e of a sorted table lies in shared memory between the sort
+// and the write-out: threads store their ITEMS consecutive elements (e =
+// rank * ITEMS + i) and then read consecutive ones (e = i * group + rank).
+// XOR-ing the low bits with the next ones spreads both over the banks: 32
+// banks of 4-byte words, 16 of 8-byte words (a 64-bit access is served a
+// half-warp at a time). Stays within the table (a multiple of 32 slots).
+template <typename V>
+__device__ __forceinline__ int swizzled(int e) {
+  if constexpr (sizeof(V) == 8) {
+    return e ^ ((e >> 4) & 15);
+  } else {
+    return e ^ ((e >> 5) & 31);
+  }
+}
+
+// Writes a row's entries, held ITEMS per thread (empty keys among them), to
+// C in column order without sorting them, where a bit per column of their
+// span fits `free_bytes` of shared memory at `free` (twice: the bits and a
+// count per word of them; the table's storage, dead once loaded): each
+// entry's place is the number of bits set before its own. O(entries + span /
+// 32) against the bitonic network's O(table log^2 table); returns false
+// (nothing written) where the span does not fit. lo / hi: the least and
+// greatest key.
+template <bool Warp, int ITEMS, typename T>
+__device__ __forceinline__ bool write_ranked(const index_t (&keys)[ITEMS], const T (&vals)[ITEMS], int lo, int hi,
+                                             unsigned char* free, std::size_t free_bytes, offset_t out,
+                                             index_t* __restrict__ c_col, T* __restrict__ c_val) {
+  using grp = group<Warp>;
+  const int rank = grp::rank();
+  const int g = grp::size();
+  const std::int64_t words = (static_cast<std::int64_t>(hi) - lo + 32) / 32;
+  if (hi < lo || static_cast<std::size_t>(words) * 8 > free_bytes) return false;
+  const int n = static_cast<int>(words);
+  unsigned* bits = reinterpret_cast<unsigned*>(free);
+  unsigned* before = bits + n;  // bits set in the words before each word
+  grp::sync();  // every thread holds its entries: the table's storage is free
+  for (int w = rank; w < n; w += g) bits[w] = 0;
+  grp::sync();
+#pragma unroll
+  for (int i = 0; i < ITEMS; ++i) {
+    if (keys[i] != empty_key) {
+      const int d = keys[i] - lo;
+      atomicOr(&bits[d >> 5], 1u << (d & 31));
+    }
+  }
+  grp::sync();
+  // Each warp counts a run of words, its lanes on consecutive words.
+  const int lane = static_cast<int>(threadIdx.x & 31);
+  const int warps = g / 32;
+  const int run = (n + 32 * warps - 1) / (32 * warps) * 32;
+  const int w0 = min(n, (rank / 32) * run);
+  const int w1 = min(n, w0 + run);
+  long long mine = 0;
+  for (int w = w0 + lane; w < w1; w += 32) mine += __popc(bits[w]);
+  const long long warp_total = warp_sum(mine);
+  long long total = 0;
+  const long long contribution = lane == 0 ? warp_total : 0;
+  long long at = __shfl_sync(full_mask, grp::inclusive_scan(contribution, total) - contribution, 0);
+  for (int w0_lane = w0; w0_lane < w1; w0_lane += 32) {
+    const int w = w0_lane + lane;
+    const long long count = w < w1 ? __popc(bits[w]) : 0;
+    const long long incl = warp_inclusive_scan(count);
+    if (w < w1) before[w] = static_cast<unsigned>(at + incl - count);
+    at += __shfl_sync(full_mask, incl, 31);
+  }
+  grp::sync();
+#pragma unroll
+  for (int i = 0; i < ITEMS; ++i) {
+    if (keys[i] != empty_key) {
+      const int d = keys[i] - lo;
+      const offset_t place = out + before[d >> 5] + __popc(bits[d >> 5] & ((1u << (d & 31)) - 1u));
+      c_col[place] = keys[i];
+      c_val[place] = vals[i];
+    }
+  }
+  return true;
+}
+
+}  // namespace spgemm::hash::kernels
