@@ -147,8 +147,8 @@ __device__ __forceinline__ bool write_ranked(const index_t (&keys)[ITEMS], const
   long long total = 0;
   const long long contribution = lane == 0 ? warp_total : 0;
   long long at = __shfl_sync(full_mask, grp::inclusive_scan(contribution, total) - contribution, 0);
-  for (int w0_lane = w0; w0_lane < w1; w0_lane += 32) {
-    const int w = w0_lane + lane;
+  for (int base = w0; base < w1; base += 32) {
+    const int w = base + lane;
     const long long count = w < w1 ? __popc(bits[w]) : 0;
     const long long incl = warp_inclusive_scan(count);
     if (w < w1) before[w] = static_cast<unsigned>(at + incl - count);
