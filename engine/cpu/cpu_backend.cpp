@@ -51,10 +51,7 @@ void append_row_block(const csr_matrix<T>& from, std::int64_t row_begin, std::in
 // (only the offsets are copied, to rebase them).
 template <typename T>
 void hand_row_block(const csr_matrix<T>& from, std::int64_t row_begin, std::int64_t row_end, rows_sink& sink) {
-  if (row_begin < 0 || row_end < row_begin || row_end > from.rows) {
-    throw_bad_input("rows [" + std::to_string(row_begin) + ", " + std::to_string(row_end) +
-                    ") are outside the matrix's " + std::to_string(from.rows) + " rows");
-  }
+  require_rows_within(row_begin, row_end, from.rows);
   const offset_t first = from.row_offsets[row_begin];
   std::vector<offset_t> offsets(from.row_offsets.begin() + row_begin, from.row_offsets.begin() + row_end + 1);
   for (offset_t& o : offsets) o -= first;
@@ -311,10 +308,7 @@ class cpu_backend final : public backend {
   std::shared_ptr<stored_matrix> copy_rows(const stored_matrix& m, std::int64_t row_begin,
                                            std::int64_t row_end) override {
     const auto& held = as_cpu(m).matrix();
-    if (row_begin < 0 || row_end < row_begin || row_end > info_of(held).rows) {
-      throw_bad_input("rows [" + std::to_string(row_begin) + ", " + std::to_string(row_end) +
-                      ") are outside the matrix's " + std::to_string(info_of(held).rows) + " rows");
-    }
+    require_rows_within(row_begin, row_end, info_of(held).rows);
     return std::make_shared<cpu_matrix>(row_block(held, row_begin, row_end), counter_);
   }
 

@@ -34,10 +34,7 @@ void copy_bytes(void* dst, int dst_device, const void* src, int src_device, std:
 template <typename T>
 device_csr<T> copy_rows(const device_csr<T>& src, int src_device, std::int64_t row_begin, std::int64_t row_end,
                         memory_resource& memory, cudaStream_t stream) {
-  if (row_begin < 0 || row_end < row_begin || row_end > src.rows) {
-    throw_bad_input("rows [" + std::to_string(row_begin) + ", " + std::to_string(row_end) +
-                    ") are outside the matrix's " + std::to_string(src.rows) + " rows");
-  }
+  require_rows_within(row_begin, row_end, src.rows);
   int device = 0;
   SPGEMM_CUDA_CHECK(cudaGetDevice(&device));
   // Where the rows' entries begin and end: two offsets of the source, read

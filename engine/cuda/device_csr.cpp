@@ -232,10 +232,7 @@ csr_matrix<T> download_rows(const device_csr<T>& m, std::int64_t row_begin, std:
 template <typename T>
 void download_rows_to(const device_csr<T>& m, std::int64_t row_begin, std::int64_t row_end, rows_sink& sink,
                       cudaStream_t stream) {
-  if (row_begin < 0 || row_end < row_begin || row_end > m.rows) {
-    throw_bad_input("rows [" + std::to_string(row_begin) + ", " + std::to_string(row_end) +
-                    ") are outside the matrix's " + std::to_string(m.rows) + " rows");
-  }
+  require_rows_within(row_begin, row_end, m.rows);
   staging st;
   std::vector<offset_t> offsets(static_cast<std::size_t>(row_end - row_begin) + 1);
   st.to_host(offsets.data(), m.row_offsets.data() + row_begin, offsets.size() * sizeof(offset_t), stream);

@@ -324,7 +324,7 @@ __device__ __forceinline__ void numeric_table_row(std::int64_t row, unsigned cha
     index_t hi = 0;
     row_column_span(row, a_off, a_col, b_off, b_col, reinterpret_cast<int*>(st.scratch), lo, hi);
     const std::int64_t span = static_cast<std::int64_t>(hi) - lo + 1;
-    if (span * row_window_span_inverse <= split.b_cols) {
+    if (planner::split_by_row_span(span, split.b_cols)) {
       const column_window mine{b_col, static_cast<index_t>(lo + span * warp / warps),
                                static_cast<index_t>(lo + span * (warp + 1) / warps)};
       for_each_product_chunk<true, true, K, T>(row, a_off, a_col, a_val, b_off, b_col, b_val, wst, mine, visit(wst),

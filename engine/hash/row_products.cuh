@@ -134,14 +134,12 @@ struct column_window {
 // How the warps of a block table split a row's products between them:
 // B's column ranges (pos: range_positions_kernel; nullptr: they enumerate
 // the row together and commit in turns), or, for a row whose products span
-// at most 1 / row_window_span_inverse of B's b_cols columns (rows in a local
-// order, whose products fall into one or two of the job's ranges), an even
-// cut of the row's own span.
+// few of B's b_cols columns (planner::split_by_row_span), an even cut of the
+// row's own span.
 struct block_split {
   const int* pos = nullptr;
   std::int64_t b_cols = 0;
 };
-constexpr std::int64_t row_window_span_inverse = 2;
 
 // The least `lo` and the greatest `hi` over the group, on every thread;
 // block groups pass 64 ints of shared `scratch`.

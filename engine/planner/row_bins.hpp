@@ -299,4 +299,12 @@ inline bool use_column_ranges(const job_stats& s) {
   return s.nnz_a > 0 && static_cast<double>(s.products) >= column_ranges_min_products_per_entry * s.nnz_a;
 }
 
+// ... but a row whose products span at most 1 / row_span_split_inverse of
+// B's columns (a row in a local order: the job's ranges put its products
+// into one or two warps) is cut evenly over its own span instead.
+inline constexpr std::int64_t row_span_split_inverse = 2;
+SPGEMM_HOST_DEVICE inline bool split_by_row_span(std::int64_t span, std::int64_t b_cols) {
+  return span * row_span_split_inverse <= b_cols;
+}
+
 }  // namespace spgemm::planner

@@ -14,4 +14,11 @@ const char* to_string(error_kind kind) {
 
 void throw_bad_input(const std::string& message) { throw error(error_kind::bad_input, message); }
 
+void require_rows_within(std::int64_t row_begin, std::int64_t row_end, std::int64_t rows) {
+  if (row_begin < 0 || row_end < row_begin || row_end > rows) {
+    throw_bad_input("rows [" + std::to_string(row_begin) + ", " + std::to_string(row_end) +
+                    ") are outside the matrix's " + std::to_string(rows) + " rows");
+  }
+}
+
 }  // namespace spgemm

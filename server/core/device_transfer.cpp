@@ -19,19 +19,14 @@ outcome no_gpu() {
 
 }  // namespace
 
-bool has_gpu(const matrix_cache& cache) {
-  for (const auto& b : cache.backends()) {
-    if (b->is_gpu()) return true;
-  }
-  return false;
-}
-
 std::shared_ptr<spgemm::backend> any_gpu(const matrix_cache& cache) {
   for (const auto& b : cache.backends()) {
     if (b->is_gpu()) return b;
   }
   return nullptr;
 }
+
+bool has_gpu(const matrix_cache& cache) { return any_gpu(cache) != nullptr; }
 
 namespace {
 

@@ -62,11 +62,6 @@ void pin_budget::give(int64_t bytes) {
   left_ += bytes;
 }
 
-int64_t pin_budget::left() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return left_;
-}
-
 outcome shm_object::open(const std::string& key, int64_t min_bytes, bool writable, std::shared_ptr<shm_object>* out,
                          std::shared_ptr<pin_budget> pins) {
   if (outcome named = check_object_key(key); !named.ok()) return named;

@@ -25,7 +25,6 @@ class pin_budget {
   explicit pin_budget(int64_t bytes) : left_(bytes) {}
   bool take(int64_t bytes);
   void give(int64_t bytes);
-  int64_t left() const;
 
  private:
   mutable std::mutex mu_;

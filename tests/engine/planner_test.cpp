@@ -337,5 +337,12 @@ TEST(Planner, ColumnRangesWhereRowsOfBAreLong) {
   EXPECT_FALSE(use_column_ranges(job_stats{}));
 }
 
+TEST(Planner, RowsSpanningFewColumnsSplitByTheirOwnSpan) {
+  EXPECT_TRUE(split_by_row_span(12000, 94702));   // femblocks:30:6: a row's products over 12,000 columns
+  EXPECT_TRUE(split_by_row_span(50000, 100000));  // half of B's columns
+  EXPECT_FALSE(split_by_row_span(50001, 100000));
+  EXPECT_FALSE(split_by_row_span(480000, 500000));  // circuit: a hub's row over nearly all of B
+}
+
 }  // namespace
 }  // namespace spgemm::planner

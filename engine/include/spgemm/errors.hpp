@@ -3,6 +3,7 @@
 // one gRPC status code in one place).
 #pragma once
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -27,5 +28,8 @@ class error : public std::runtime_error {
 };
 
 [[noreturn]] void throw_bad_input(const std::string& message);
+
+// error(bad_input) unless rows [row_begin, row_end) lie within a matrix of `rows` rows.
+void require_rows_within(std::int64_t row_begin, std::int64_t row_end, std::int64_t rows);
 
 }  // namespace spgemm
