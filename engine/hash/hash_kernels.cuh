@@ -116,8 +116,17 @@ struct dense_table {
 // Adds each lane's product to its slot, lanes of one slot in lane order.
 // The whole warp calls it; slot < 0 means no product.
 template <typename T, typename S>
-__device__ __forceinline__ void warp_commit(int slot, T p, T* vals, T* scratch, S ring) {
+__device__ __forceinline__ void warp_commit(int slot, index_t col, T p, T* vals, T* scratch, S ring) {
   const int lane = threadIdx.x & 31;
+  // Columns strictly rising across the lanes (a round inside one row of B,
+  // or rows of B that follow each other): one product per slot, no order to
+  // keep. Lanes without a product (slot < 0) are the last ones.
+  const index_t before = __shfl_up_sync(full_mask, col, 1);
+  if (__all_sync(full_mask, lane == 0 || slot < 0 || before < col)) {
+    if (slot >= 0) vals[slot] = ring.add(vals[slot], p);
+    __syncwarp();  // the next round reads what this one wrote
+    return;
+  }
   scratch[lane] = p;
   __syncwarp();
   const unsigned peers = __match_any_sync(full_mask, slot);
@@ -243,7 +252,7 @@ __device__ __forceinline__ void accumulate_round(Table& t, const bool (&valid)[K
   int slot[K];
   find_slots(t, valid, col, slot);
 #pragma unroll
-  for (int k = 0; k < K; ++k) warp_commit(slot[k], p[k], t.vals, scratch, ring);
+  for (int k = 0; k < K; ++k) warp_commit(slot[k], col[k], p[k], t.vals, scratch, ring);
 }
 
 // The same for the warps of a block enumerating whole rows together
@@ -262,7 +271,7 @@ __device__ __forceinline__ void accumulate_block_round(Table& t, const bool (&va
   for (int w = 0; w < active; ++w) {
     if (warp == w) {
 #pragma unroll
-      for (int k = 0; k < K; ++k) warp_commit(slot[k], p[k], t.vals, scratch + 32 * w, ring);
+      for (int k = 0; k < K; ++k) warp_commit(slot[k], col[k], p[k], t.vals, scratch + 32 * w, ring);
     }
     __syncthreads();
   }
