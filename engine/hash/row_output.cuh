@@ -106,12 +106,13 @@ __device__ __forceinline__ int swizzled(int e) {
 
 // Writes a row's entries, held ITEMS per thread (empty keys among them), to
 // C in column order without sorting them, where a bit per column of their
-// span fits `free_bytes` of shared memory at `free` (twice: the bits and a
-// count per word of them; the table's storage, dead once loaded): each
-// entry's place is the number of bits set before its own. O(entries + span /
-// 32) against the bitonic network's O(table log^2 table); returns false
-// (nothing written) where the span does not fit. lo / hi: the least and
-// greatest key.
+// span fits `free_bytes` of shared memory at `free` (the table's storage,
+// dead once loaded) with its counts: the bits set before each run of 32
+// words (4 bytes a run) and before each word within its run (2 bytes a word;
+// at most 1024), 6.125 bytes per 32 columns in all. Each entry's place is the
+// number of bits set before its own. O(entries + span / 32) against the
+// bitonic network's O(table log^2 table); returns false (nothing written)
+// where the span does not fit. lo / hi: the least and greatest key.
 template <bool Warp, int ITEMS, typename T>
 __device__ __forceinline__ bool write_ranked(const index_t (&keys)[ITEMS], const T (&vals)[ITEMS], int lo, int hi,
                                              unsigned char* free, std::size_t free_bytes, offset_t out,
@@ -120,10 +121,12 @@ __device__ __forceinline__ bool write_ranked(const index_t (&keys)[ITEMS], const
   const int rank = grp::rank();
   const int g = grp::size();
   const std::int64_t words = (static_cast<std::int64_t>(hi) - lo + 32) / 32;
-  if (hi < lo || static_cast<std::size_t>(words) * 8 > free_bytes) return false;
+  const std::int64_t runs = (words + 31) / 32;
+  if (hi < lo || static_cast<std::size_t>(words * 6 + runs * 4) > free_bytes) return false;
   const int n = static_cast<int>(words);
   unsigned* bits = reinterpret_cast<unsigned*>(free);
-  unsigned* before = bits + n;  // bits set in the words before each word
+  unsigned* run_before = bits + n;  // bits set before each run of 32 words
+  auto* word_before = reinterpret_cast<unsigned short*>(run_before + runs);  // ... and each word in its run
   grp::sync();  // every thread holds its entries: the table's storage is free
   for (int w = rank; w < n; w += g) bits[w] = 0;
   grp::sync();
@@ -135,23 +138,24 @@ __device__ __forceinline__ bool write_ranked(const index_t (&keys)[ITEMS], const
     }
   }
   grp::sync();
-  // Each warp counts a run of words, its lanes on consecutive words.
+  // Each warp counts a stretch of whole runs, its lanes on consecutive words.
   const int lane = static_cast<int>(threadIdx.x & 31);
   const int warps = g / 32;
-  const int run = (n + 32 * warps - 1) / (32 * warps) * 32;
-  const int w0 = min(n, (rank / 32) * run);
-  const int w1 = min(n, w0 + run);
+  const int stretch = (n + 32 * warps - 1) / (32 * warps) * 32;
+  const int w0 = min(n, (rank / 32) * stretch);
+  const int w1 = min(n, w0 + stretch);
   long long mine = 0;
   for (int w = w0 + lane; w < w1; w += 32) mine += __popc(bits[w]);
   const long long warp_total = warp_sum(mine);
   long long total = 0;
   const long long contribution = lane == 0 ? warp_total : 0;
   long long at = __shfl_sync(full_mask, grp::inclusive_scan(contribution, total) - contribution, 0);
-  for (int base = w0; base < w1; base += 32) {
+  for (int base = w0; base < w1; base += 32) {  // one run
     const int w = base + lane;
     const long long count = w < w1 ? __popc(bits[w]) : 0;
     const long long incl = warp_inclusive_scan(count);
-    if (w < w1) before[w] = static_cast<unsigned>(at + incl - count);
+    if (lane == 0) run_before[base / 32] = static_cast<unsigned>(at);
+    if (w < w1) word_before[w] = static_cast<unsigned short>(incl - count);
     at += __shfl_sync(full_mask, incl, 31);
   }
   grp::sync();
@@ -159,7 +163,8 @@ __device__ __forceinline__ bool write_ranked(const index_t (&keys)[ITEMS], const
   for (int i = 0; i < ITEMS; ++i) {
     if (keys[i] != empty_key) {
       const int d = keys[i] - lo;
-      const offset_t place = out + before[d >> 5] + __popc(bits[d >> 5] & ((1u << (d & 31)) - 1u));
+      const int w = d >> 5;
+      const offset_t place = out + run_before[w >> 5] + word_before[w] + __popc(bits[w] & ((1u << (d & 31)) - 1u));
       c_col[place] = keys[i];
       c_val[place] = vals[i];
     }
