@@ -287,7 +287,7 @@ void launch_numeric_table(int bin, const int* rows, std::int64_t n, const int* p
   if (cfg.warp_per_row) {
     cuda::allow_max_dynamic_shared(kernels::numeric_warp_tables_kernel<T, S>);
     kernels::numeric_warp_tables_kernel<T, S><<<row_blocks(n, cfg), cfg.block_threads, cfg.shared_bytes, stream>>>(
-        rows, n, cfg.table, a.row_offsets, a.col_indices, a.values, b.row_offsets, b.col_indices, b.values,
+        rows, n, cfg.table, b.cols, a.row_offsets, a.col_indices, a.values, b.row_offsets, b.col_indices, b.values,
         c.row_offsets.data(), c.col_indices.data(), c.values.data(), ring);
     SPGEMM_CUDA_CHECK_LAUNCH();
     return;
@@ -573,7 +573,7 @@ device_csr<T> run_over(const method::job& job, const cuda::csr_view<T>& a, const
       launches.emplace_back([&, fl](cudaStream_t st) {
         cuda::allow_max_dynamic_shared(kernels::numeric_fused_kernel<T, S>);
         kernels::numeric_fused_kernel<T, S><<<fl.blocks, planner::fused_block_threads, fl.shared_bytes, st>>>(
-            fl.bins, a.row_offsets, a.col_indices, a.values, b.row_offsets, b.col_indices, b.values,
+            fl.bins, b.cols, a.row_offsets, a.col_indices, a.values, b.row_offsets, b.col_indices, b.values,
             c.row_offsets.data(), c.col_indices.data(), c.values.data(), ring);
         SPGEMM_CUDA_CHECK_LAUNCH();
       });

@@ -26,6 +26,8 @@
 //    the table's memory, the table is sorted by column in registers
 //    (group_bitonic_sort; empty keys last) and the first nnz slots are
 //    written out;
+//  * short rows of the warp bins (at most 32 entries of A, a few products
+//    per lane): no table at all, short_rows.cuh;
 //  * dense rows (beyond the largest shared table): the same with a bitmap and
 //    a dense value array of b.cols in global memory per block, the row read
 //    out in column order by a block scan over the bitmap words.
@@ -49,6 +51,7 @@
 #include "cuda/warp_primitives.cuh"
 #include "hash/row_output.cuh"
 #include "hash/row_products.cuh"
+#include "hash/short_rows.cuh"
 #include "planner/row_bins.hpp"
 #include "planner/statistics.hpp"
 #include "semiring/semiring_ops.hpp"
@@ -157,6 +160,11 @@ __device__ __forceinline__ int insert_all(Table& t, const bool (&valid)[K], cons
   return added;
 }
 
+// Symbolic warp rows try the short-row path (short_rows.cuh) in tables up
+// to this size: rows of at most 102 products where B has more columns
+// (symbolic_bin), short unless they have more than 32 entries.
+constexpr int short_row_max_symbolic_table = 128;
+
 // Shared memory of one group's symbolic table of `table` slots: staging and keys.
 __host__ __device__ constexpr std::size_t symbolic_group_bytes(int group_threads, int table) {
   return static_cast<std::size_t>(group_threads) * 16 + 4 * static_cast<std::size_t>(table);
@@ -170,6 +178,12 @@ __device__ __forceinline__ void symbolic_table_row(std::int64_t row, unsigned ch
                                                    const index_t* __restrict__ a_col,
                                                    const offset_t* __restrict__ b_off,
                                                    const index_t* __restrict__ b_col, offset_t* __restrict__ row_nnz) {
+  if constexpr (Warp) {
+    if (table <= short_row_max_symbolic_table &&
+        symbolic_short_row(row, a_off, a_col, b_off, b_col, reinterpret_cast<index_t*>(base), row_nnz)) {
+      return;
+    }
+  }
   using grp = group<Warp>;
   const int g = grp::size();
   stage<float> st{reinterpret_cast<offset_t*>(base), reinterpret_cast<long long*>(base + 8 * g), nullptr, nullptr};
@@ -295,6 +309,15 @@ __device__ __forceinline__ void numeric_table_row(std::int64_t row, unsigned cha
                                                   const index_t* __restrict__ b_col, const T* __restrict__ b_val,
                                                   const offset_t* __restrict__ c_off, index_t* __restrict__ c_col,
                                                   T* __restrict__ c_val, S ring) {
+  if constexpr (Warp) {
+    constexpr int P = short_row_items<T>(numeric_group_bytes<T>(32, 32 * ITEMS));
+    if constexpr (P > 0 && ITEMS <= 4) {
+      if (numeric_short_row<P, T>(row, split.b_cols, a_off, a_col, a_val, b_off, b_col, b_val, base, c_off, c_col,
+                                  c_val, ring)) {
+        return;
+      }
+    }
+  }
   using grp = group<Warp>;
   constexpr int K = Warp ? warp_numeric_batch : ranged_numeric_batch;
   const int g = grp::size();
@@ -392,7 +415,7 @@ __device__ __forceinline__ void numeric_table_row(std::int64_t row, unsigned cha
 // Numeric pass of one row by one warp, a table of `table` (32 .. 512) slots
 // at `base` (numeric_group_bytes).
 template <typename T, typename S>
-__device__ __forceinline__ void numeric_warp_row(std::int64_t row, unsigned char* base, int table,
+__device__ __forceinline__ void numeric_warp_row(std::int64_t row, unsigned char* base, int table, std::int64_t b_cols,
                                                  const offset_t* __restrict__ a_off,
                                                  const index_t* __restrict__ a_col, const T* __restrict__ a_val,
                                                  const offset_t* __restrict__ b_off,
@@ -400,7 +423,7 @@ __device__ __forceinline__ void numeric_warp_row(std::int64_t row, unsigned char
                                                  const offset_t* __restrict__ c_off, index_t* __restrict__ c_col,
                                                  T* __restrict__ c_val, S ring) {
   const auto run = [&](auto items) {
-    numeric_table_row<true, decltype(items)::value, T>(row, base, block_split{}, a_off, a_col, a_val, b_off, b_col, b_val,
+    numeric_table_row<true, decltype(items)::value, T>(row, base, block_split{nullptr, b_cols}, a_off, a_col, a_val, b_off, b_col, b_val,
                                                        c_off, c_col, c_val, ring);
   };
   switch (table / 32) {
@@ -416,7 +439,7 @@ __device__ __forceinline__ void numeric_warp_row(std::int64_t row, unsigned char
 // table of `table` slots each.
 template <typename T, typename S>
 __global__ void __launch_bounds__(256)
-    numeric_warp_tables_kernel(const int* __restrict__ rows, std::int64_t n, int table,
+    numeric_warp_tables_kernel(const int* __restrict__ rows, std::int64_t n, int table, std::int64_t b_cols,
                                const offset_t* __restrict__ a_off, const index_t* __restrict__ a_col,
                                const T* __restrict__ a_val, const offset_t* __restrict__ b_off,
                                const index_t* __restrict__ b_col, const T* __restrict__ b_val,
@@ -426,8 +449,8 @@ __global__ void __launch_bounds__(256)
   const int gi = static_cast<int>(threadIdx.x >> 5);
   const std::int64_t r = static_cast<std::int64_t>(blockIdx.x) * (blockDim.x >> 5) + gi;
   if (r >= n) return;
-  numeric_warp_row<T>(rows[r], smem + static_cast<std::size_t>(gi) * numeric_group_bytes<T>(32, table), table, a_off,
-                      a_col, a_val, b_off, b_col, b_val, c_off, c_col, c_val, ring);
+  numeric_warp_row<T>(rows[r], smem + static_cast<std::size_t>(gi) * numeric_group_bytes<T>(32, table), table, b_cols,
+                      a_off, a_col, a_val, b_off, b_col, b_val, c_off, c_col, c_val, ring);
 }
 
 // Numeric pass, block tables of ITEMS * block-size slots: one block per row.
@@ -589,7 +612,7 @@ __global__ void __launch_bounds__(planner::fused_block_threads)
 
 template <typename T, typename S>
 __global__ void __launch_bounds__(planner::fused_block_threads)
-    numeric_fused_kernel(fused_bins f, const offset_t* __restrict__ a_off, const index_t* __restrict__ a_col,
+    numeric_fused_kernel(fused_bins f, std::int64_t b_cols, const offset_t* __restrict__ a_off, const index_t* __restrict__ a_col,
                          const T* __restrict__ a_val, const offset_t* __restrict__ b_off,
                          const index_t* __restrict__ b_col, const T* __restrict__ b_val,
                          const offset_t* __restrict__ c_off, index_t* __restrict__ c_col, T* __restrict__ c_val,
@@ -618,7 +641,7 @@ __global__ void __launch_bounds__(planner::fused_block_threads)
     return;
   }
   numeric_warp_row<T>(f.rows[j][r], smem + static_cast<std::size_t>(gi) * numeric_group_bytes<T>(32, table), table,
-                      a_off, a_col, a_val, b_off, b_col, b_val, c_off, c_col, c_val, ring);
+                      b_cols, a_off, a_col, a_val, b_off, b_col, b_val, c_off, c_col, c_val, ring);
 }
 
 using ull = unsigned long long;
