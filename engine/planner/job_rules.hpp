@@ -93,8 +93,14 @@ struct row_shape {
 inline constexpr std::int64_t rmerge_max_row_length = 128;
 // ... and whose rows are regular, the longest at most this many times the
 // mean: a merge pass sizes its sub-warps by the longest row, so on skewed
-// short rows the hash method's warp tables win.
-inline constexpr double rmerge_max_length_spread = 12;
+// short rows the hash method's warp rows win (most of their lanes idle in
+// RMerge: ct2010, rows of 5 and up to 53 on 64-lane groups, RMerge 0.28-0.29
+// ms against hash 0.21 since its short rows, H100; below: delaunay_n16,
+// 2.8x the mean, 0.18 against 0.21; fe_body, 3.9x, 0.16 against 0.20).
+inline constexpr double rmerge_max_length_spread = 8;
+// Rows longer than one merge pass (long_regular_rows_in_local_order) keep a
+// wider spread: split levels fill their sub-warps whatever the longest row.
+inline constexpr double rmerge_levels_max_length_spread = 12;
 
 // RMerge's sub-warps of 32 lanes (a longest row of more than 64 entries:
 // rmerge_tuning.hpp) on few rows: fewer than rmerge_min_warps_per_sm rows
@@ -171,7 +177,7 @@ inline constexpr double local_b_max_mean_row = 16;
 inline bool long_regular_rows_in_local_order(const row_shape& s) {
   const double b_mean = s.b_rows > 0 ? static_cast<double>(s.nnz_b) / static_cast<double>(s.b_rows) : 0;
   return s.max_row_length > rmerge_max_row_length &&
-         static_cast<double>(s.max_row_length) <= rmerge_max_length_spread * s.mean_row_length() &&
+         static_cast<double>(s.max_row_length) <= rmerge_levels_max_length_spread * s.mean_row_length() &&
          s.a_diagonal_distance >= 0 && s.a_diagonal_distance < local_max_diagonal_distance && s.b_rows > 0 &&
          b_mean <= local_b_max_mean_row && rmerge_fills_the_gpu(s);
 }
@@ -217,6 +223,12 @@ inline choice choose_method(const row_shape& s) {
   } else if (long_regular_rows_in_local_order(s)) {
     c.algo = algorithm::rmerge;
     c.reason = "regular long rows of A in a local order over short rows of B: RMerge's levels";
+  } else if (s.max_row_length <= rmerge_max_row_length) {
+    char text[120];
+    std::snprintf(text, sizeof text, "skewed rows of A (the longest %.1f times the mean): hash tables per bin",
+                  static_cast<double>(s.max_row_length) / s.mean_row_length());
+    c.algo = algorithm::hash;
+    c.reason = text;
   } else {
     c.algo = algorithm::hash;
     c.reason = "long rows of A: hash tables and segment rows per bin";

@@ -172,6 +172,10 @@ TEST(Planner, ChoosesRmergeForShortRowsAndHashForTheRest) {
   EXPECT_EQ(choose_method(stats(8361, 31502, 50, 274000, 713)).algo, algorithm::hash);
   // cage11: regular rows (longest 33, mean 14.3).
   EXPECT_EQ(choose_method(stats(39082, 559722, 33, 8800000, 1089)).algo, algorithm::rmerge);
+  // ct2010: short rows up to 10.6 times the mean (5.0, longest 53).
+  EXPECT_EQ(choose_method(stats(67578, 336352, 53, 2250000, 1300)).algo, algorithm::hash);
+  // fe_body: 3.9 times (7.3, longest 28).
+  EXPECT_EQ(choose_method(stats(45087, 327680, 28, 2630000, 600)).algo, algorithm::rmerge);
 }
 
 TEST(Planner, ChoosesTheBlockMethodForOperandsOfDenseBlocks) {
