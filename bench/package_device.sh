@@ -107,10 +107,7 @@ else
   cp -r client/python/tests $dest/python-tests
 fi
 cp bench/run_device.sh bench/run_gpu_checks_device.sh bench/device_env.sh $dest/
-for bin in "$dest"/bin/* "$dest"/peers/*; do
-  [ -f "$bin" ] || continue
-  ldd "$bin" | awk '/=> \// {print $3}' | grep -v -E '/(libc|libm|libstdc\+\+|libgcc_s|libpthread|libdl|librt|libcusparse|libcublas|libcublasLt|libnvJitLink)\.so' || true
-done | sort -u | xargs -r -I{} cp -L {} $dest/lib/
+bench/copy_libs.sh "$dest"/lib "$dest"/bin/* "$dest"/peers/*
 [ "$graph" = ON ] || [ "$amg" = ON ] || cp ../shared/matrices/*.mtx.gz $dest/matrices/
 size=$(du -sm "$dest" | cut -f1)
 echo "$dest: $size MiB (the device tool carries at most 64 MiB)"
