@@ -64,7 +64,9 @@ void check_options(const setup_options& o, const matrix_info& a) {
                     std::to_string(a.cols));
   }
   if (a.type != value_type::f64) throw_bad_input("algebraic multigrid takes f64 matrices");
-  if (o.strength_theta < 0 || o.strength_theta > 1) throw_bad_input("strength theta must be in [0, 1]");
+  if (o.strength_theta < 0 || o.strength_theta > 1 || o.coarse_strength_theta < 0 || o.coarse_strength_theta > 1) {
+    throw_bad_input("strength thetas must be in [0, 1]");
+  }
   if (o.max_coarse < 1 || o.max_levels < 1 || o.spectral_steps < 1) {
     throw_bad_input("max_coarse, max_levels and spectral_steps must be at least 1");
   }
@@ -100,6 +102,10 @@ struct builder::state {
 
   level& current() { return h->levels_[k]; }
   const setup_options& options() const { return h->options_; }
+  double strength_theta() const {
+    const setup_options& o = options();
+    return k == 0 ? o.strength_theta : std::max(o.strength_theta, o.coarse_strength_theta);
+  }
   multiply_options products() const {
     multiply_options o = options().products;
     o.output_type = value_type::f64;
@@ -182,7 +188,7 @@ struct builder::state {
     const auto started = std::chrono::steady_clock::now();
     switch (next) {
       case phase::strength:
-        graph = ops->strength(*l.a, l.block_size, options().strength_theta, limit);
+        graph = ops->strength(*l.a, l.block_size, strength_theta(), limit);
         t.strength += seconds_since(started);
         next = phase::aggregate;
         return;

@@ -62,6 +62,7 @@ class job_call final : public grpc::ServerUnaryReactor {
 grpc::Status setup_options_from(const v1::AmgSetupOptions& o, amg::setup_options* out) {
   amg::setup_options d;
   d.strength_theta = o.strength_theta();
+  if (o.has_coarse_strength_theta()) d.coarse_strength_theta = o.coarse_strength_theta();
   if (o.max_coarse() > 0) d.max_coarse = o.max_coarse();
   if (o.max_levels() > 0) d.max_levels = o.max_levels();
   if (o.prolongator_omega() > 0) d.prolongator_omega = o.prolongator_omega();
@@ -70,10 +71,12 @@ grpc::Status setup_options_from(const v1::AmgSetupOptions& o, amg::setup_options
   v1::MultiplyOptions products;
   products.set_algorithm(o.algorithm());
   if (grpc::Status st = options_from(products, &d.products); !st.ok()) return st;
-  if (d.strength_theta < 0 || d.strength_theta > 1 || d.max_coarse < 1 || d.max_levels < 1 ||
+  if (d.strength_theta < 0 || d.strength_theta > 1 || d.coarse_strength_theta < 0 || d.coarse_strength_theta > 1 ||
+      d.max_coarse < 1 || d.max_levels < 1 ||
       d.block_size < 0 || d.block_size > 6) {
     return {grpc::StatusCode::INVALID_ARGUMENT,
-            "options: strength_theta in [0, 1], max_coarse and max_levels positive, block_size 0 to 6"};
+            "options: strength_theta and coarse_strength_theta in [0, 1], max_coarse and max_levels positive, "
+            "block_size 0 to 6"};
   }
   *out = std::move(d);
   return grpc::Status::OK;

@@ -168,6 +168,7 @@ TEST(AmgHierarchy, ResetupEqualsAFreshSetupOfTheNewValues) {
   const csr_matrix<double> a = generate("poisson3d7:14");
   amg::setup_options o;
   o.max_coarse = 40;
+  o.coarse_strength_theta = 0;  // theta 0 on every level: aggregates of the pattern alone
   const auto h = amg::builder::build(cpu, cpu->store(a), o);
   // New values, same pattern (theta 0: the same aggregates).
   csr_matrix<double> a2 = a;
@@ -232,6 +233,28 @@ TEST(AmgHierarchy, RefusesWhatItCannotSetUp) {
   EXPECT_LE(r.iterations, 1);
   EXPECT_EQ(amg::parse_smoother("jacobi"), amg::smoother::jacobi);
   EXPECT_THROW(amg::parse_smoother("gauss-seidel"), error);
+  amg::setup_options bad;
+  bad.coarse_strength_theta = 1.5;
+  EXPECT_THROW(amg::builder(cpu, cpu->store(generate("poisson2d5:8")), bad), error);
+}
+
+// Levels below the first take at least coarse_strength_theta: weak couplings
+// of the coarse operators leave their graphs, which then coarsen less.
+TEST(AmgHierarchy, CoarseLevelsTakeTheCoarseStrengthTheta) {
+  auto cpu = make_cpu_backend(2);
+  auto a = cpu->store(generate("poisson2d5:150"));
+  const auto with = [&](double coarse) {
+    amg::setup_options o;
+    o.coarse_strength_theta = coarse;
+    return amg::builder::build(cpu, a, o);
+  };
+  const auto all = with(0), floor = with(0.05);
+  ASSERT_GE(all->levels(), 3u);
+  ASSERT_GE(floor->levels(), 3u);
+  EXPECT_EQ(floor->report().levels[1].rows, all->report().levels[1].rows);  // level 0 keeps strength_theta
+  EXPECT_GT(floor->report().levels[2].rows, all->report().levels[2].rows);
+  std::vector<double> b(static_cast<std::size_t>(150 * 150), 1.0), x, y;
+  EXPECT_LE(floor->solve(b, x, {}).iterations, all->solve(b, y, {}).iterations);
 }
 
 }  // namespace

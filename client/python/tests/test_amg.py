@@ -169,3 +169,13 @@ def test_what_a_hierarchy_refuses(client: spgemm.Client) -> None:
         x, info = h.solve(np.ones(144))
         assert info.converged and info.iterations <= 1
         assert client.hierarchy(h.handle).levels == h.levels
+
+
+def test_coarse_theta_is_sent_and_checked(client):
+    a = generated(client, "poisson2d5:150")
+    with client.amg(a, coarse_theta=0.0) as h0, client.amg(a) as h:
+        # level 0 keeps theta; the coarse levels' graphs lose their weak couplings
+        assert h.levels[1].rows == h0.levels[1].rows
+        assert h.levels[2].rows > h0.levels[2].rows
+    with pytest.raises(spgemm.SpgemmError):
+        client.amg(a, coarse_theta=1.5)

@@ -46,6 +46,13 @@ namespace spgemm::amg {
 struct setup_options {
   // Strength of connection: 0 keeps every entry of A (pyamg's default).
   double strength_theta = 0.0;
+  // ... and on every level below the first at least this: the parallel
+  // aggregation's coarse operators carry more weak couplings than pyamg's
+  // (less regular aggregates), and a distance-2 set over them coarsens too
+  // hard. CPU path, CG to 1e-8, iterations with 0 / 0.05 (pyamg): 2-D
+  // Poisson 1024^2 19 / 15 (13), 9-point 18 / 13 (12), elasticity3d:30 17 / 15
+  // (14), 3-D Poisson 80^3 13 / 12; 0.1 coarsened 3-D Poisson too hard (20).
+  double coarse_strength_theta = 0.05;
   // Coarsen until a level has at most this many rows, or max_levels levels.
   std::int64_t max_coarse = 1000;
   int max_levels = 10;

@@ -661,6 +661,7 @@ class Client(GraphCalls):
         near_nullspace: Any = None,
         *,
         theta: float = 0.0,
+        coarse_theta: Optional[float] = None,
         max_coarse: int = 1000,
         max_levels: int = 10,
         omega: float = 4.0 / 3.0,
@@ -676,7 +677,9 @@ class Client(GraphCalls):
         ``a``: a RemoteMatrix or handle (it must outlive the hierarchy), or a
         local matrix (uploaded, deleted with the hierarchy). ``near_nullspace``:
         an n x m array (elasticity: the rigid-body modes); ``None``: the
-        constant. ``theta``: strength threshold; ``max_coarse``: coarsen until
+        constant. ``theta``: strength threshold; ``coarse_theta``: at least
+        this threshold below the first level (``None``: the server's, 0.05);
+        ``max_coarse``: coarsen until
         a level has at most this many rows; ``omega``: the prolongator's Jacobi
         weight (over rho(D^-1 A)); ``block_size``: unknowns per node (0: found
         from A's dense blocks); ``algorithm``: the products' method.
@@ -706,6 +709,8 @@ class Client(GraphCalls):
                     strength_theta=theta, max_coarse=max_coarse, max_levels=max_levels, prolongator_omega=omega,
                     spectral_steps=spectral_steps, block_size=block_size, near_nullspace=b_handle,
                     algorithm=algorithm)
+                if coarse_theta is not None:
+                    options.coarse_strength_theta = coarse_theta
                 reply = self._amg_unary("Setup", apb.AmgSetupRequest(matrix=handle, options=options, name=name,
                                                                      priority=priority))
             return Hierarchy(self, reply, owned)
