@@ -9,7 +9,7 @@
 //    column comes before it (__match_any_sync) and no product of an earlier
 //    round has its column (broadcast reads of the earlier columns);
 //  * numeric: each product's key is its column and its index in the row
-//    ((column << 7) | index: B has at most 2^25 columns), its place in the
+//    ((column << 7) | index: B has fewer than 2^25 columns), its place in the
 //    sorted row the number of smaller keys (every lane reads every key, a
 //    broadcast); products of one column then lie together in product order,
 //    and the first of each run adds the others to it in that order -- A's
@@ -132,7 +132,7 @@ __device__ __forceinline__ bool numeric_short_row(std::int64_t row, std::int64_t
                                                   T* __restrict__ c_val, S ring) {
   static_assert(32 * P <= 128, "product indices take 7 bits of the key");
   constexpr unsigned no_key = 0xffffffffu;  // sorts after every product
-  if (b_cols > (1LL << 25)) return false;
+  if (b_cols >= (1LL << 25)) return false;  // the largest key stays below no_key
   short_row<T> r;
   if (!stage_short_row<true, T>(row, 32 * P, a_off, a_col, a_val, b_off, r)) return false;
   unsigned* keys = reinterpret_cast<unsigned*>(base);
