@@ -272,8 +272,7 @@ void launch_block_table(const planner::table_config& cfg, const int* rows, std::
   cuda::allow_max_dynamic_shared(kernel);
   kernel<<<static_cast<unsigned>(n), cfg.block_threads, cfg.shared_bytes, stream>>>(
       rows, kernels::block_split{pos, b.cols}, a.row_offsets, a.col_indices, a.values, b.row_offsets, b.col_indices,
-      b.values, c.row_offsets.data(),
-      c.col_indices.data(), c.values.data(), ring);
+      b.values, c.row_offsets.data(), c.col_indices.data(), c.values.data(), ring);
   SPGEMM_CUDA_CHECK_LAUNCH();
 }
 

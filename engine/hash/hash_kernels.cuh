@@ -423,8 +423,8 @@ __device__ __forceinline__ void numeric_warp_row(std::int64_t row, unsigned char
                                                  const offset_t* __restrict__ c_off, index_t* __restrict__ c_col,
                                                  T* __restrict__ c_val, S ring) {
   const auto run = [&](auto items) {
-    numeric_table_row<true, decltype(items)::value, T>(row, base, block_split{nullptr, b_cols}, a_off, a_col, a_val, b_off, b_col, b_val,
-                                                       c_off, c_col, c_val, ring);
+    numeric_table_row<true, decltype(items)::value, T>(row, base, block_split{nullptr, b_cols}, a_off, a_col, a_val,
+                                                       b_off, b_col, b_val, c_off, c_col, c_val, ring);
   };
   switch (table / 32) {
     case 1: return run(std::integral_constant<int, 1>{});
@@ -612,9 +612,10 @@ __global__ void __launch_bounds__(planner::fused_block_threads)
 
 template <typename T, typename S>
 __global__ void __launch_bounds__(planner::fused_block_threads)
-    numeric_fused_kernel(fused_bins f, std::int64_t b_cols, const offset_t* __restrict__ a_off, const index_t* __restrict__ a_col,
-                         const T* __restrict__ a_val, const offset_t* __restrict__ b_off,
-                         const index_t* __restrict__ b_col, const T* __restrict__ b_val,
+    numeric_fused_kernel(fused_bins f, std::int64_t b_cols, const offset_t* __restrict__ a_off,
+                         const index_t* __restrict__ a_col, const T* __restrict__ a_val,
+                         const offset_t* __restrict__ b_off, const index_t* __restrict__ b_col,
+                         const T* __restrict__ b_val,
                          const offset_t* __restrict__ c_off, index_t* __restrict__ c_col, T* __restrict__ c_val,
                          S ring) {
   extern __shared__ __align__(16) unsigned char smem[];
@@ -623,8 +624,8 @@ __global__ void __launch_bounds__(planner::fused_block_threads)
   const int table = f.table[j];
   if (f.mode[j] == fused_mode::block_rows) {
     const auto run = [&](auto items) {
-      numeric_table_row<false, decltype(items)::value, T>(f.rows[j][local], smem, block_split{}, a_off, a_col, a_val, b_off,
-                                                          b_col, b_val, c_off, c_col, c_val, ring);
+      numeric_table_row<false, decltype(items)::value, T>(f.rows[j][local], smem, block_split{}, a_off, a_col, a_val,
+                                                          b_off, b_col, b_val, c_off, c_col, c_val, ring);
     };
     switch (table / static_cast<int>(blockDim.x)) {
       case 1: return run(std::integral_constant<int, 1>{});
