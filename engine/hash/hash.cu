@@ -85,10 +85,11 @@ std::int64_t segment_rows(const std::int64_t* hist) {
 
 // Segment rows: the segment starts of every row of B; per row, its id and
 // an offset per segment (allocate_segments; the item counter is a counter).
-std::size_t segment_bytes(const planner::job_stats& s) {
+std::size_t segment_bytes(const planner::job_stats& s, const planner::limits& lim, int sm_count) {
   const std::int64_t rows = segment_rows(s.symbolic_bins);
   if (rows == 0) return 0;
-  const auto segments = static_cast<std::size_t>(planner::segments_of(s.b_cols));
+  const int width = planner::segment_width_for(s, lim, sm_count);
+  const auto segments = static_cast<std::size_t>(planner::segments_of(s.b_cols, width));
   return sizeof(int) * (static_cast<std::size_t>(s.b_rows) * (segments + 1) +
                         static_cast<std::size_t>(rows) * (segments + 1));
 }
@@ -105,7 +106,7 @@ workspace_plan plan_workspace(const planner::job_stats& s, std::int64_t nnz_c, s
                               const planner::limits& lim, const device_facts& f) {
   workspace_plan w;
   w.fixed = sizeof(ull) * counter_words(s.rows) + static_cast<std::size_t>(s.rows) * (1 + sizeof(int)) +
-            column_range_bytes(s.b_rows) + segment_bytes(s);
+            column_range_bytes(s.b_rows) + segment_bytes(s, lim, f.sm_count);
   const std::size_t budget = planner::dense_budget_per_nnz * static_cast<std::size_t>(std::max<std::int64_t>(nnz_c, 0));
   const std::int64_t sym_dense_rows = s.symbolic_bins[planner::dense_bin(lim.symbolic_max_table)];
   w.symbolic_dense_blocks = planner::dense_blocks(sym_dense_rows, s.b_cols, 0, budget, f.sm_count);
@@ -172,6 +173,7 @@ range_starts compute_column_ranges(const cuda::structure_view& b, memory_resourc
 // items), and per item (row, segment) its nnz, then its offset within the row.
 struct segment_work {
   std::int64_t n = 0;
+  int width = planner::segment_width;  // columns of B a segment (planner::segment_width_for)
   int segments = 0;
   device_buffer<int> storage;  // the three below
   cuda::device_span<int> pos;
@@ -181,12 +183,13 @@ struct segment_work {
 
 // The segment rows' buffers (rows: the bin's rows, n of them), allocated on
 // the job's stream in one allocation.
-segment_work allocate_segments(const cuda::structure_view& b, std::int64_t n, memory_resource& memory,
+segment_work allocate_segments(const cuda::structure_view& b, std::int64_t n, int width, memory_resource& memory,
                                cudaStream_t stream) {
   segment_work work;
   work.n = n;
   if (n == 0) return work;
-  work.segments = static_cast<int>(planner::segments_of(b.cols));
+  work.width = width;
+  work.segments = static_cast<int>(planner::segments_of(b.cols, width));
   const auto pos = static_cast<std::size_t>(b.rows) * (work.segments + 1);
   const auto rows = static_cast<std::size_t>(n);
   const auto starts = rows * work.segments;
@@ -208,15 +211,16 @@ void count_segments(segment_work& work, const cuda::structure_view& a, const cud
   SPGEMM_CUDA_CHECK(cudaMemcpyAsync(work.rows.data(), rows, work.rows.bytes(), cudaMemcpyDeviceToDevice, stream));
   if (b.rows > 0) {
     kernels::range_positions_kernel<<<helper_blocks(b.rows * stride), helper_threads, 0, stream>>>(
-        b.rows, b.row_offsets, b.col_indices, stride, kernels::split_segments{}, work.pos.data());
+        b.rows, b.row_offsets, b.col_indices, stride, kernels::split_segments{work.width}, work.pos.data());
     SPGEMM_CUDA_CHECK_LAUNCH();
   }
   const int threads = planner::segment_block_threads;
   const std::size_t shared = planner::segment_symbolic_shared_bytes(b.cols);
   cuda::allow_max_dynamic_shared(kernels::symbolic_segment_kernel);
   kernels::symbolic_segment_kernel<<<static_cast<unsigned>(std::min<std::int64_t>(n, 1 << 20)), threads, shared,
-                                     stream>>>(work.rows.data(), n, work.segments, a.row_offsets, a.col_indices,
-                                               b.row_offsets, b.col_indices, work.starts.data(), row_nnz);
+                                     stream>>>(work.rows.data(), n, work.segments, work.width, a.row_offsets,
+                                               a.col_indices, b.row_offsets, b.col_indices, work.starts.data(),
+                                               row_nnz);
   SPGEMM_CUDA_CHECK_LAUNCH();
 }
 
@@ -235,8 +239,8 @@ void fill_segments(const segment_work& work, const unsigned char* bins, const cu
   const std::int64_t items = work.n * work.segments;
   const auto blocks =
       static_cast<unsigned>(std::min<std::int64_t>(items, std::max(per_sm, 1) * std::int64_t{sm_count}));
-  kernel<<<blocks, threads, shared, stream>>>(work.rows.data(), bins, work.n, work.segments, work.pos.data(),
-                                              work.starts.data(), next_item,
+  kernel<<<blocks, threads, shared, stream>>>(work.rows.data(), bins, work.n, work.segments, work.width,
+                                              work.pos.data(), work.starts.data(), next_item,
                                               static_cast<int>(std::min<std::int64_t>(entry_passes, INT_MAX)), a.row_offsets,
                                               a.col_indices, a.values, b.row_offsets, b.col_indices, b.values,
                                               c.row_offsets.data(), c.col_indices.data(), c.values.data(), ring);
@@ -439,7 +443,8 @@ device_csr<T> run_over(const method::job& job, const cuda::csr_view<T>& a, const
     const kernels::bin_starts starts =
         group_rows(m, bins.data(), s.symbolic_bins, symbolic_cursors, perm.data(), stream);
     const int dense = planner::dense_bin(lim.symbolic_max_table);
-    seg = allocate_segments(b.structure(), segment_rows(s.symbolic_bins), memory, stream);
+    seg = allocate_segments(b.structure(), segment_rows(s.symbolic_bins),
+                            planner::segment_width_for(s, lim, f.sm_count), memory, stream);
     device_buffer<unsigned> bitmaps;
     std::int64_t dense_blocks = 0;
     if (s.symbolic_bins[dense] > 0) {

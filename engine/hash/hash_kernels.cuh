@@ -875,9 +875,10 @@ struct split_table {
   const index_t* splits;
   __device__ index_t operator()(int r) const { return splits[r]; }
 };
-// ... or every segment_width columns.
+// ... or every `width` columns (the job's segments).
 struct split_segments {
-  __device__ index_t operator()(int r) const { return static_cast<index_t>(r) * planner::segment_width; }
+  int width;
+  __device__ index_t operator()(int r) const { return static_cast<index_t>(r) * width; }
 };
 
 // pos[k * stride + r]: where range r (first column split(r)) starts within

@@ -2,9 +2,11 @@
 //
 // A row of C that is dense in the columns of B (planner::is_segment_row) is
 // computed per item (row, segment s): the columns [s W, (s + 1) W) of B,
-// W = planner::segment_width, by one block. Its products are the parts of the
-// rows of B inside the segment (column_range over the segment starts of every
-// row of B), enumerated in row order by for_each_product_chunk. The
+// W the job's width (planner::segment_width_for: a power of two up to
+// planner::segment_width, the size of the shared accumulator), by one
+// block. Its products are the parts of the rows of B inside the segment
+// (column_range over the segment starts of every row of B), enumerated in row
+// order by for_each_product_chunk. The
 // accumulator is dense in shared memory: one bit per column (which columns
 // occur), one value per column, and one claim tag per column.
 //  * symbolic: per row, not per item: the bits of all columns of B at once
@@ -27,7 +29,7 @@
 
 namespace spgemm::hash::kernels {
 
-constexpr int segment_words = planner::segment_width / 32;
+constexpr int segment_words = planner::segment_width / 32;  // of the widest segment
 // Products per thread per round of the numeric pass: rounds of 256 products
 // span few entries of A, so few passes order them (docs/planner.md, "Segment
 // rows").
@@ -60,7 +62,7 @@ __device__ __forceinline__ void slots_of(const index_t (&col)[K], index_t lo, in
 // the offset of segment s within row rows[i], row_nnz the row's nnz; A's row
 // is staged once, not once per (row, segment) item.
 __global__ void __launch_bounds__(planner::segment_block_threads)
-    symbolic_segment_kernel(const int* __restrict__ rows, std::int64_t n, int segments,
+    symbolic_segment_kernel(const int* __restrict__ rows, std::int64_t n, int segments, int width,
                             const offset_t* __restrict__ a_off, const index_t* __restrict__ a_col,
                             const offset_t* __restrict__ b_off, const index_t* __restrict__ b_col,
                             int* __restrict__ seg_start, offset_t* __restrict__ row_nnz) {
@@ -69,7 +71,8 @@ __global__ void __launch_bounds__(planner::segment_block_threads)
   const int g = static_cast<int>(blockDim.x);
   stage<float> st{reinterpret_cast<offset_t*>(smem), reinterpret_cast<long long*>(smem + 8 * g), nullptr, nullptr};
   unsigned* bits = reinterpret_cast<unsigned*>(smem + 16 * g);
-  const int words = segments * segment_words;
+  const int words_per_segment = width / 32;
+  const int words = segments * words_per_segment;
   const int warp = static_cast<int>(threadIdx.x >> 5);
   const int lane = static_cast<int>(threadIdx.x & 31);
   for (std::int64_t i = blockIdx.x; i < n; i += gridDim.x) {
@@ -85,7 +88,7 @@ __global__ void __launch_bounds__(planner::segment_block_threads)
     __syncthreads();
     for (int sg = warp; sg < segments; sg += g / 32) {
       long long c = 0;
-      for (int w = lane; w < segment_words; w += 32) c += __popc(bits[sg * segment_words + w]);
+      for (int w = lane; w < words_per_segment; w += 32) c += __popc(bits[sg * words_per_segment + w]);
       c = warp_sum(c);
       if (lane == 0) counts[sg] = static_cast<int>(c);
     }
@@ -260,19 +263,21 @@ __device__ __forceinline__ bool take_item(unsigned long long* counter, unsigned 
 // Item (row, segment) of the segment rows and where its entries go in C.
 struct segment_item {
   std::int64_t row;
+  int segment;
   index_t lo;  // first column of the segment
   offset_t begin;
   offset_t end;
 };
 
 __device__ __forceinline__ segment_item item_at(unsigned long long item, const int* __restrict__ rows, int segments,
-                                                const int* __restrict__ seg_start,
+                                                int width, const int* __restrict__ seg_start,
                                                 const offset_t* __restrict__ c_off) {
   const auto i = static_cast<std::int64_t>(item / static_cast<unsigned long long>(segments));
   const int s = static_cast<int>(item - static_cast<unsigned long long>(i) * segments);
   segment_item it;
   it.row = rows[i];
-  it.lo = static_cast<index_t>(s) * planner::segment_width;
+  it.segment = s;
+  it.lo = static_cast<index_t>(s) * width;
   const offset_t row_begin = c_off[it.row];
   it.begin = row_begin + seg_start[item];
   it.end = s + 1 < segments ? row_begin + seg_start[item + 1] : c_off[it.row + 1];
@@ -281,7 +286,8 @@ __device__ __forceinline__ segment_item item_at(unsigned long long item, const i
 
 // Writes the item's entries out in column order (the set bits, scanned) and
 // resets the values (to `empty_value`) and bits it read. The whole block
-// calls it (one bitmap word per thread).
+// calls it (one bitmap word per thread; the words past a narrower segment's
+// stay zero).
 template <typename T>
 __device__ __forceinline__ void write_segment(const segment_item& it, unsigned* bits, T* vals, T empty_value,
                                               index_t* __restrict__ c_col, T* __restrict__ c_val) {
@@ -310,7 +316,7 @@ __device__ __forceinline__ void write_segment(const segment_item& it, unsigned* 
 template <typename T, typename S>
 __global__ void __launch_bounds__(planner::segment_block_threads)
     numeric_segment_kernel(const int* __restrict__ rows, const unsigned char* __restrict__ bins, std::int64_t n,
-                           int segments, const int* __restrict__ pos, const int* __restrict__ seg_start,
+                           int segments, int width, const int* __restrict__ pos, const int* __restrict__ seg_start,
                            unsigned long long* __restrict__ next_item, int entry_passes,
                            const offset_t* __restrict__ a_off, const index_t* __restrict__ a_col,
                            const T* __restrict__ a_val, const offset_t* __restrict__ b_off,
@@ -350,11 +356,10 @@ __global__ void __launch_bounds__(planner::segment_block_threads)
   const unsigned long long items = static_cast<unsigned long long>(n) * static_cast<unsigned long long>(segments);
   unsigned long long item = 0;
   while (take_item(next_item, items, item)) {
-    const segment_item it = item_at(item, rows, segments, seg_start, c_off);
+    const segment_item it = item_at(item, rows, segments, width, seg_start, c_off);
     if (it.begin == it.end || !planner::is_segment_bin(bins[it.row])) continue;
-    const int s = static_cast<int>(it.lo / planner::segment_width);
     for_each_product_chunk<false, true, segment_batch, T>(
-        it.row, a_off, a_col, a_val, b_off, b_col, b_val, st, segment_part(pos, segments, s),
+        it.row, a_off, a_col, a_val, b_off, b_col, b_val, st, segment_part(pos, segments, it.segment),
         [&](const auto& valid, const auto& col, const auto& p, const auto& entry) {
           int slot[segment_batch];
           slots_of(col, it.lo, slot);

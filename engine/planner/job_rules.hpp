@@ -161,25 +161,35 @@ inline bool scattered_rows_for_hash(const row_shape& s) {
 
 // Regular rows of A longer than one merge pass (RMerge splits them into
 // levels) in a local order (a_diagonal_distance below
-// local_max_diagonal_distance, B's rows gathered from nearby), over short
-// rows of B (a mean of at most local_b_max_mean_row): a Galerkin product's
-// restriction times A P. Their products compress into few columns, and
-// RMerge's levels merge them faster than the hash method's block tables.
-// H100 (bench/results/h100-amg/methods.tsv), RMerge against hash: R (A P)
-// of poisson3d27:101's first level (176 entries a row over rows of 12) 1.00
-// ms against 2.47. Long rows of B keep the hash method, its segment rows
-// (bcsstk33, rows of 67: hash 0.97 ms, RMerge 1.40), and so do scattered rows
-// (bio-CE-CX, 0.16 of the matrix off the diagonal: RMerge 10.6 ms against
-// 1.54).
+// local_max_diagonal_distance, B's rows gathered from nearby) compress into
+// few columns, and RMerge's levels merge them faster than the hash method's
+// block tables, given rows enough to hide the levels' latency: over short
+// rows of B (a mean of at most local_b_max_mean_row: a Galerkin product's
+// restriction times A P) as many as one merge pass needs, over longer rows
+// of B (FEM matrices squared) rmerge_levels_min_rows_per_sm. H100
+// (bench/results/h100-amg/methods.tsv), RMerge against hash: R (A P) of
+// poisson3d27:101's first level (176 entries a row over rows of 12) 1.00 ms
+// against 2.47. H200 (bench/results/h200-planner/), FEM blocks of up to 130
+// to 200 entries a row, RMerge against hash: femblocks:20:6 (213 rows per
+// SM) 3.62 ms against 4.55, femblocks:16:10 (171) 6.28 / 7.48,
+// femblocks:24:10 (576) 21.1 / 32.2, femblocks:30:6 (717) 12.3 / 14.6; with
+// fewer rows the hash method's segment rows win: bcsstk33 (66 rows per SM)
+// 1.38 / 0.88, femblocks:12:8 (59) 2.01 / 1.61. Scattered rows keep the hash
+// method too (bio-CE-CX, 0.16 of the matrix off the diagonal: RMerge 10.6 ms
+// against 1.54).
 inline constexpr double local_max_diagonal_distance = 0.1;
 inline constexpr double local_b_max_mean_row = 16;
+inline constexpr std::int64_t rmerge_levels_min_rows_per_sm = 128;
 
 inline bool long_regular_rows_in_local_order(const row_shape& s) {
-  const double b_mean = s.b_rows > 0 ? static_cast<double>(s.nnz_b) / static_cast<double>(s.b_rows) : 0;
-  return s.max_row_length > rmerge_max_row_length &&
-         static_cast<double>(s.max_row_length) <= rmerge_levels_max_length_spread * s.mean_row_length() &&
-         s.a_diagonal_distance >= 0 && s.a_diagonal_distance < local_max_diagonal_distance && s.b_rows > 0 &&
-         b_mean <= local_b_max_mean_row && rmerge_fills_the_gpu(s);
+  if (s.max_row_length <= rmerge_max_row_length ||
+      static_cast<double>(s.max_row_length) > rmerge_levels_max_length_spread * s.mean_row_length() ||
+      s.a_diagonal_distance < 0 || s.a_diagonal_distance >= local_max_diagonal_distance || s.b_rows <= 0) {
+    return false;
+  }
+  const double b_mean = static_cast<double>(s.nnz_b) / static_cast<double>(s.b_rows);
+  if (b_mean <= local_b_max_mean_row) return rmerge_fills_the_gpu(s);
+  return s.sm_count <= 0 || s.rows >= rmerge_levels_min_rows_per_sm * s.sm_count;
 }
 
 // Operands made of dense b x b blocks (multi-dof FEM: elasticity, b = 3) take

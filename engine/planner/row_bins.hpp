@@ -42,6 +42,8 @@ struct limits {
   bool segment_rows = false;
   // Segment rows: the least output bound (is_segment_row; tuning::segment_min_bound).
   std::int64_t segment_min_bound = tuning{}.segment_min_bound;
+  // Segment rows: the narrowest segment (segment_width_for; tuning::segment_min_width).
+  std::int64_t segment_min_width = tuning{}.segment_min_width;
 };
 
 SPGEMM_HOST_DEVICE inline int log2_ceil(std::int64_t x) {
@@ -94,8 +96,8 @@ SPGEMM_HOST_DEVICE inline int segment_bin_of(std::int64_t products) {
   return first_segment_bin + segment_bin_count - 1 - c;
 }
 
-SPGEMM_HOST_DEVICE inline std::int64_t segments_of(std::int64_t b_cols) {
-  return (b_cols + segment_width - 1) / segment_width;
+SPGEMM_HOST_DEVICE inline std::int64_t segments_of(std::int64_t b_cols, std::int64_t width = segment_width) {
+  return (b_cols + width - 1) / width;
 }
 
 // A narrow B (fewer than 4 lim.segment_min_bound columns) takes rows bound
@@ -109,8 +111,9 @@ SPGEMM_HOST_DEVICE inline bool is_segment_row(std::int64_t bound, std::int64_t b
 // beside the operands: at most segment_table_bytes_per_entry bytes per entry
 // of A and B (else no row is a segment row).
 inline constexpr std::int64_t segment_table_bytes_per_entry = 16;
-inline bool segment_table_fits(std::int64_t b_rows, std::int64_t b_cols, std::int64_t nnz_a, std::int64_t nnz_b) {
-  const std::int64_t segments = segments_of(b_cols);
+inline bool segment_table_fits(std::int64_t b_rows, std::int64_t b_cols, std::int64_t nnz_a, std::int64_t nnz_b,
+                               std::int64_t width = segment_width) {
+  const std::int64_t segments = segments_of(b_cols, width);
   return segments <= max_segments &&
          b_rows * (segments + 1) * 4 <= segment_table_bytes_per_entry * (nnz_a + nnz_b);
 }
@@ -278,6 +281,7 @@ struct job_stats {
   std::int64_t nnz_a = 0;
   std::int64_t b_rows = 0;
   std::int64_t b_cols = 0;
+  std::int64_t nnz_b = 0;
   std::int64_t products = 0;
   std::int64_t max_row_products = 0;
   std::int64_t max_row_length = 0;
@@ -288,6 +292,44 @@ struct job_stats {
   double mean_row_products() const { return rows > 0 ? static_cast<double>(products) / static_cast<double>(rows) : 0; }
   double mean_row_length() const { return rows > 0 ? static_cast<double>(nnz_a) / static_cast<double>(rows) : 0; }
 };
+
+// The width of a job's segments. Items run on persistent blocks
+// (segment_blocks_per_sm a SM), the heaviest rows first, so a row whose item
+// holds more products than the blocks' mean is the numeric kernel's tail: with
+// few columns and a few heavy rows (orani678: 8 rows of 67,000 products into
+// 2,529 columns, one item each at 4096 columns, 7 times the mean products of
+// a block) the width is halved (down to limits::segment_min_width) until the
+// heaviest item -- its row's products times width / cols of B -- holds at most
+// segment_tail_target times the mean. Items of one row are independent sets of
+// columns, so each entry of C keeps its sum in A's order. Where the heaviest
+// item holds less than segment_tail_start times the mean the width stays:
+// each item stages its row of A again, and a row's products need not spread
+// evenly over its columns. H200, auto ms, full width / narrowed
+// (bench/results/h200-planner/): orani678 0.66-0.70 / 0.52-0.54 (512
+// columns), pilot87 A·Aᵀ (4.2 times) 0.30-0.31 / 0.25-0.27 (512); below the
+// start, sts4098 (3.2 times) 0.32 / 0.34-0.36 at 2048 columns, web-spam (2.2
+// times) 0.36 / 0.33-0.35.
+inline constexpr std::int64_t min_segment_width = 64;  // two bitmap words
+inline constexpr std::int64_t segment_blocks_per_sm = 4;
+inline constexpr double segment_tail_start = 4;
+inline constexpr double segment_tail_target = 2;
+inline int segment_width_for(const job_stats& s, const limits& lim, int sm_count) {
+  std::int64_t width = segment_width;
+  if (s.b_cols <= 0 || sm_count <= 0) return static_cast<int>(width);
+  const double mean = static_cast<double>(s.products) / static_cast<double>(segment_blocks_per_sm * sm_count);
+  const auto heaviest = [&](std::int64_t w) {
+    const double part = w < s.b_cols ? static_cast<double>(w) / static_cast<double>(s.b_cols) : 1.0;
+    return static_cast<double>(s.max_row_products) * part;
+  };
+  if (heaviest(width) <= segment_tail_start * mean) return static_cast<int>(width);
+  const std::int64_t narrowest = lim.segment_min_width > min_segment_width ? lim.segment_min_width : min_segment_width;
+  while (width / 2 >= narrowest && heaviest(width) > segment_tail_target * mean &&
+         segments_of(s.b_cols, width / 2) <= max_segments &&
+         segment_table_fits(s.b_rows, s.b_cols, s.nnz_a, s.nnz_b, width / 2)) {
+    width /= 2;
+  }
+  return static_cast<int>(width);
+}
 
 // Rows of the block tables and dense rows: the warps of a block either take
 // disjoint column ranges of the row (no barrier between them; each warp reads

@@ -78,6 +78,7 @@ limits job_limits(const cuda::structure_view& a, const cuda::structure_view& b, 
   lim.segment_rows = lim.segment_rows && segment_table_fits(b.rows, b.cols, a.nnz, b.nnz) &&
                      segment_symbolic_shared_bytes(b.cols) <= max_shared;
   lim.segment_min_bound = t.segment_min_bound;
+  lim.segment_min_width = t.segment_min_width;
   return lim;
 }
 
@@ -96,6 +97,7 @@ job_stats stats_of(const unsigned long long* counters, const cuda::structure_vie
   s.nnz_a = a.nnz;
   s.b_rows = b.rows;
   s.b_cols = b.cols;
+  s.nnz_b = b.nnz;
   s.products = static_cast<std::int64_t>(counters[stats_counter::products]);
   s.nnz_c_bound = static_cast<std::int64_t>(counters[stats_counter::bound]);
   s.max_row_products = static_cast<std::int64_t>(counters[stats_counter::max_products]);

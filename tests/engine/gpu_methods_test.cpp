@@ -221,6 +221,32 @@ TEST_P(GpuMethod, SegmentRows) {
   });
 }
 
+// A few heavy rows among light ones over few columns: the segments narrow
+// (planner::segment_width_for) so that the heavy rows' items are no tail;
+// every width from the widest to 64 columns (tuning::segment_min_width), hub
+// columns at the narrow segments' boundaries, bit-identical on a second run.
+TEST_P(GpuMethod, NarrowSegmentsForAFewHeavyRows) {
+  both([&](auto tag) {
+    using T = decltype(tag);
+    auto a = testing::random_csr_rows<T>(400, 3000, 46, [](std::int64_t r, std::mt19937_64& rng) {
+      if (r < 4) return std::int64_t{3000};  // every column
+      return std::uniform_int_distribution<std::int64_t>(10, 30)(rng);
+    });
+    const auto b = with_hub_columns(testing::random_csr<T>(3000, 3000, 40, 47),
+                                    {0, 63, 64, 511, 512, 1023, 1024, 2047, 2048, 2999});
+    for (const std::int64_t min_width : {std::int64_t{64}, std::int64_t{512}, std::int64_t{4096}}) {
+      SCOPED_TRACE(min_width);
+      tuning t;
+      t.segment_min_width = min_width;
+      expect_product(a, b, tuned(t));
+      const auto first = gpu_multiply(a, b, tuned(t));
+      const auto again = gpu_multiply(a, b, tuned(t));
+      ASSERT_EQ(first.col_indices, again.col_indices);
+      EXPECT_EQ(std::memcmp(first.values.data(), again.values.data(), first.values.size() * sizeof(T)), 0);
+    }
+  });
+}
+
 // Rows of C of 410 to 819 entries (block tables) from rows of B long enough
 // for the warps to split each row's products by column: rows in a local
 // order (a band: a row's products span 601 of B's 6000 columns, cut evenly

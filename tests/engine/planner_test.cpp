@@ -246,9 +246,14 @@ TEST(Planner, ChoosesRmergeForRegularLongRowsInALocalOrder) {
   // 1,030,301 rows of 12, 0.01 of the matrix off the diagonal.
   const row_shape rap = with_b({27063, 4752771, 343, false, 1}, 1030301, 27063, 12173792);
   EXPECT_EQ(at(rap, 0.01), algorithm::rmerge);
-  // Long rows of B (bcsstk33 squared: 67 a row), scattered rows (bio-CE-CX: 0.16), skewed rows
-  // (email-Enron) or an unknown distance: the hash method.
+  // Long rows of B with rows enough for the levels: femblocks:30:6 squared, 94,702 rows of 89
+  // entries (up to 131), 717 per SM.
+  const row_shape fem = with_b({94702, 8470570, 131, false, 1}, 94702, 94702, 8470570);
+  EXPECT_EQ(at(fem, 0.02), algorithm::rmerge);
+  // Too few of them (bcsstk33 squared: 66 rows per SM), scattered rows (bio-CE-CX: 0.16), skewed
+  // rows (email-Enron) or an unknown distance: the hash method.
   EXPECT_EQ(at(with_b({8738, 583166, 140, false, 1}, 8738, 8738, 583166), 0.03), algorithm::hash);
+  EXPECT_EQ(at(with_b(fem, 94702, 94702, 8470570, 94702 / 100), 0.02), algorithm::hash);
   EXPECT_EQ(at(rap, 0.16), algorithm::hash);
   EXPECT_EQ(at(with_b({36692, 367662, 1383, false, 1}, 36692, 36692, 367662), 0.03), algorithm::hash);
   EXPECT_EQ(at(rap, -1), algorithm::hash);
@@ -346,6 +351,49 @@ TEST(Planner, RowsSpanningFewColumnsSplitByTheirOwnSpan) {
   EXPECT_TRUE(split_by_row_span(50000, 100000));  // half of B's columns
   EXPECT_FALSE(split_by_row_span(50001, 100000));
   EXPECT_FALSE(split_by_row_span(480000, 500000));  // circuit: a hub's row over nearly all of B
+}
+
+TEST(Planner, SegmentsNarrowWhereAFewHeavyRowsWouldBeTheTail) {
+  const limits lim;
+  // orani678 squared: 8 rows of 67,421 products into 2,529 columns, 5.0 million products in all:
+  // at 4096 columns each heavy row is one item, 7x the mean products of a resident block.
+  job_stats orani = stats(2529, 90158, 1110, 5018905, 67421);
+  orani.b_rows = 2529;
+  orani.nnz_b = 90158;
+  EXPECT_EQ(segment_width_for(orani, lim, 132), 512);
+  EXPECT_EQ(segments_of(orani.b_cols, segment_width_for(orani, lim, 132)), 5);
+  // pilot87 A·Aᵀ: 20,563 products into 2,030 columns, 4.2 times the mean of a block.
+  job_stats pilot = stats(2030, 73152, 383, 2613000, 20563);
+  pilot.b_rows = 6680;
+  pilot.nnz_b = 73152;
+  EXPECT_EQ(segment_width_for(pilot, lim, 132), 512);
+  // sts4098: 16,891 products into 4,098 columns, 3.2 times: the width stays.
+  job_stats sts = stats(4098, 72356, 784, 2825000, 16891);
+  sts.b_rows = 4098;
+  sts.nnz_b = 72356;
+  EXPECT_EQ(segment_width_for(sts, lim, 132), segment_width);
+  // The same rows in a product 50 times larger: the heavy rows are no tail.
+  job_stats larger = orani;
+  larger.products *= 50;
+  EXPECT_EQ(segment_width_for(larger, lim, 132), segment_width);
+  // rmat:18:16: many columns, a huge product.
+  job_stats rmat = stats(262144, 3941447, 40000, 2930000000, 9000000);
+  rmat.b_rows = 262144;
+  rmat.nnz_b = 3941447;
+  EXPECT_EQ(segment_width_for(rmat, lim, 132), segment_width);
+  // No narrower than the limit, nor more than max_segments segments.
+  job_stats wide = orani;
+  wide.b_cols = wide.b_rows = max_segments * segment_width;
+  wide.max_row_products = wide.products;
+  EXPECT_EQ(segment_width_for(wide, lim, 132), segment_width);
+  job_stats narrow = orani;
+  narrow.b_cols = 600;
+  EXPECT_EQ(segment_width_for(narrow, lim, 132), lim.segment_min_width);
+  limits full = lim;
+  full.segment_min_width = segment_width;
+  EXPECT_EQ(segment_width_for(orani, full, 132), segment_width);
+  // An unknown device keeps the full width.
+  EXPECT_EQ(segment_width_for(orani, lim, 0), segment_width);
 }
 
 }  // namespace

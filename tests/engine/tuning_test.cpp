@@ -39,8 +39,10 @@ TEST(Tuning, NamesEveryField) {
   tuning t;
   t.segment_entry_passes = 7;
   t.rmerge = {8, 2};
+  t.segment_min_width = 1024;
   const std::string text = to_string(t);
   EXPECT_NE(text.find("segment_entry_passes=7"), std::string::npos) << text;
+  EXPECT_NE(text.find("segment_min_width=1024"), std::string::npos) << text;
   EXPECT_NE(text.find("rmerge=w8r2"), std::string::npos) << text;
   EXPECT_NE(to_string(t), to_string(tuning{}));
 }

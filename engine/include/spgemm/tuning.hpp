@@ -32,6 +32,10 @@ struct tuning {
   // Hash method, segment rows: the least output bound of a row computed per
   // segment of B's columns (docs/planner.md, "Segment rows").
   std::int64_t segment_min_bound = 1024;
+  // Hash method, segment rows: the narrowest segment a job may take where a
+  // few heavy rows would be the numeric kernel's tail (planner::segment_width_for;
+  // 4096, the widest, keeps every job at the full width).
+  std::int64_t segment_min_width = 512;
   // Hash method, segment rows: a round of products spanning at most this
   // many entries of A orders its additions by one pass per entry (else by
   // claims and warp turns).
