@@ -13,13 +13,14 @@
 #               rmat:19:16 squared in row panels, kept in host memory and streamed
 #               to this client (about 6 minutes)
 #   outofcore20 one GPU, the same budget: rmat:20:16 squared, streamed (C is about
-#               120 GB: kept only with KEEP20=1 and a host budget that holds it)
+#               120 GB); with KEEP20=1 kept instead, within HOST_BUDGET and past it
+#               in a spill file in SPILL_DIR (within SPILL_BUDGET bytes)
 #   multigpu    two GPUs: rmat:19:16 squared in panels on GPU 0 alone, then on
 #               both (speed-up; identical results by the streamed result's hash),
 #               and 100 independent rmat:16:16 products on one GPU, then on both
 #               (jobs per second)
 # BUDGET and HOST_BUDGET (bytes) set the device and host budgets of the panel
-# runs; IN_CORE, LARGE, LARGEST and JOB_MATRIX the operands (rmat:18:16,
+# runs, SPILL_DIR and SPILL_BUDGET where a kept result may spill (default: none); IN_CORE, LARGE, LARGEST and JOB_MATRIX the operands (rmat:18:16,
 # rmat:19:16, rmat:20:16, rmat:16:16), e.g. smaller ones for a dry run on the
 # CPU (BACKEND=cpu).
 set -u
@@ -34,6 +35,11 @@ LARGEST=${LARGEST:-rmat:20:16}
 JOB_MATRIX=${JOB_MATRIX:-rmat:16:16}
 BUDGET=${BUDGET:-$((32 << 30))}
 HOST_BUDGET=${HOST_BUDGET:-$((96 << 30))}
+SPILL=()
+if [[ -n "${SPILL_DIR:-}" ]]; then
+  mkdir -p "$SPILL_DIR"
+  SPILL=(--spill_dir="$SPILL_DIR" --spill_budget_bytes="${SPILL_BUDGET:-0}")
+fi
 SERVER="$DIR/bin/spgemmd"
 BENCH="$DIR/bin/spgemm-scale-bench"
 for b in "$SERVER" "$BENCH"; do
@@ -109,8 +115,8 @@ case "$STAGE" in
     bench "panels" square "$LARGE"
     ;;
   outofcore20)
-    start panels --devices=0 --device_budget_bytes="$BUDGET" --host_budget_bytes="$HOST_BUDGET"
-    if [[ "${KEEP20:-0}" = 1 ]]; then bench "panels" square "$LARGEST"; else bench "panels" square "$LARGEST" --streamed-only; fi
+    start panels --devices=0 --device_budget_bytes="$BUDGET" --host_budget_bytes="$HOST_BUDGET" "${SPILL[@]}"
+    if [[ "${KEEP20:-0}" = 1 ]]; then bench "panels" square "$LARGEST" --kept-only; else bench "panels" square "$LARGEST" --streamed-only; fi
     ;;
   multigpu)
     start one --devices=0 --device_budget_bytes="$BUDGET" --host_budget_bytes="$HOST_BUDGET"
