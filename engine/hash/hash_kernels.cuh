@@ -299,6 +299,13 @@ __host__ __device__ constexpr std::size_t numeric_group_bytes(int group_threads,
          static_cast<std::size_t>(table) * (4 + sizeof(T));
 }
 
+// The dynamic shared memory of the launch, in bytes.
+__device__ __forceinline__ std::size_t dynamic_shared_bytes() {
+  unsigned bytes = 0;
+  asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(bytes));
+  return bytes;
+}
+
 // Numeric pass of one row with a shared table of ITEMS * group-size slots at
 // `base` (numeric_group_bytes): products, sort, write-out.
 template <bool Warp, int ITEMS, typename T, typename S>
@@ -393,7 +400,10 @@ __device__ __forceinline__ void numeric_table_row(std::int64_t row, unsigned cha
   }
   group_min_max<Warp>(lo, hi, reinterpret_cast<int*>(st.incl));
   unsigned char* const table_storage = reinterpret_cast<unsigned char*>(t.vals);
-  const std::size_t table_bytes = reinterpret_cast<unsigned char*>(t.keys + table) - table_storage;
+  // A block's row owns the block's shared memory from the table on, which
+  // may hold more than the table (planner::config_for_table).
+  const std::size_t table_bytes = Warp ? reinterpret_cast<unsigned char*>(t.keys + table) - table_storage
+                                       : dynamic_shared_bytes() - static_cast<std::size_t>(table_storage - base);
   if (write_ranked<Warp, ITEMS, T>(keys, vals, lo, hi, table_storage, table_bytes, c_off[row], c_col, c_val)) return;
   group_bitonic_sort<Warp, ITEMS, T>(keys, vals, t.keys, t.vals);
   grp::sync();

@@ -211,7 +211,14 @@ inline table_config config_for_table(int table, std::size_t value_bytes) {
   c.block_threads = c.warp_per_row ? 256 : block_threads_for_table(table);
   c.rows_per_block = c.warp_per_row ? c.block_threads / 32 : 1;
   const std::size_t group_threads = c.warp_per_row ? 32 : static_cast<std::size_t>(c.block_threads);
-  const std::size_t per_slot = 4 + value_bytes;
+  // A numeric block table of 4-byte values takes 8 bytes a slot for them, as
+  // one of 8-byte values does: its write-out by rank (hash/row_output.cuh),
+  // which uses the block's shared memory from the table on, then holds the
+  // spans an 8-byte table's holds (else the row is sorted); block tables are
+  // bound by their threads, not their shared memory, so they keep their
+  // occupancy.
+  const std::size_t slot_values = c.warp_per_row || value_bytes == 0 || value_bytes >= 8 ? value_bytes : 8;
+  const std::size_t per_slot = 4 + slot_values;
   // staging of A's entries: b begin (8) + inclusive prefix (8) + value (value_bytes)
   const std::size_t stage = group_threads * (16 + value_bytes);
   const std::size_t scratch = group_threads * value_bytes;
