@@ -203,6 +203,8 @@ inline int block_threads_for_table(int table) {
   return t;
 }
 
+inline constexpr int wide_slots_min_table = 8192;
+
 // symbolic: value_bytes = 0 (keys only, no values, no commit scratch).
 inline table_config config_for_table(int table, std::size_t value_bytes) {
   table_config c;
@@ -211,13 +213,16 @@ inline table_config config_for_table(int table, std::size_t value_bytes) {
   c.block_threads = c.warp_per_row ? 256 : block_threads_for_table(table);
   c.rows_per_block = c.warp_per_row ? c.block_threads / 32 : 1;
   const std::size_t group_threads = c.warp_per_row ? 32 : static_cast<std::size_t>(c.block_threads);
-  // A numeric block table of 4-byte values takes 8 bytes a slot for them, as
-  // one of 8-byte values does: its write-out by rank (hash/row_output.cuh),
-  // which uses the block's shared memory from the table on, then holds the
-  // spans an 8-byte table's holds (else the row is sorted); block tables are
-  // bound by their threads, not their shared memory, so they keep their
-  // occupancy.
-  const std::size_t slot_values = c.warp_per_row || value_bytes == 0 || value_bytes >= 8 ? value_bytes : 8;
+  // A numeric table of 4-byte values from wide_slots_min_table slots on takes
+  // 8 bytes a slot for them, as one of 8-byte values does: its write-out by
+  // rank (hash/row_output.cuh), which uses the block's shared memory from the
+  // table on, then holds the spans an 8-byte table's holds (a row over half a
+  // million columns of B, at 8,192 slots) instead of sorting the table. It
+  // runs one block a SM at 8,192 slots, as an 8-byte table does, against two.
+  // Smaller tables keep 4 bytes and their occupancy: few of their rows' spans
+  // fall between the two limits.
+  const bool wide_slots = value_bytes > 0 && value_bytes < 8 && table >= wide_slots_min_table;
+  const std::size_t slot_values = wide_slots ? 8 : value_bytes;
   const std::size_t per_slot = 4 + slot_values;
   // staging of A's entries: b begin (8) + inclusive prefix (8) + value (value_bytes)
   const std::size_t stage = group_threads * (16 + value_bytes);

@@ -103,10 +103,12 @@ TEST(Planner, TableConfigsFitSharedMemory) {
     EXPECT_EQ(c.warp_per_row, table <= warp_max_table);
     EXPECT_EQ(c.block_threads % 32, 0);
   }
-  // Block tables of f32 values take 8 bytes a slot for them (their write-out by rank holds an f64
-  // table's spans), and still reach 16,384 slots; warp and symbolic tables keep their own sizes.
+  // Tables of f32 values from 8,192 slots take 8 bytes a slot for them (their write-out by rank
+  // holds an f64 table's spans), and still reach 16,384 slots; smaller, warp and symbolic tables
+  // keep their own sizes.
   EXPECT_EQ(limits_for(h100, 4).numeric_max_table, 16384);
   EXPECT_EQ(config_for_table(8192, 4).shared_bytes, 8192u * (4 + 8) + 1024u * (16 + 4) + 1024u * 4);
+  EXPECT_EQ(config_for_table(4096, 4).shared_bytes, 4096u * (4 + 4) + 512u * (16 + 4) + 512u * 4);
   EXPECT_EQ(config_for_table(512, 4).shared_bytes, 8u * (512 * (4 + 4) + 32 * (16 + 4) + 32 * 4));
   EXPECT_EQ(config_for_table(8192, 0).shared_bytes, 8192u * 4 + 1024u * 16);
   // A GPU with 99 KB per block gets smaller tables.
