@@ -97,6 +97,7 @@ struct row {
   std::string problem, device, status = "ok";
   std::int64_t rows = 0, nnz = 0;
   amg::setup_report report;
+  amg::setup_times resetup;  // the phases of the last re-setup
   double setup_ms = NAN, resetup_ms = NAN, solve_ms = NAN;
   int iterations = -1;
   double pyramid_ms = NAN, pyramid_numeric_ms = NAN, cusparse_pyramid_ms = NAN;
@@ -196,7 +197,7 @@ row run_problem(const std::shared_ptr<spgemm::backend>& on, const std::string& i
   std::vector<double> values(a.values);
   for (double& v : values) v *= 1.5;
   const auto sa2 = on->with_values(*sa, values.data());
-  out.resetup_ms = timed(o.repeats, [&] { amg::builder::rebuild(on, *h, sa2); });
+  out.resetup_ms = timed(o.repeats, [&] { out.resetup = amg::builder::rebuild(on, *h, sa2)->report().seconds; });
 
   // The solve of A x = 1.
   amg::solve_options solve;
@@ -246,7 +247,8 @@ std::string write_tables(const std::vector<row>& rows, const options& o) {
       "problem\tdevice\trows\tnnz\tlevels\trows_per_level\toperator_complexity\tgrid_complexity\tsetup_ms\t"
       "strength_ms\taggregation_ms\ttentative_ms\tspectral_radius_ms\tsmoothing_ms\ttranspose_ms\tgalerkin_ms\t"
       "coarse_solver_ms\tmis_rounds\tresetup_ms\tresetup_speedup\tsolve_ms\titerations\tpyramid_ms\t"
-      "pyramid_numeric_ms\tcusparse_pyramid_ms\tcusparse_alg\tpyramid_speedup\tstatus\n";
+      "pyramid_numeric_ms\tcusparse_pyramid_ms\tcusparse_alg\tpyramid_speedup\tstatus\tresetup_spectral_radius_ms\t"
+      "resetup_smoothing_ms\tresetup_transpose_ms\tresetup_galerkin_ms\tresetup_coarse_solver_ms\n";
   std::string tsv = header;
   for (const row& r : rows) {
     const amg::setup_times& t = r.report.seconds;
@@ -259,7 +261,9 @@ std::string write_tables(const std::vector<row>& rows, const options& o) {
            "\t" + fmt(r.resetup_ms) + "\t" + fmt(r.setup_ms / r.resetup_ms) + "\t" + fmt(r.solve_ms) + "\t" +
            std::to_string(r.iterations) + "\t" + fmt(r.pyramid_ms) + "\t" + fmt(r.pyramid_numeric_ms) + "\t" +
            fmt(r.cusparse_pyramid_ms) + "\t" + r.cusparse_alg + "\t" + fmt(r.cusparse_pyramid_ms / r.pyramid_ms) +
-           "\t" + r.status + "\n";
+           "\t" + r.status + "\t" + fmt(1e3 * r.resetup.spectral_radius) + "\t" + fmt(1e3 * r.resetup.smoothing) +
+           "\t" + fmt(1e3 * r.resetup.transpose) + "\t" + fmt(1e3 * r.resetup.galerkin) + "\t" +
+           fmt(1e3 * r.resetup.coarse_solver) + "\n";
   }
   if (!o.tsv.empty()) {
     std::ofstream(o.tsv) << tsv;

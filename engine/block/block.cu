@@ -190,17 +190,24 @@ device_csr<float> block_product(const method::job& job, int block_size) {
 template <typename T, int B>
 void launch_numeric(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, const cuda::structure_view& cb,
                     std::int64_t longest_c, const planner::row_stats& b_rows, device_csr<T>& c, cudaStream_t stream) {
+  const cuda::device_facts facts = cuda::current_device_facts();
   const int group = B == 1 ? scalar_group_lanes(b_rows.mean_row_length()) : group_lanes(b_rows.max_row_length / B);
-  const std::int64_t blocks = shared_blocks(longest_c, B, sizeof(T), group, cuda::current_device_facts().max_shared);
-  const std::size_t shared = numeric_shared_bytes(blocks, B, sizeof(T), group);
-  const auto kernel = kernels::numeric_kernel<T, B>;
+  const double mean_c = static_cast<double>(cb.nnz) / static_cast<double>(std::max<std::int64_t>(cb.rows, 1));
+  const int splits =
+      B == 1 ? scalar_splits(cb.rows, mean_c, group, std::int64_t{facts.sm_count} * facts.max_threads_per_sm) : 1;
+  const int rows = rows_per_block(group, splits);
+  const std::int64_t blocks = shared_blocks(longest_c, B, sizeof(T), rows, facts.max_shared);
+  const std::size_t shared = numeric_shared_bytes(blocks, B, sizeof(T), rows);
+  const int threads = block_threads(group, splits);
+  auto kernel = kernels::numeric_kernel<T, B, numeric_threads>;
+  if constexpr (B == 1) {
+    if (threads > numeric_threads) kernel = kernels::numeric_kernel<T, 1, max_numeric_threads>;
+  }
   cuda::allow_max_dynamic_shared(kernel);
-  const std::int64_t groups = numeric_threads / group;
-  const auto grid = static_cast<unsigned>((cb.rows + groups - 1) / groups);
-  kernel<<<grid, numeric_threads, shared, stream>>>(cb.rows, group, blocks, a.row_offsets, a.col_indices, a.values,
-                                                    b.row_offsets, b.col_indices, b.values, cb.row_offsets,
-                                                    cb.col_indices, c.row_offsets.data(), c.col_indices.data(),
-                                                    c.values.data());
+  const auto grid = static_cast<unsigned>((cb.rows + rows - 1) / rows);
+  kernel<<<grid, threads, shared, stream>>>(
+      cb.rows, group, splits, blocks, a.row_offsets, a.col_indices, a.values, b.row_offsets, b.col_indices, b.values,
+      cb.row_offsets, cb.col_indices, c.row_offsets.data(), c.col_indices.data(), c.values.data());
   SPGEMM_CUDA_CHECK_LAUNCH();
 }
 

@@ -24,6 +24,8 @@ device_facts current_device_facts() {
   int v = 0;
   SPGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, device));
   f.sm_count = v;
+  SPGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&v, cudaDevAttrMaxThreadsPerMultiProcessor, device));
+  f.max_threads_per_sm = v;
   SPGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   f.max_shared = static_cast<std::size_t>(v) - 1024;  // room for the kernels' static shared memory
   SPGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&v, cudaDevAttrComputeCapabilityMajor, device));

@@ -8,11 +8,13 @@ namespace spgemm::cuda {
 
 // What the kernels' launch configurations read of the current device: its
 // SMs, the dynamic shared memory a block may opt in to (less 1 KB for the
-// kernels' static shared memory) and whether a kernel may launch while the
-// one before it in its stream finishes (programmatic dependent launch,
-// Hopper on). Queried once per device, then cached.
+// kernels' static shared memory), the threads an SM holds at once, and
+// whether a kernel may launch while the one before it in its stream finishes
+// (programmatic dependent launch, Hopper on). Queried once per device, then
+// cached.
 struct device_facts {
   int sm_count = 132;
+  int max_threads_per_sm = 2048;
   std::size_t max_shared = 48 * 1024;
   bool dependent_launch = false;
 };

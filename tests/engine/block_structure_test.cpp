@@ -104,10 +104,28 @@ TEST(BlockRule, NumericTuning) {
   // elasticity, f64 on an H100: a block row of C (125 blocks) fits; a
   // block of 128 threads takes at most half the shared memory.
   const std::size_t h100 = 232448 - 1024;
-  EXPECT_EQ(shared_blocks(125, 3, 8, 32, h100), 125);
-  EXPECT_LE(numeric_shared_bytes(shared_blocks(100000, 3, 8, 32, h100), 3, 8, 32), h100 / 2);
-  EXPECT_LE(numeric_shared_bytes(shared_blocks(100000, 6, 8, 8, h100), 6, 8, 8), h100 / 2);
-  EXPECT_EQ(numeric_shared_bytes(0, 3, 8, 32), 0u);
+  const int rows32 = rows_per_block(32, 1), rows8 = rows_per_block(8, 1);
+  EXPECT_EQ(rows32, 4);
+  EXPECT_EQ(shared_blocks(125, 3, 8, rows32, h100), 125);
+  EXPECT_LE(numeric_shared_bytes(shared_blocks(100000, 3, 8, rows32, h100), 3, 8, rows32), h100 / 2);
+  EXPECT_LE(numeric_shared_bytes(shared_blocks(100000, 6, 8, rows8, h100), 6, 8, rows8), h100 / 2);
+  EXPECT_EQ(numeric_shared_bytes(0, 3, 8, rows32), 0u);
+}
+
+// Scalar rows split only where their groups leave the GPU idle, into ranges
+// of at least min_split_positions of C's mean row, one row's groups in a block.
+TEST(BlockRule, ScalarRowsSplitWhereFewAndLong) {
+  const std::int64_t h100_threads = 132 * 2048;
+  EXPECT_EQ(scalar_splits(1000000, 25, 8, h100_threads), 1);  // a fine level: rows enough
+  EXPECT_EQ(scalar_splits(600, 400, 32, h100_threads), 16);   // a coarse level: 600 * 32 * 16 fill the GPU
+  EXPECT_EQ(scalar_splits(300, 200, 32, h100_threads), 8);    // ranges of 25 positions
+  EXPECT_EQ(scalar_splits(300, 4000, 32, h100_threads), 32);  // one row's groups fill a block
+  EXPECT_EQ(scalar_splits(600, 20, 32, h100_threads), 1);     // short rows stay whole
+  EXPECT_EQ(scalar_splits(4000, 4000, 32, h100_threads), 4);
+  EXPECT_EQ(block_threads(32, 32), max_numeric_threads);
+  EXPECT_EQ(rows_per_block(32, 32), 1);
+  EXPECT_EQ(rows_per_block(1, 1), numeric_threads);
+  EXPECT_EQ(rows_per_block(8, 4), 4);
 }
 
 }  // namespace

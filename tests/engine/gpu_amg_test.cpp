@@ -353,6 +353,9 @@ std::vector<operand_pair> random_products() {
       // Rows of C far longer than a group's shared memory holds, and empty rows.
       {"long rows", with_lengths<double>(300, 4000, {3500, 0, 7, 1, 64}, 13),
        with_lengths<double>(4000, 3000, {2, 600, 0, 33}, 14)},
+      // A few rows of C split across groups, some past shared memory, one empty.
+      {"few wide rows", with_lengths<double>(64, 3000, {400, 30, 0, 900}, 26),
+       with_lengths<double>(3000, 40000, {100, 3, 250}, 27)},
       {"no entries", testing::empty_csr<double>(50, 60), random_csr<double>(60, 70, 5, 15)},
       {"power law", testing::with_random_values(generate("rmat:11:8"), 16),
        testing::with_random_values(generate("rmat:11:8"), 17)},
