@@ -5,6 +5,7 @@
 
 #include <map>
 #include <utility>
+#include <vector>
 
 #include "spgemm/client/client.hpp"
 #include "spgemm/reference.hpp"
@@ -93,8 +94,8 @@ TEST(LocalTransfer, AResultLargerThanTheResultRegionIsKeptThenDownloaded) {
   spgemmd_process server;
   ASSERT_EQ(server.start("large", {"--backend=cpu", "--cpu_threads=2"}), "");
   auto client = connect(server.address(), sc::transfer_mode::shared_memory);
-  // A^2: ~5M entries, 60 MB (the region starts at 16 MiB); its values (40 MB)
-  // are read out of the region in slices mapped ahead by helper threads.
+  // A^2: ~5M entries, 60 MB (the region starts at 16 MiB); its arrays are
+  // copied out of the region on several threads (where there are cores).
   const sc::csr_matrix a = random(80000, 80000, 8, 3);
   auto ra = client.upload(a);
   const auto shm = client.multiply(ra.handle(), ra.handle());
@@ -104,6 +105,25 @@ TEST(LocalTransfer, AResultLargerThanTheResultRegionIsKeptThenDownloaded) {
   EXPECT_EQ(client.list().size(), 1u);  // only A: the kept product went
   // Again, into the region grown by the first call (read into fresh vectors).
   expect_same(client.multiply(ra.handle(), ra.handle()).matrix, shm.matrix);
+}
+
+TEST(LocalTransfer, LargeDownloadsThroughSharedMemoryEqualTheWire) {
+  spgemmd_process server;
+  ASSERT_EQ(server.start("download", {"--backend=cpu", "--cpu_threads=2"}), "");
+  auto shm = connect(server.address(), sc::transfer_mode::shared_memory);
+  auto wire = connect(server.address(), sc::transfer_mode::wire);
+  // ~4.8M entries: every array over 8 MiB, so copied into the upload region
+  // and out of the result region on several threads (where there are cores).
+  const sc::csr_matrix a = random(1200000, 1200000, 4, 7);
+  ASSERT_GT(a.row_offsets.size() * sizeof(std::int64_t), std::size_t{8} << 20);
+  const std::vector<float> narrow(a.values.begin(), a.values.end());
+  auto r64 = shm.upload(a);
+  auto r32 = shm.upload(sc::matrix_ref::of(a.rows, a.cols, a.row_offsets.data(), a.col_indices.data(), narrow.data()));
+  const auto got64 = shm.download(r64.handle()), got32 = shm.download(r32.handle());
+  EXPECT_EQ(got32.value_type, v1::FLOAT32);
+  expect_same(got64.matrix, a);
+  expect_same(got64.matrix, wire.download(r64.handle()).matrix);
+  expect_same(got32.matrix, wire.download(r32.handle()).matrix);
 }
 
 TEST(LocalTransfer, CompressedMessagesGiveTheSameResults) {

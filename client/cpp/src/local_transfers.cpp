@@ -9,12 +9,10 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
-#include <future>
 #include <random>
-#include <thread>
-#include <vector>
 
 #include "call_context.hpp"
+#include "parallel_copy.hpp"
 
 namespace spgemm::client::detail {
 
@@ -37,72 +35,6 @@ std::string random_hex(std::size_t bytes) {
 }
 
 std::int64_t align64(std::int64_t n) { return (n + 63) & ~std::int64_t{63}; }
-
-// memcpy, split across threads when large: one thread moves a few GB/s, memory several times that.
-void copy(void* to, const void* from, std::size_t bytes) {
-  constexpr std::size_t parallel_bytes = 8 << 20;
-  const std::size_t threads = std::min<std::size_t>(8, std::max(1u, std::thread::hardware_concurrency()));
-  if (bytes < parallel_bytes || threads == 1) {
-    if (bytes) std::memcpy(to, from, bytes);
-    return;
-  }
-  const std::size_t step = (bytes + threads - 1) / threads;
-  std::vector<std::thread> workers;
-  for (std::size_t at = 0; at < bytes; at += step) {
-    const std::size_t n = std::min(step, bytes - at);
-    workers.emplace_back([=] { std::memcpy(static_cast<char*>(to) + at, static_cast<const char*>(from) + at, n); });
-  }
-  for (auto& w : workers) w.join();
-}
-
-// Empties `v` and fills it with the n elements at `from` (converted to T), in
-// one write pass: v.resize() and a copy would write every byte twice, the
-// zeroing pass on one thread taking a page fault per 4 KiB of fresh memory
-// (most of cpp-shm's time on large results). Fresh memory is asked for in
-// transparent huge pages, and for large arrays helper threads map it
-// (MADV_POPULATE_WRITE, Linux 5.14+: faults and zeroing spread over cores) a
-// slice ahead of this thread's copy, which then finds its pages present.
-template <typename T, typename From>
-void fill(std::vector<T>& v, const From* from, std::size_t n) {
-  v.clear();
-  if (v.capacity() < n) {
-    v = std::vector<T>();  // the old memory goes before the new comes
-    v.reserve(n);
-  }
-  const std::size_t bytes = n * sizeof(T);
-  constexpr std::size_t parallel_bytes = 32 << 20;
-  const std::size_t threads = std::min<std::size_t>(8, std::max(1u, std::thread::hardware_concurrency()));
-#if defined(MADV_HUGEPAGE) && defined(MADV_POPULATE_WRITE)
-  if (bytes >= parallel_bytes && threads > 1) {
-    constexpr std::uintptr_t huge = std::uintptr_t{2} << 20, page = 4096;
-    const auto base = reinterpret_cast<std::uintptr_t>(v.data());
-    const std::uintptr_t first = (base + huge - 1) & ~(huge - 1), last = (base + bytes) & ~(huge - 1);
-    if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
-    const std::size_t slices = 4 * threads;
-    auto slice_at = [&](std::size_t i) { return n * i / slices; };
-    std::vector<std::promise<void>> mapped(slices);
-    std::vector<std::thread> workers;
-    for (std::size_t w = 0; w < threads; ++w) {
-      workers.emplace_back([&, w] {
-        for (std::size_t i = w; i < slices; i += threads) {
-          const std::uintptr_t b = (base + slice_at(i) * sizeof(T)) & ~(page - 1);
-          const std::uintptr_t e = (base + slice_at(i + 1) * sizeof(T) + page - 1) & ~(page - 1);
-          // A failure (an old kernel: EINVAL) leaves the faults to the copy.
-          if (e > b) (void)madvise(reinterpret_cast<void*>(b), e - b, MADV_POPULATE_WRITE);
-          mapped[i].set_value();
-        }
-      });
-    }
-    for (std::size_t i = 0; i < slices; ++i) {
-      mapped[i].get_future().wait();
-      v.insert(v.end(), from + slice_at(i), from + slice_at(i + 1));
-    }
-    for (auto& w : workers) w.join();
-    return;
-  }
-#endif
-  v.insert(v.end(), from, from + n);
-}
 
 void check(const grpc::Status& s) {
   if (!s.ok()) throw Error(s);
@@ -244,10 +176,13 @@ v1::MatrixInfo local_transfers::upload(const matrix_ref& m, const upload_options
   // The server takes offsets from 0; a matrix_ref's may start anywhere.
   const std::int64_t first = m.row_offsets[0];
   auto* offsets = reinterpret_cast<std::int64_t*>(base);
-  for (std::int64_t r = 0; r <= m.rows; ++r) offsets[r] = m.row_offsets[r] - first;
-  copy(base + cols_at, m.col_indices + first, static_cast<std::size_t>(4 * m.nnz));
-  copy(base + values_at, static_cast<const char*>(m.values) + first * value_size,
-       static_cast<std::size_t>(value_size * m.nnz));
+  const auto offsets_count = static_cast<std::size_t>(m.rows + 1);
+  for_each_piece(offsets_count, copy_threads(8 * offsets_count), [&](std::size_t begin, std::size_t end) {
+    for (std::size_t r = begin; r < end; ++r) offsets[r] = m.row_offsets[r] - first;
+  });
+  parallel_copy(base + cols_at, m.col_indices + first, static_cast<std::size_t>(4 * m.nnz));
+  parallel_copy(base + values_at, static_cast<const char*>(m.values) + first * value_size,
+                static_cast<std::size_t>(value_size * m.nnz));
   v1::RegionUploadRequest req;
   v1::MatrixHeader* h = req.mutable_header();
   h->set_rows(m.rows);
@@ -285,14 +220,14 @@ local_result local_transfers::read(const v1::RegionMatrix& m) const {
   csr_matrix& c = out.matrix;
   c.rows = rows;
   c.cols = h.cols();
-  fill(c.row_offsets, reinterpret_cast<const std::int64_t*>(base + m.row_offsets().offset()),
-       static_cast<std::size_t>(rows + 1));
-  fill(c.col_indices, reinterpret_cast<const std::int32_t*>(base + m.col_indices().offset()),
-       static_cast<std::size_t>(nnz));
+  const auto count = static_cast<std::size_t>(nnz);
+  copy_to_vector(c.row_offsets, reinterpret_cast<const std::int64_t*>(base + m.row_offsets().offset()),
+                 static_cast<std::size_t>(rows + 1));
+  copy_to_vector(c.col_indices, reinterpret_cast<const std::int32_t*>(base + m.col_indices().offset()), count);
   if (value_size == 8) {
-    fill(c.values, reinterpret_cast<const double*>(base + m.values().offset()), static_cast<std::size_t>(nnz));
+    copy_to_vector(c.values, reinterpret_cast<const double*>(base + m.values().offset()), count);
   } else {
-    fill(c.values, reinterpret_cast<const float*>(base + m.values().offset()), static_cast<std::size_t>(nnz));
+    copy_to_vector(c.values, reinterpret_cast<const float*>(base + m.values().offset()), count);
   }
   if (c.row_offsets[0] != 0 || c.row_offsets[static_cast<std::size_t>(rows)] != nnz) {
     throw Error(grpc::StatusCode::INTERNAL, "the result's row offsets are not those of a CSR matrix");
