@@ -11,7 +11,7 @@
 
 #include "core/caller.hpp"
 #include "rpc/service_state.hpp"
-#include "spgemm/v1/local.pb.h"
+#include "spgemm/v1/spgemm.pb.h"
 
 namespace spgemmd {
 

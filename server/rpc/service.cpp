@@ -10,6 +10,7 @@
 #include "rpc/local_service.hpp"
 #include "rpc/messages.hpp"
 #include "rpc/product_call.hpp"
+#include "rpc/region_operands.hpp"
 #include "rpc/result_reactor.hpp"
 #include "rpc/status_map.hpp"
 #include "rpc/upload_reactor.hpp"
@@ -45,8 +46,8 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* spgemm_service::Multiply(grpc::Callb
   return run_product(state_, ctx, "multiply", parsed, request.output(), [&](const core::caller& who, auto* out) {
     core::pin a, b;
     spgemm::multiply_options options;
-    grpc::Status st = product_operands(state_, who, "a", request.a(), &a, "b", request.b(), &b,
-                                       request.options(), &options);
+    grpc::Status st = multiply_operands(state_, ctx, who, request, &a, &b);
+    if (st.ok()) st = options_from(request.options(), &options);
     if (!st.ok()) return st;
     return to_grpc_status(core::multiply_job(state_.estimates, std::move(a), std::move(b), options,
                                              request.options().priority(), out));

@@ -106,6 +106,61 @@ def test_a_result_larger_than_the_result_region_is_kept_and_downloaded(clients: 
     same(shm.multiply(a), c)  # into the region grown for it this time
 
 
+def test_local_operands_go_with_the_product_in_one_call(clients: dict, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Through shared memory a product reads local operands from the upload region itself
+    (MultiplyRequest.a_region, b_region): the results of the wire, nothing left stored, and
+    the calls counted on the server one per product."""
+    a = random_csr(400, 300, 0.03, 21)
+    b = random_csr(300, 500, 0.03, 22)
+    sq = random_csr(300, 300, 0.03, 23)
+    c = random_csr(500, 200, 0.03, 25)
+    wire, shm = clients[("tcp", "wire")], clients[("tcp", "shared_memory")]
+    before = {m.handle for m in shm.list()}
+    calls: List[str] = []
+    real = shm._rpc
+
+    class Counting:
+        def __getattr__(self, method: str):
+            calls.append(method)
+            return getattr(real, method)
+
+    monkeypatch.setattr(shm, "_rpc", Counting())
+    same(shm.multiply(a, b), wire.multiply(a, b))  # both local
+    same(shm.multiply(sq), wire.multiply(sq))      # B = A
+    same(shm.multiply(sq, sq), wire.multiply(sq))  # the same object twice: once in the region
+    assert calls == ["Multiply"] * 3
+    monkeypatch.setattr(shm, "_rpc", real)
+    with shm.upload(b) as rb:
+        same(shm.multiply(a, rb), wire.multiply(a, b))        # local times stored
+        same(shm.multiply(rb.handle, c), wire.multiply(b, c))  # stored times local
+        with shm.multiply(a, rb, keep=True) as kept:           # kept, from a local operand
+            same(kept.fetch(), wire.multiply(a, b))
+    assert {m.handle for m in shm.list()} == before
+    # Larger operands are uploaded first (the region is not held for a whole product).
+    monkeypatch.setattr(spgemm.client, "_REGION_OPERAND_BYTES", 1000)
+    same(shm.multiply(a, b), wire.multiply(a, b))
+    assert {m.handle for m in shm.list()} == before
+
+
+def test_a_product_refuses_an_operand_given_twice(clients: dict) -> None:
+    shm = clients[("unix", "shared_memory")]
+    a = random_csr(50, 50, 0.1, 24)
+    csr = spgemm._wire.to_csr(a)
+    operand = (spgemm.client._header_of(csr, "", 0), csr.indptr, csr.indices, csr.data)
+    with shm.upload(a) as r, shm._local.operands([operand]) as (region,):
+        for request in (pb.MultiplyRequest(a=r.handle, a_region=region, b=r.handle),
+                        pb.MultiplyRequest(a=r.handle, b=r.handle, b_region=region)):
+            with pytest.raises(spgemm.errors.InvalidArgument, match="a handle or ._region, not both"):
+                shm._results(shm._rpc.Multiply(request, **shm._kw()), False, "multiply")
+        # A range that is not the header's shape: refused, naming the operand.
+        bad = pb.RegionUploadRequest()
+        bad.CopyFrom(region)
+        bad.values.length -= 8
+        with pytest.raises(spgemm.errors.InvalidArgument, match="b_region: values"):
+            shm._results(shm._rpc.Multiply(pb.MultiplyRequest(a=r.handle, b_region=bad), **shm._kw()), False,
+                         "multiply")
+
+
 def test_regions_go_with_their_client(server_addresses: Tuple[str, str]) -> None:
     tcp, _ = server_addresses
     big = random_csr(20000, 20000, 8 / 20000, 8)  # a result of about 14 MB, copied out of the region
@@ -203,7 +258,7 @@ def test_references_outside_their_region_are_refused(raw: Raw) -> None:
 
     def upload(offsets: pb.RegionRef, cols: pb.RegionRef, values: pb.RegionRef):
         return raw.rpc.UploadFromRegion(
-            lpb.RegionUploadRequest(header=header, row_offsets=offsets, col_indices=cols, values=values), timeout=60)
+            pb.RegionUploadRequest(header=header, row_offsets=offsets, col_indices=cols, values=values), timeout=60)
 
     ok = (pb.RegionRef(region="r", offset=0, length=88), pb.RegionRef(region="r", offset=128, length=80),
           pb.RegionRef(region="r", offset=256, length=160))

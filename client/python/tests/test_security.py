@@ -135,11 +135,15 @@ def test_shared_memory_authenticates_and_keeps_each_tenants_regions_its_own(secu
         admins = admin._local.uploads.name
         ref = pb.RegionRef(region=admins, offset=0, length=8 * 5)
         header = pb.MatrixHeader(rows=4, cols=4, nnz=0, value_type=pb.FLOAT64, index_type=pb.INT32)
-        request = lpb.RegionUploadRequest(header=header, row_offsets=ref, col_indices=pb.RegionRef(region=admins),
+        request = pb.RegionUploadRequest(header=header, row_offsets=ref, col_indices=pb.RegionRef(region=admins),
                                           values=pb.RegionRef(region=admins))
         with pytest.raises(grpc.RpcError) as e:
             bob._local_rpc.UploadFromRegion(request, **bob._kw())
         assert e.value.code() == grpc.StatusCode.NOT_FOUND and "no region named" in e.value.details()
+        # ... and so it is as a product's operand.
+        with pytest.raises(grpc.RpcError) as e:
+            list(bob._rpc.Multiply(pb.MultiplyRequest(a_region=request), **bob._kw()))
+        assert e.value.code() == grpc.StatusCode.NOT_FOUND and "a_region: " in e.value.details()
         with pytest.raises(grpc.RpcError) as e:
             bob._local_rpc.UnregisterRegion(lpb.UnregisterRegionRequest(name=admins), **bob._kw())
         assert e.value.code() == grpc.StatusCode.NOT_FOUND

@@ -23,7 +23,7 @@ import itertools
 import os
 import secrets
 import threading
-from typing import Any, Callable, Dict, Iterator, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import grpc
 import numpy as np
@@ -156,22 +156,43 @@ class LocalTransfers:
     ) -> Any:
         """Copies a CSR matrix into the upload region and stores it (UploadFromRegion): returns
         ``stored(call)`` of the call's future, which waits for it while the region is held."""
-        rows, nnz = int(header.rows), int(header.nnz)
-        at = layout(rows, nnz, data.itemsize)
         with self.uploads.lock:
-            self.uploads.ensure(at["bytes"])
-            shm = self.uploads.shm
-            assert shm is not None
-            _copy.copy(shm.array(at["row_offsets"], rows + 1, np.dtype("<i8")), indptr)
-            _copy.copy(shm.array(at["col_indices"], nnz, np.dtype("<i4")), indices)
-            _copy.copy(shm.array(at["values"], nnz, data.dtype), data)
-            request = lpb.RegionUploadRequest(
-                header=header,
-                row_offsets=self.uploads.ref(at["row_offsets"], 8 * (rows + 1)),
-                col_indices=self.uploads.ref(at["col_indices"], 4 * nnz),
-                values=self.uploads.ref(at["values"], data.itemsize * nnz),
-            )
+            self.uploads.ensure(layout(int(header.rows), int(header.nnz), data.itemsize)["bytes"])
+            request = self._write(0, header, indptr, indices, data)
             return stored(self._rpc.UploadFromRegion.future(request, **self._kw()))
+
+    @contextlib.contextmanager
+    def operands(
+        self, matrices: Sequence[Tuple[pb.MatrixHeader, np.ndarray, np.ndarray, np.ndarray]]
+    ) -> Iterator[List[pb.RegionUploadRequest]]:
+        """The CSR matrices (header, indptr, indices, data) copied one after another into the upload
+        region, as the requests that name them there; the region held until the block ends (a
+        product that reads its operands from it runs within)."""
+        with self.uploads.lock:
+            starts, end = [], 0
+            for header, _, _, data in matrices:
+                starts.append(end)
+                end = _align64(end + layout(int(header.rows), int(header.nnz), data.itemsize)["bytes"])
+            self.uploads.ensure(end)
+            yield [self._write(at, *m) for at, m in zip(starts, matrices)]
+
+    def _write(
+        self, at: int, header: pb.MatrixHeader, indptr: np.ndarray, indices: np.ndarray, data: np.ndarray
+    ) -> pb.RegionUploadRequest:
+        """Copies a CSR matrix into the upload region from byte `at` on (hold its lock)."""
+        rows, nnz = int(header.rows), int(header.nnz)
+        where = layout(rows, nnz, data.itemsize)
+        shm = self.uploads.shm
+        assert shm is not None
+        _copy.copy(shm.array(at + where["row_offsets"], rows + 1, np.dtype("<i8")), indptr)
+        _copy.copy(shm.array(at + where["col_indices"], nnz, np.dtype("<i4")), indices)
+        _copy.copy(shm.array(at + where["values"], nnz, data.dtype), data)
+        return pb.RegionUploadRequest(
+            header=header,
+            row_offsets=self.uploads.ref(at + where["row_offsets"], 8 * (rows + 1)),
+            col_indices=self.uploads.ref(at + where["col_indices"], 4 * nnz),
+            values=self.uploads.ref(at + where["values"], data.itemsize * nnz),
+        )
 
     @contextlib.contextmanager
     def result_range(self, needed: int = 0) -> Iterator[pb.RegionRef]:

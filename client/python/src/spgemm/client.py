@@ -94,6 +94,23 @@ def _output_type(dtype: Any) -> int:
     return pb.VALUE_TYPE_UNSPECIFIED if dtype is None else _wire.value_type_of(dtype)
 
 
+# Local operands up to this many bytes go to a product in the upload region (_region_operands).
+_REGION_OPERAND_BYTES = 64 << 20
+
+
+def _header_of(csr: _wire.Csr, name: str, ttl_seconds: int) -> pb.MatrixHeader:
+    """The header of a matrix to store or to multiply."""
+    return pb.MatrixHeader(
+        rows=csr.shape[0],
+        cols=csr.shape[1],
+        nnz=csr.nnz,
+        value_type=_wire.value_type_of(csr.data.dtype),
+        index_type=pb.INT32,
+        name=name,
+        ttl_seconds=ttl_seconds,
+    )
+
+
 _FORMS = {"ptap": pb.PT_A_P, "pt_a_p": pb.PT_A_P, "papt": pb.P_A_PT, "p_a_pt": pb.P_A_PT}
 
 
@@ -458,6 +475,42 @@ class Client(GraphCalls):
             raise ProtocolError("download without a result")
         return matrix
 
+    def _region_operands(self, a: Operand, b: Optional[Operand]) -> Optional[Any]:
+        """Where the server shares this host: a context manager giving MultiplyRequest's operand
+        fields, the local operands (at most _REGION_OPERAND_BYTES of them) in the upload region for
+        the product to read itself -- one round trip instead of an upload, the product and a
+        delete each. None where there are none such (larger ones go by upload: the region would
+        be held for the whole product)."""
+        local = self._shared_memory()
+        if local is None or _cuda.kind_of(a) is not None or _cuda.kind_of(b) is not None:
+            return None
+        fields: Dict[str, str] = {}
+        matrices: List[Tuple[str, Any]] = []
+        for key, op in (("a", a), ("b", b)):
+            if key == "b" and (op is None or op is a):
+                if matrices:  # A local: B is A
+                    break
+                op = a
+            if isinstance(op, RemoteMatrix):
+                if op.client is not self:
+                    raise ValueError("spgemm: %r belongs to another client" % op)
+                fields[key] = op.handle
+            elif isinstance(op, str):
+                fields[key] = op
+            else:
+                csr = _wire.to_csr(op)
+                matrices.append((key, (_header_of(csr, "", 0), csr.indptr, csr.indices, csr.data)))
+        nbytes = sum(m[1].nbytes + m[2].nbytes + m[3].nbytes for _, m in matrices)
+        if not matrices or nbytes > _REGION_OPERAND_BYTES:
+            return None
+
+        @contextlib.contextmanager
+        def held() -> Iterator[Dict[str, Any]]:
+            with local.operands([m for _, m in matrices]) as requests:
+                yield {**fields, **{key + "_region": r for (key, _), r in zip(matrices, requests)}}
+
+        return held()
+
     @contextlib.contextmanager
     def _handles(self, operands: Sequence[Any], progress: Optional[bool]) -> Iterator[List[str]]:
         """Handles of the operands, uploading local ones for the duration of the block."""
@@ -520,15 +573,7 @@ class Client(GraphCalls):
                 return self.upload(_cuda.to_host(d), name, ttl=ttl, progress=progress)
             return self._upload_device(d, name or "", ttl)
         csr = _wire.to_csr(matrix, dtype)
-        header = pb.MatrixHeader(
-            rows=csr.shape[0],
-            cols=csr.shape[1],
-            nnz=csr.nnz,
-            value_type=_wire.value_type_of(csr.data.dtype),
-            index_type=pb.INT32,
-            name=name or "",
-            ttl_seconds=int(ttl) if ttl else 0,
-        )
+        header = _header_of(csr, name or "", int(ttl) if ttl else 0)
         local = self._shared_memory()
         if local is not None:
             return local.upload(header, csr.indptr, csr.indices, csr.data, self._stored)
@@ -785,7 +830,9 @@ class Client(GraphCalls):
 
         Args:
             a, b: RemoteMatrix objects, handles, or local scipy.sparse matrices
-                (uploaded for the call and deleted afterwards); or CuPy
+                (with shared memory, read by the product from this client's
+                upload region; else uploaded for the call and deleted
+                afterwards); or CuPy
                 (cupyx.scipy.sparse) or PyTorch (CUDA sparse) matrices: then C
                 comes back as the same, device to device by CUDA IPC where
                 the server shares this host and its GPUs.
@@ -807,6 +854,11 @@ class Client(GraphCalls):
             kept = self.multiply(a, b, algorithm, dtype, progress, keep=True, name=name, priority=priority)
             return self._device_product(kept, kind)
         options = pb.MultiplyOptions(algorithm=algorithm, output_type=_output_type(dtype), priority=priority)
+        operands = self._region_operands(a, b)
+        if operands is not None:
+            with operands as fields:
+                request = functools.partial(pb.MultiplyRequest, options=options, **fields)
+                return self._run_product("Multiply", request, keep, name, progress, "multiply")
         with self._handles([a, a if b is None else b], progress) as (ha, hb):
             request = functools.partial(pb.MultiplyRequest, a=ha, b=hb, options=options)
             return self._run_product("Multiply", request, keep, name, progress, "multiply")
