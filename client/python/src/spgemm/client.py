@@ -497,6 +497,8 @@ class Client(GraphCalls):
                 fields[key] = op.handle
             elif isinstance(op, str):
                 fields[key] = op
+            elif sp.issparse(op) and 12 * op.nnz > _REGION_OPERAND_BYTES:
+                return None  # large: not converted here only to be converted again by the upload
             else:
                 csr = _wire.to_csr(op)
                 matrices.append((key, (_header_of(csr, "", 0), csr.indptr, csr.indices, csr.data)))
