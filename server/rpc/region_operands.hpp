@@ -1,10 +1,14 @@
 // A product's operands named by handle or, for clients on the server's host,
 // read from the caller's shared-memory regions for the call alone
-// (MultiplyRequest.a_region, b_region): stored as an upload from the regions
-// is, pinned for the job, and deleted at once, so that they live on unlisted
-// until the job's pins go. One round trip instead of an upload, the product
-// and a delete.
+// (MultiplyRequest.a_region, GalerkinRequest.p_region, ...): stored as an
+// upload from the regions is, pinned for the job, and deleted when the
+// request's operands are all pinned, so that they live on unlisted until the
+// job's pins go. One round trip instead of an upload, the product and a
+// delete.
 #pragma once
+
+#include <string>
+#include <vector>
 
 #include <grpcpp/grpcpp.h>
 
@@ -15,8 +19,32 @@
 
 namespace spgemmd {
 
-// Pins A and B of `request` (B = A where a_region is given and B is not).
-grpc::Status multiply_operands(service_state& s, const grpc::CallbackServerContext* ctx, const core::caller& who,
-                               const spgemm::v1::MultiplyRequest& request, core::pin* a, core::pin* b);
+class request_operands {
+ public:
+  request_operands(service_state& s, const grpc::CallbackServerContext* ctx, const core::caller& who)
+      : s_(s), ctx_(ctx), who_(who) {}
+  // Deletes the matrices stored for the call (pinned, they live on).
+  ~request_operands();
+  request_operands(const request_operands&) = delete;
+  request_operands& operator=(const request_operands&) = delete;
+
+  // Pins operand `field`: the matrix `handle` names or, where `region` is
+  // given (non-null), the matrix in the caller's regions, stored for the call
+  // (invalid_argument for both). `pinned` (optional): the handle pinned.
+  grpc::Status pin(const std::string& field, const std::string& handle, const spgemm::v1::RegionUploadRequest* region,
+                   core::pin* out, std::string* pinned = nullptr);
+
+ private:
+  service_state& s_;
+  const grpc::CallbackServerContext* ctx_;
+  const core::caller& who_;
+  std::vector<std::string> stored_;
+};
+
+// `m` where the request has it, else nullptr: request_operands::pin's region.
+template <typename M>
+const M* present(bool has, const M& m) {
+  return has ? &m : nullptr;
+}
 
 }  // namespace spgemmd

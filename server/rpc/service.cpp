@@ -19,21 +19,6 @@ namespace spgemmd {
 
 namespace v1 = spgemm::v1;
 
-namespace {
-
-// Pins operands `a` and `b` of a product request and reads its options.
-grpc::Status product_operands(service_state& s, const core::caller& who, const char* a_field,
-                              const std::string& a_handle, core::pin* a, const char* b_field,
-                              const std::string& b_handle, core::pin* b, const v1::MultiplyOptions& o,
-                              spgemm::multiply_options* options) {
-  grpc::Status st = pin_matrix(s, who, a_field, a_handle, a);
-  if (st.ok()) st = pin_matrix(s, who, b_field, b_handle, b);
-  if (st.ok()) st = options_from(o, options);
-  return st;
-}
-
-}  // namespace
-
 grpc::ServerReadReactor<grpc::ByteBuffer>* spgemm_service::Upload(grpc::CallbackServerContext* ctx,
                                                                  grpc::ByteBuffer* response) {
   return new upload_reactor(state_, ctx, response);
@@ -45,8 +30,16 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* spgemm_service::Multiply(grpc::Callb
   const grpc::Status parsed = parse(*raw, &request);
   return run_product(state_, ctx, "multiply", parsed, request.output(), [&](const core::caller& who, auto* out) {
     core::pin a, b;
+    request_operands operands(state_, ctx, who);
+    std::string a_handle;
+    grpc::Status st = operands.pin("a", request.a(), present(request.has_a_region(), request.a_region()), &a,
+                                   &a_handle);
+    // With A from a region and no B, B is A.
+    const bool b_is_a = request.has_a_region() && !request.has_b_region() && request.b().empty();
+    if (st.ok()) {
+      st = operands.pin("b", b_is_a ? a_handle : request.b(), present(request.has_b_region(), request.b_region()), &b);
+    }
     spgemm::multiply_options options;
-    grpc::Status st = multiply_operands(state_, ctx, who, request, &a, &b);
     if (st.ok()) st = options_from(request.options(), &options);
     if (!st.ok()) return st;
     return to_grpc_status(core::multiply_job(state_.estimates, std::move(a), std::move(b), options,
@@ -60,9 +53,11 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* spgemm_service::Galerkin(grpc::Callb
   const grpc::Status parsed = parse(*raw, &request);
   return run_product(state_, ctx, "galerkin", parsed, request.output(), [&](const core::caller& who, auto* out) {
     core::pin p, a;
+    request_operands operands(state_, ctx, who);
+    grpc::Status st = operands.pin("p", request.p(), present(request.has_p_region(), request.p_region()), &p);
+    if (st.ok()) st = operands.pin("a", request.a(), present(request.has_a_region(), request.a_region()), &a);
     spgemm::multiply_options options;
-    grpc::Status st = product_operands(state_, who, "p", request.p(), &p, "a", request.a(), &a,
-                                       request.options(), &options);
+    if (st.ok()) st = options_from(request.options(), &options);
     if (!st.ok()) return st;
     if (request.form() != v1::PT_A_P && request.form() != v1::P_A_PT) {
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "form must be PT_A_P or P_A_PT");
@@ -80,7 +75,10 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* spgemm_service::Transpose(grpc::Call
   const grpc::Status parsed = parse(*raw, &request);
   return run_product(state_, ctx, "transpose", parsed, request.output(), [&](const core::caller& who, auto* out) {
     core::pin a;
-    if (grpc::Status st = pin_matrix(state_, who, "a", request.a(), &a); !st.ok()) return st;
+    request_operands operands(state_, ctx, who);
+    const grpc::Status st =
+        operands.pin("a", request.a(), present(request.has_a_region(), request.a_region()), &a);
+    if (!st.ok()) return st;
     *out = core::transpose_job(std::move(a));
     return grpc::Status::OK;
   });

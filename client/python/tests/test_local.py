@@ -108,12 +108,13 @@ def test_a_result_larger_than_the_result_region_is_kept_and_downloaded(clients: 
 
 def test_local_operands_go_with_the_product_in_one_call(clients: dict, monkeypatch: pytest.MonkeyPatch) -> None:
     """Through shared memory a product reads local operands from the upload region itself
-    (MultiplyRequest.a_region, b_region): the results of the wire, nothing left stored, and
-    the calls counted on the server one per product."""
+    (MultiplyRequest.a_region, b_region; Galerkin's and Transpose's): the results of the wire,
+    nothing left stored, one call a product."""
     a = random_csr(400, 300, 0.03, 21)
     b = random_csr(300, 500, 0.03, 22)
     sq = random_csr(300, 300, 0.03, 23)
     c = random_csr(500, 200, 0.03, 25)
+    p = random_csr(300, 40, 0.05, 26)
     wire, shm = clients[("tcp", "wire")], clients[("tcp", "shared_memory")]
     before = {m.handle for m in shm.list()}
     calls: List[str] = []
@@ -128,7 +129,9 @@ def test_local_operands_go_with_the_product_in_one_call(clients: dict, monkeypat
     same(shm.multiply(a, b), wire.multiply(a, b))  # both local
     same(shm.multiply(sq), wire.multiply(sq))      # B = A
     same(shm.multiply(sq, sq), wire.multiply(sq))  # the same object twice: once in the region
-    assert calls == ["Multiply"] * 3
+    same(shm.galerkin(p, sq), wire.galerkin(p, sq))
+    same(shm.transpose(a), wire.transpose(a))
+    assert calls == ["Multiply"] * 3 + ["Galerkin", "Transpose"]
     monkeypatch.setattr(shm, "_rpc", real)
     with shm.upload(b) as rb:
         same(shm.multiply(a, rb), wire.multiply(a, b))        # local times stored

@@ -475,22 +475,19 @@ class Client(GraphCalls):
             raise ProtocolError("download without a result")
         return matrix
 
-    def _region_operands(self, a: Operand, b: Optional[Operand]) -> Optional[Any]:
-        """Where the server shares this host: a context manager giving MultiplyRequest's operand
-        fields, the local operands (at most _REGION_OPERAND_BYTES of them) in the upload region for
-        the product to read itself -- one round trip instead of an upload, the product and a
-        delete each. None where there are none such (larger ones go by upload: the region would
-        be held for the whole product)."""
+    def _region_operands(self, operands: Sequence[Tuple[str, Any]]) -> Optional[Any]:
+        """Where the server shares this host: a context manager giving a product request's operand
+        fields (the request field of each, a handle or a matrix), the local operands (at most
+        _REGION_OPERAND_BYTES of them) as `<field>_region`s in the upload region for the product
+        to read itself -- one round trip instead of an upload, the product and a delete each.
+        None where there are none such (larger ones go by upload: the region would be held for
+        the whole product)."""
         local = self._shared_memory()
-        if local is None or _cuda.kind_of(a) is not None or _cuda.kind_of(b) is not None:
+        if local is None or any(_cuda.kind_of(op) is not None for _, op in operands):
             return None
         fields: Dict[str, str] = {}
         matrices: List[Tuple[str, Any]] = []
-        for key, op in (("a", a), ("b", b)):
-            if key == "b" and (op is None or op is a):
-                if matrices:  # A local: B is A
-                    break
-                op = a
+        for key, op in operands:
             if isinstance(op, RemoteMatrix):
                 if op.client is not self:
                     raise ValueError("spgemm: %r belongs to another client" % op)
@@ -856,7 +853,10 @@ class Client(GraphCalls):
             kept = self.multiply(a, b, algorithm, dtype, progress, keep=True, name=name, priority=priority)
             return self._device_product(kept, kind)
         options = pb.MultiplyOptions(algorithm=algorithm, output_type=_output_type(dtype), priority=priority)
-        operands = self._region_operands(a, b)
+        # B = A: the server takes A's region once for both (a local A sends no B).
+        same = b is None or b is a
+        local_a = not isinstance(a, (RemoteMatrix, str))
+        operands = self._region_operands([("a", a)] if same and local_a else [("a", a), ("b", a if same else b)])
         if operands is not None:
             with operands as fields:
                 request = functools.partial(pb.MultiplyRequest, options=options, **fields)
@@ -891,6 +891,11 @@ class Client(GraphCalls):
             kept = self.galerkin(p, a, form, algorithm, dtype, progress, keep=True, name=name, priority=priority)
             return self._device_product(kept, kind)
         options = pb.MultiplyOptions(algorithm=algorithm, output_type=_output_type(dtype), priority=priority)
+        operands = self._region_operands([("p", p), ("a", a)])
+        if operands is not None:
+            with operands as fields:
+                request = functools.partial(pb.GalerkinRequest, form=f, options=options, **fields)
+                return self._run_product("Galerkin", request, keep, name, progress, "galerkin")
         with self._handles([p, a], progress) as (hp, ha):
             request = functools.partial(pb.GalerkinRequest, p=hp, a=ha, form=f, options=options)
             return self._run_product("Galerkin", request, keep, name, progress, "galerkin")
@@ -907,6 +912,11 @@ class Client(GraphCalls):
         kind = _cuda.kind_of(a)
         if kind is not None and not keep:  # CuPy or PyTorch in: the same out, device to device
             return self._device_product(self.transpose(a, progress, keep=True, name=name), kind)
+        operands = self._region_operands([("a", a)])
+        if operands is not None:
+            with operands as fields:
+                return self._run_product("Transpose", functools.partial(pb.TransposeRequest, **fields), keep, name,
+                                         progress, "transpose")
         with self._handles([a], progress) as (ha,):
             request = functools.partial(pb.TransposeRequest, a=ha)
             return self._run_product("Transpose", request, keep, name, progress, "transpose")
