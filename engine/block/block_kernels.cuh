@@ -71,26 +71,13 @@ __device__ __forceinline__ double mul_rn(double x, double y) { return __dmul_rn(
 __device__ __forceinline__ float add_rn(float x, float y) { return __fadd_rn(x, y); }
 __device__ __forceinline__ double add_rn(double x, double y) { return __dadd_rn(x, y); }
 
-// Position of `key` in the sorted cols[0 .. n) (it is there).
-__device__ __forceinline__ std::int64_t find_column(const index_t* cols, std::int64_t n, index_t key) {
-  std::int64_t lo = 0;
+// The first position of the sorted cols[0 .. n) at or above `key` (n if
+// none; key's position where it is there), in the width of N.
+template <typename N>
+__device__ __forceinline__ N lower_bound(const index_t* cols, N n, index_t key) {
+  N lo = 0;
   while (n > 0) {
-    const std::int64_t half = n / 2;
-    if (cols[lo + half] < key) {
-      lo += half + 1;
-      n -= half + 1;
-    } else {
-      n = half;
-    }
-  }
-  return lo;
-}
-
-// The first position of the sorted cols[0 .. n) at or above `key` (n if none).
-__device__ __forceinline__ int lower_bound32(const index_t* cols, int n, index_t key) {
-  int lo = 0;
-  while (n > 0) {
-    const int half = n / 2;
+    const N half = n / 2;
     if (cols[lo + half] < key) {
       lo += half + 1;
       n -= half + 1;
@@ -137,8 +124,8 @@ __device__ __forceinline__ void add_scalar_row(std::int64_t row, int group, int 
       mine_begin = b_off[k];
       mine_len = static_cast<int>(b_off[k + 1] - mine_begin);
       if (narrow) {
-        const int first = lower_bound32(b_col + mine_begin, mine_len, cols[0]);
-        mine_len = lower_bound32(b_col + mine_begin + first, mine_len - first, col_end);
+        const int first = lower_bound(b_col + mine_begin, mine_len, cols[0]);
+        mine_len = lower_bound(b_col + mine_begin + first, mine_len - first, col_end);
         mine_begin += first;
       }
     }
@@ -222,7 +209,7 @@ __global__ void __launch_bounds__(THREADS)
       const offset_t b_begin = b_off[B * kb];
       const std::int64_t b_row = b_off[B * kb + 1] - b_begin;
       for (std::int64_t q = lane; q < b_row / B; q += group) {
-        const std::int64_t p = find_column(cols, c_len, b_col[b_begin + q * B] / B);
+        const std::int64_t p = lower_bound(cols, c_len, b_col[b_begin + q * B] / B);
         T bv[B][B];
 #pragma unroll
         for (int m = 0; m < B; ++m)
