@@ -4,6 +4,8 @@
 // the server does not know.
 #include <gtest/gtest.h>
 
+#include <iomanip>
+
 #include "spgemm/client/graph.hpp"
 #include "spgemm/generate.hpp"
 #include "spgemm/matrix_ops.hpp"
@@ -48,7 +50,14 @@ void expect_equal(const spgemm::csr_matrix<double>& got, const spgemm::csr_matri
   EXPECT_EQ(got.cols, want.cols);
   EXPECT_EQ(got.row_offsets, want.row_offsets);
   EXPECT_EQ(got.col_indices, want.col_indices);
-  EXPECT_EQ(got.values, want.values);
+  ASSERT_EQ(got.values.size(), want.values.size());
+  for (std::size_t i = 0; i < got.values.size(); ++i) {
+    if (got.values[i] != want.values[i]) {
+      ADD_FAILURE() << "entry " << i << " of " << got.values.size() << ": " << std::setprecision(17) << got.values[i]
+                    << " against " << want.values[i];
+      break;
+    }
+  }
 }
 
 spgemm::csr_matrix<double> reference(const spgemm::matrix_op& op, const spgemm::csr_matrix<double>& a) {
@@ -81,20 +90,38 @@ TEST(GraphClient, StepsMatchTheEngineAndTakeTransposedOperands) {
   sc::Graph g(c);
   const auto m = spgemm::generate("er:120:6:3");
   const sc::RemoteMatrix a = c.upload(to_client(m));
-  expect_equal(fetched(c, g.apply(a, "pow", 2.0)), reference(spgemm::apply_scalar{spgemm::binary_op::pow, 2, false}, m));
-  expect_equal(fetched(c, g.top_k(a, 2, true)), reference(spgemm::top_k{2, true}, m));
-  expect_equal(fetched(c, g.reduce_rowwise(sc::transposed(a.handle()), "max")),
-               reference(spgemm::reduce{spgemm::reduce_axis::rows, spgemm::monoid::max, false}, spgemm::cpu_transpose(m)));
+  {
+    SCOPED_TRACE("pow");
+    expect_equal(fetched(c, g.apply(a, "pow", 2.0)), reference(spgemm::apply_scalar{spgemm::binary_op::pow, 2, false}, m));
+  }
+  {
+    SCOPED_TRACE("top_k");
+    expect_equal(fetched(c, g.top_k(a, 2, true)), reference(spgemm::top_k{2, true}, m));
+  }
+  {
+    SCOPED_TRACE("reduce_rowwise of A^T");
+    expect_equal(fetched(c, g.reduce_rowwise(sc::transposed(a.handle()), "max")),
+                 reference(spgemm::reduce{spgemm::reduce_axis::rows, spgemm::monoid::max, false}, spgemm::cpu_transpose(m)));
+  }
   const sc::kept_result sums = g.reduce_columnwise(a);
   const sc::kept_result normalized = g.scale_columns(a, sums.matrix, "div");
   const auto col = reference(spgemm::reduce{spgemm::reduce_axis::columns}, m);
   const spgemm::any_csr x = m, v = col;
-  expect_equal(fetched(c, normalized),
-               std::get<spgemm::csr_matrix<double>>(spgemm::cpu_run_op(spgemm::scale{true, spgemm::binary_op::div}, {&x, &v})));
+  {
+    SCOPED_TRACE("scale_columns");
+    expect_equal(fetched(c, normalized),
+                 std::get<spgemm::csr_matrix<double>>(spgemm::cpu_run_op(spgemm::scale{true, spgemm::binary_op::div}, {&x, &v})));
+  }
   const auto plus = fetched(c, g.ewise_add(a, sc::transposed(a.handle())));
   const spgemm::any_csr t = spgemm::cpu_transpose(m);
-  expect_equal(plus, std::get<spgemm::csr_matrix<double>>(spgemm::cpu_run_op(spgemm::ewise_add{}, {&x, &t})));
-  expect_equal(fetched(c, g.extract_rows(a, {7, 0, 7})), reference(spgemm::extract_rows{{7, 0, 7}}, m));
+  {
+    SCOPED_TRACE("ewise_add with A^T");
+    expect_equal(plus, std::get<spgemm::csr_matrix<double>>(spgemm::cpu_run_op(spgemm::ewise_add{}, {&x, &t})));
+  }
+  {
+    SCOPED_TRACE("extract_rows");
+    expect_equal(fetched(c, g.extract_rows(a, {7, 0, 7})), reference(spgemm::extract_rows{{7, 0, 7}}, m));
+  }
 }
 
 TEST(GraphClient, UnknownNamesAreInvalidArguments) {
