@@ -106,4 +106,21 @@ outcome copy_to_device(matrix_cache& cache, cache_entry& e, const spgemm::ipc_cs
   return {};
 }
 
+bool fits_arrays(const spgemm::matrix_info& info, const spgemm::ipc_csr_arrays& arrays) {
+  const auto rows = static_cast<std::size_t>(info.rows), nnz = static_cast<std::size_t>(info.nnz);
+  return arrays.row_offsets.length >= (rows + 1) * sizeof(spgemm::offset_t) &&
+         arrays.col_indices.length >= nnz * sizeof(spgemm::index_t) &&
+         arrays.values.length >= nnz * spgemm::size_of(info.type);
+}
+
+outcome copy_result_to_device(spgemm::backend& made_on, const spgemm::stored_matrix& m,
+                              const spgemm::ipc_csr_arrays& arrays) {
+  try {
+    made_on.fetch_into_ipc(m, arrays);
+  } catch (...) {
+    return outcome_of(std::current_exception());
+  }
+  return {};
+}
+
 }  // namespace spgemmd::core

@@ -41,4 +41,11 @@ std::shared_ptr<spgemm::backend> any_gpu(const matrix_cache& cache);
 // GPU for it: does_not_fit where none has room now).
 outcome copy_to_device(matrix_cache& cache, cache_entry& e, const spgemm::ipc_csr_arrays& arrays);
 
+// Whether a matrix of `info` fits `arrays` (each at least its array's bytes).
+bool fits_arrays(const spgemm::matrix_info& info, const spgemm::ipc_csr_arrays& arrays);
+
+// Copies a job's result `m`, on `made_on` (a GPU backend), into `arrays`.
+outcome copy_result_to_device(spgemm::backend& made_on, const spgemm::stored_matrix& m,
+                              const spgemm::ipc_csr_arrays& arrays);
+
 }  // namespace spgemmd::core

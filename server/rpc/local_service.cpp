@@ -152,21 +152,26 @@ grpc::ServerUnaryReactor* local_service::UploadFromDevice(grpc::CallbackServerCo
                                                           const v1::DeviceUploadRequest* request,
                                                           v1::MatrixInfo* response) {
   const core::steady::time_point started = core::steady::now();
-  const v1::MatrixHeader& h = request->header();
   core::caller who;
   grpc::Status st = open_local_call(state_, ctx, local_feature::cuda_ipc, &who);
-  if (st.ok()) st = spgemm::wire::chunk_assembler::check_header(h);
+  if (st.ok()) st = upload_from_device(state_, who, *request, response);
+  return uploaded(state_, ctx, "upload_from_device", std::move(st), *response, started);
+}
+
+grpc::Status upload_from_device(service_state& s, const core::caller& who, const v1::DeviceUploadRequest& request,
+                                v1::MatrixInfo* out) {
+  const v1::MatrixHeader& h = request.header();
+  grpc::Status st = spgemm::wire::chunk_assembler::check_header(h);
   core::csr_layout sizes;  // where the sizes below cannot overflow
   if (st.ok()) st = to_grpc_status(core::layout_csr(h.rows(), h.nnz(), 8, &sizes));
-  if (st.ok()) {
-    const spgemm::matrix_info info{h.rows(), h.cols(), h.nnz(),
-                                   h.value_type() == v1::FLOAT32 ? spgemm::value_type::f32 : spgemm::value_type::f64};
-    core::entry_info e;
-    st = to_grpc_status(core::store_from_device(state_.cache, state_.sched, who, info,
-                                                ipc_arrays_of(request->arrays()), h.name(), h.ttl_seconds(), &e));
-    if (st.ok()) to_proto(e, response);
-  }
-  return uploaded(state_, ctx, "upload_from_device", std::move(st), *response, started);
+  if (!st.ok()) return st;
+  const spgemm::matrix_info info{h.rows(), h.cols(), h.nnz(),
+                                 h.value_type() == v1::FLOAT32 ? spgemm::value_type::f32 : spgemm::value_type::f64};
+  core::entry_info e;
+  st = to_grpc_status(core::store_from_device(s.cache, s.sched, who, info, ipc_arrays_of(request.arrays()), h.name(),
+                                              h.ttl_seconds(), &e));
+  if (st.ok()) to_proto(e, out);
+  return st;
 }
 
 }  // namespace spgemmd

@@ -56,4 +56,10 @@ grpc::Status open_local_call(service_state& s, grpc::CallbackServerContext* ctx,
 // The engine's form of a request's device arrays.
 spgemm::ipc_csr_arrays ipc_arrays_of(const spgemm::v1::DeviceCsr& d);
 
+// Stores the matrix in the device arrays `request` names (CUDA IPC, copied
+// device to device) as `who`'s tenant's; its info in `out`. The caller has
+// passed local_gate for CUDA IPC.
+grpc::Status upload_from_device(service_state& s, const core::caller& who,
+                                const spgemm::v1::DeviceUploadRequest& request, spgemm::v1::MatrixInfo* out);
+
 }  // namespace spgemmd

@@ -30,10 +30,14 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* run_product(service_state& s, grpc::
   std::shared_ptr<core::job> j;
   grpc::Status st = open_call(s, *ctx, parsed, &who);
   if (st.ok()) st = to_grpc_status(core::check_name("output.name", output.name()));
-  if (st.ok() && output.has_region()) {
-    st = output.keep() ? grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                                      "output: keep the result or write it into a region, not both")
-                       : region_target(s, ctx, who, output.region(), r);
+  if (st.ok() && (output.keep() + output.has_region() + output.has_device()) > 1) {
+    st = {grpc::StatusCode::INVALID_ARGUMENT,
+          "output: keep the result, write it into a region or copy it into device arrays: one of them"};
+  }
+  if (st.ok() && output.has_region()) st = region_target(s, ctx, who, output.region(), r);
+  if (st.ok() && output.has_device()) {
+    st = local_gate(s, ctx, local_feature::cuda_ipc);
+    if (st.ok()) r->copy_into(ipc_arrays_of(output.device()));
   }
   if (st.ok()) st = build(who, &j);
   if (!st.ok()) {

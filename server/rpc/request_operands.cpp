@@ -1,4 +1,4 @@
-#include "rpc/region_operands.hpp"
+#include "rpc/request_operands.hpp"
 
 #include <cstddef>
 
@@ -18,20 +18,23 @@ request_operands::~request_operands() {
   }
 }
 
-grpc::Status request_operands::pin(const std::string& field, const std::string& handle,
-                                   const v1::RegionUploadRequest* region, core::pin* out, std::string* pinned) {
-  if (region == nullptr) {
+grpc::Status request_operands::pin(const std::string& field, const std::string& handle, const operand_source& from,
+                                   core::pin* out, std::string* pinned) {
+  if (!from.given()) {
     if (pinned != nullptr) *pinned = handle;
     return pin_matrix(s_, who_, field.c_str(), handle, out);
   }
-  if (!handle.empty()) {
-    return {grpc::StatusCode::INVALID_ARGUMENT, field + ": a handle or " + field + "_region, not both"};
+  if (!handle.empty() || (from.region != nullptr && from.device != nullptr)) {
+    return {grpc::StatusCode::INVALID_ARGUMENT,
+            field + ": one of a handle, " + field + "_region and " + field + "_device, not several"};
   }
-  if (grpc::Status st = local_gate(s_, ctx_, local_feature::shared_memory); !st.ok()) return st;
+  const std::string source = field + (from.region != nullptr ? "_region" : "_device");
+  const local_feature feature = from.region != nullptr ? local_feature::shared_memory : local_feature::cuda_ipc;
+  if (grpc::Status st = local_gate(s_, ctx_, feature); !st.ok()) return {st.error_code(), source + ": " + st.error_message()};
   v1::MatrixInfo stored;
-  if (const grpc::Status st = upload_from_region(s_, who_, *region, &stored); !st.ok()) {
-    return {st.error_code(), field + "_region: " + st.error_message()};
-  }
+  const grpc::Status st = from.region != nullptr ? upload_from_region(s_, who_, *from.region, &stored)
+                                                 : upload_from_device(s_, who_, *from.device, &stored);
+  if (!st.ok()) return {st.error_code(), source + ": " + st.error_message()};
   stored_.push_back(stored.handle());
   if (pinned != nullptr) *pinned = stored.handle();
   return pin_matrix(s_, who_, field.c_str(), stored.handle(), out);

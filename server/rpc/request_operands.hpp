@@ -1,10 +1,10 @@
 // A product's operands named by handle or, for clients on the server's host,
-// read from the caller's shared-memory regions for the call alone
-// (MultiplyRequest.a_region, GalerkinRequest.p_region, ...): stored as an
-// upload from the regions is, pinned for the job, and deleted when the
-// request's operands are all pinned, so that they live on unlisted until the
-// job's pins go. One round trip instead of an upload, the product and a
-// delete.
+// read from the caller's shared-memory regions or CUDA device arrays for the
+// call alone (MultiplyRequest.a_region, a_device, GalerkinRequest.p_region,
+// ...): stored as an upload from the regions or the device is, pinned for the
+// job, and deleted when the request's operands are all pinned, so that they
+// live on unlisted until the job's pins go. One round trip instead of an
+// upload, the product and a delete.
 #pragma once
 
 #include <string>
@@ -19,6 +19,14 @@
 
 namespace spgemmd {
 
+// Where a request's operand lies besides a handle: a region, device arrays
+// (each nullptr where the request has none).
+struct operand_source {
+  const spgemm::v1::RegionUploadRequest* region = nullptr;
+  const spgemm::v1::DeviceUploadRequest* device = nullptr;
+  bool given() const { return region != nullptr || device != nullptr; }
+};
+
 class request_operands {
  public:
   request_operands(service_state& s, const grpc::CallbackServerContext* ctx, const core::caller& who)
@@ -28,11 +36,12 @@ class request_operands {
   request_operands(const request_operands&) = delete;
   request_operands& operator=(const request_operands&) = delete;
 
-  // Pins operand `field`: the matrix `handle` names or, where `region` is
-  // given (non-null), the matrix in the caller's regions, stored for the call
-  // (invalid_argument for both). `pinned` (optional): the handle pinned.
-  grpc::Status pin(const std::string& field, const std::string& handle, const spgemm::v1::RegionUploadRequest* region,
-                   core::pin* out, std::string* pinned = nullptr);
+  // Pins operand `field`: the matrix `handle` names or, where `from` gives
+  // one, the matrix in the caller's regions or device arrays, stored for the
+  // call (invalid_argument for more than one). `pinned` (optional): the
+  // handle pinned.
+  grpc::Status pin(const std::string& field, const std::string& handle, const operand_source& from, core::pin* out,
+                   std::string* pinned = nullptr);
 
  private:
   service_state& s_;
@@ -41,7 +50,7 @@ class request_operands {
   std::vector<std::string> stored_;
 };
 
-// `m` where the request has it, else nullptr: request_operands::pin's region.
+// `m` where the request has it, else nullptr.
 template <typename M>
 const M* present(bool has, const M& m) {
   return has ? &m : nullptr;

@@ -66,9 +66,10 @@ void result_reactor::start_job(std::shared_ptr<core::job> j, core::caller who, b
   keep_name_ = std::move(keep_name);
   caller_ = who;
   run_.emplace(s_.cache, s_.sched, std::move(who), keep_, keep_name_, created_);
-  // A result written into a region needs its size before its first row: one
-  // computed in row panels is gathered and kept instead of streamed.
-  if (into_) run_->stream_panels(false);
+  // A result written into a region or device arrays needs its size before its
+  // first row: one computed in row panels is gathered and kept instead of
+  // streamed.
+  if (into_ || into_device_) run_->stream_panels(false);
   // The headers go now, from gRPC's thread while the job runs: the result's
   // first message, often written from a worker, then carries less.
   StartSendInitialMetadata();
@@ -123,6 +124,8 @@ void result_reactor::start_device_download(core::pin held, const spgemm::ipc_csr
   to_proto(held->info, held->name, part.mutable_on_device());
   send(part, true);
 }
+
+void result_reactor::copy_into(spgemm::ipc_csr_arrays to) { into_device_ = std::move(to); }
 
 void result_reactor::OnWriteDone(bool ok) {
   std::optional<grpc::Status> job_end;  // what the job's end left for this call to go on with
@@ -266,10 +269,13 @@ void result_reactor::on_job_end(core::job_run::ending e) {
     conclude_panels();
     return;
   }
-  bool fits = true;  // into_'s range, where it is set
+  bool fits = true;  // into_'s range or into_device_'s arrays, where set
   if (status.ok() && !keep_ && into_ && e.product) {
     core::csr_layout layout;
     status = to_grpc_status(core::layout_of(e.product->info(), into_->span.length, &layout, &fits));
+  }
+  if (status.ok() && !keep_ && into_device_ && e.product) {
+    fits = e.backend->is_gpu() && core::fits_arrays(e.product->info(), *into_device_);
   }
   if (status.ok() && !keep_ && !e.product) {
     // Computed in row panels and gathered in host memory (a region's result:
@@ -285,6 +291,10 @@ void result_reactor::on_job_end(core::job_run::ending e) {
     } catch (...) {
       status = to_grpc_status(std::current_exception());
     }
+  } else if (status.ok() && !keep_ && into_device_) {
+    status = to_grpc_status(core::copy_result_to_device(*e.backend, *e.product, *into_device_));
+    on_device_ = e.product->info();
+    state_ = state::on_device;
   } else if (status.ok() && !keep_) {
     rows_.emplace(std::move(e.backend), std::move(e.product), block_bytes());
     result_res_ = std::move(e.held);
@@ -357,6 +367,11 @@ void result_reactor::write_next() {
         send(part, !chunks_left() && !send_stats_);
         return;
       }
+      case state::on_device:
+        to_proto(on_device_, keep_name_, part.mutable_on_device());
+        state_ = state::stats;
+        send(part, !send_stats_);
+        return;
       case state::chunks:
         if (plan_index_ == plan_.size()) {
           // Panels: the next one may still be computing; this goes on when it comes.

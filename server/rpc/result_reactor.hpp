@@ -45,13 +45,17 @@ class result_reactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   void write_into(core::region_span to, spgemm::v1::RegionRef ref);
   // Copies the matrix `held` into a caller's device arrays (CUDA IPC).
   void start_device_download(core::pin held, const spgemm::ipc_csr_arrays& to);
+  // Before start_job: copy the result into a caller's device arrays (CUDA
+  // IPC) instead of streaming it (reply on_device, stats). A product that
+  // does not fit them, or that is not on a GPU, is kept instead (kept, stats).
+  void copy_into(spgemm::ipc_csr_arrays to);
 
   void OnWriteDone(bool ok) override;
   void OnCancel() override;
   void OnDone() override;
 
  private:
-  enum class state { idle, kept, header, chunks, stats };
+  enum class state { idle, kept, header, chunks, on_device, stats };
 
   std::size_t block_bytes() const;
   void on_job_end(core::job_run::ending e);
@@ -114,6 +118,8 @@ class result_reactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
     spgemm::v1::RegionRef ref;
   };
   std::optional<region_target> into_;  // write_into's
+  std::optional<spgemm::ipc_csr_arrays> into_device_;  // copy_into's
+  spgemm::matrix_info on_device_;  // what went into them
   std::shared_ptr<const spgemm::any_csr> block_;  // the rows being sent
   spgemm::wire::csr_view block_view_;
   int64_t block_first_row_ = 0;

@@ -10,7 +10,7 @@
 #include "rpc/local_service.hpp"
 #include "rpc/messages.hpp"
 #include "rpc/product_call.hpp"
-#include "rpc/region_operands.hpp"
+#include "rpc/request_operands.hpp"
 #include "rpc/result_reactor.hpp"
 #include "rpc/status_map.hpp"
 #include "rpc/upload_reactor.hpp"
@@ -32,13 +32,14 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* spgemm_service::Multiply(grpc::Callb
     core::pin a, b;
     request_operands operands(state_, ctx, who);
     std::string a_handle;
-    grpc::Status st = operands.pin("a", request.a(), present(request.has_a_region(), request.a_region()), &a,
-                                   &a_handle);
-    // With A from a region and no B, B is A.
-    const bool b_is_a = request.has_a_region() && !request.has_b_region() && request.b().empty();
-    if (st.ok()) {
-      st = operands.pin("b", b_is_a ? a_handle : request.b(), present(request.has_b_region(), request.b_region()), &b);
-    }
+    const operand_source from_a{present(request.has_a_region(), request.a_region()),
+                                present(request.has_a_device(), request.a_device())};
+    const operand_source from_b{present(request.has_b_region(), request.b_region()),
+                                present(request.has_b_device(), request.b_device())};
+    grpc::Status st = operands.pin("a", request.a(), from_a, &a, &a_handle);
+    // With A from a region or the device and no B, B is A.
+    const bool b_is_a = from_a.given() && !from_b.given() && request.b().empty();
+    if (st.ok()) st = operands.pin("b", b_is_a ? a_handle : request.b(), from_b, &b);
     spgemm::multiply_options options;
     if (st.ok()) st = options_from(request.options(), &options);
     if (!st.ok()) return st;
@@ -54,8 +55,16 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* spgemm_service::Galerkin(grpc::Callb
   return run_product(state_, ctx, "galerkin", parsed, request.output(), [&](const core::caller& who, auto* out) {
     core::pin p, a;
     request_operands operands(state_, ctx, who);
-    grpc::Status st = operands.pin("p", request.p(), present(request.has_p_region(), request.p_region()), &p);
-    if (st.ok()) st = operands.pin("a", request.a(), present(request.has_a_region(), request.a_region()), &a);
+    grpc::Status st = operands.pin("p", request.p(),
+                                   {present(request.has_p_region(), request.p_region()),
+                                    present(request.has_p_device(), request.p_device())},
+                                   &p);
+    if (st.ok()) {
+      st = operands.pin("a", request.a(),
+                        {present(request.has_a_region(), request.a_region()),
+                         present(request.has_a_device(), request.a_device())},
+                        &a);
+    }
     spgemm::multiply_options options;
     if (st.ok()) st = options_from(request.options(), &options);
     if (!st.ok()) return st;
@@ -76,8 +85,10 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* spgemm_service::Transpose(grpc::Call
   return run_product(state_, ctx, "transpose", parsed, request.output(), [&](const core::caller& who, auto* out) {
     core::pin a;
     request_operands operands(state_, ctx, who);
-    const grpc::Status st =
-        operands.pin("a", request.a(), present(request.has_a_region(), request.a_region()), &a);
+    const grpc::Status st = operands.pin("a", request.a(),
+                                         {present(request.has_a_region(), request.a_region()),
+                                          present(request.has_a_device(), request.a_device())},
+                                         &a);
     if (!st.ok()) return st;
     *out = core::transpose_job(std::move(a));
     return grpc::Status::OK;
@@ -98,6 +109,10 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* spgemm_service::Download(grpc::Callb
   if (st.ok() && request.has_region()) st = region_target(state_, ctx, who, request.region(), r);
   if (st.ok() && request.has_device()) st = local_gate(state_, ctx, local_feature::cuda_ipc);
   if (st.ok()) st = pin_matrix(state_, who, "handle", request.handle(), &e);
+  if (st.ok() && request.then_delete()) {  // pinned, it lives on until the download ends
+    std::size_t freed = 0;
+    st = to_grpc_status(core::delete_matrix(state_.cache, who, request.handle(), &freed));
+  }
   if (!st.ok()) {
     r->fail(st);
     return r;

@@ -80,6 +80,20 @@ def load_matrix(name: Optional[str]) -> sp.csr_array:
     return a
 
 
+def count_calls(client: spgemm.Client, monkeypatch: pytest.MonkeyPatch) -> List[str]:
+    """The names of the Spgemm methods `client` calls from now on (until monkeypatch undoes it)."""
+    calls: List[str] = []
+    real = client._rpc
+
+    class Counting:
+        def __getattr__(self, method: str):
+            calls.append(method)
+            return getattr(real, method)
+
+    monkeypatch.setattr(client, "_rpc", Counting())
+    return calls
+
+
 def assert_product_close(c: sp.sparray, a: sp.sparray, b: sp.sparray, rtol: float) -> None:
     """c equals a @ b: same structure up to explicit zeros, |c - ref| <= rtol * (|a||b|) entry-wise.
 

@@ -13,10 +13,9 @@ import scipy.sparse as sp
 
 import spgemm
 from spgemm import _cuda
-from spgemm.v1 import local_pb2 as lpb
 from spgemm.v1 import spgemm_pb2 as pb
 
-from conftest import GPU_ONLY, assert_product_close, load_matrix, matrix_names
+from conftest import GPU_ONLY, assert_product_close, count_calls, load_matrix, matrix_names
 
 cupy = pytest.importorskip("cupy", reason=GPU_ONLY + "CuPy is not installed")
 csp = pytest.importorskip("cupyx.scipy.sparse", reason=GPU_ONLY + "CuPy is not installed")
@@ -82,6 +81,48 @@ def test_cupy_by_ipc_device_to_device(gpu_client: spgemm.Client, no_host_staging
         assert (host(t) != sp.csr_array(a.T.tocsr())).nnz == 0
 
 
+def test_device_operands_go_with_the_product_in_one_call(gpu_client: spgemm.Client, no_host_staging: None,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A product of device matrices reads them by CUDA IPC itself (MultiplyRequest.a_device, b_device;
+    Galerkin's and Transpose's) and copies its result into the client's result buffer
+    (ProductOutput.device): one call a product, nothing left stored."""
+    a = random_csr(700, 500, 0.01, 11)
+    b = random_csr(500, 600, 0.01, 12)
+    sq = random_csr(500, 500, 0.01, 13)
+    p = random_csr(500, 60, 0.04, 14)
+    before = {m.handle for m in gpu_client.list()}
+    real = gpu_client._rpc
+    calls = count_calls(gpu_client, monkeypatch)
+    assert_product_close(host(gpu_client.multiply(csp.csr_matrix(a), csp.csr_matrix(b))), a, b, 1e-12)
+    assert_product_close(host(gpu_client.multiply(csp.csr_matrix(sq))), sq, sq, 1e-12)  # B = A
+    assert_product_close(host(gpu_client.galerkin(csp.csr_matrix(p), csp.csr_matrix(sq))), p.T @ sq, p, 1e-12)
+    assert (host(gpu_client.transpose(csp.csr_matrix(a))) != sp.csr_array(a.T.tocsr())).nnz == 0
+    assert calls == ["Multiply", "Multiply", "Galerkin", "Transpose"]
+    monkeypatch.setattr(gpu_client, "_rpc", real)
+    with gpu_client.upload(csp.csr_matrix(b)) as rb:  # device times stored
+        assert_product_close(host(gpu_client.multiply(csp.csr_matrix(a), rb)), a, b, 1e-12)
+    assert {m.handle for m in gpu_client.list()} == before
+
+
+def test_a_result_larger_than_the_result_buffer_is_kept_and_downloaded(
+        server_addresses: Tuple[str, str], no_host_staging: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_cuda.ResultBuffer, "FIRST_BYTES", 4096)
+    a = random_csr(3000, 3000, 0.003, 15)
+    with spgemm.Client(server_addresses[1], timeout=300, progress=False) as c:
+        before = {m.handle for m in c.list()}
+        real = c._rpc
+        calls = count_calls(c, monkeypatch)
+        for _ in range(2):  # kept and downloaded, then into the buffer grown for it
+            assert_product_close(host(c.multiply(csp.csr_matrix(a))), a, a, 1e-12)
+        assert calls == ["Multiply", "Download", "Multiply"]
+        monkeypatch.setattr(c, "_rpc", real)
+        assert {m.handle for m in c.list()} == before
+        f32 = random_csr(500, 500, 0.01, 16, np.float32)
+        c32 = c.multiply(csp.csr_matrix(f32))
+        assert c32.dtype == np.float32
+        assert_product_close(host(c32), f32, f32, 1e-4)
+
+
 def test_an_empty_product_by_ipc(gpu_client: spgemm.Client, no_host_staging: None) -> None:
     c = gpu_client.multiply(csp.csr_matrix((300, 200)), csp.csr_matrix((200, 100)))
     assert isinstance(c, csp.csr_matrix) and c.shape == (300, 100) and c.nnz == 0
@@ -114,7 +155,7 @@ def test_bad_device_references_are_refused_and_the_server_stays_up(gpu_client: s
     header = pb.MatrixHeader(rows=100, cols=100, nnz=a.nnz, value_type=pb.FLOAT64, index_type=pb.INT32)
 
     def upload(arrays: pb.DeviceCsr) -> None:
-        gpu_client._local_rpc.UploadFromDevice(lpb.DeviceUploadRequest(header=header, arrays=arrays), timeout=60)
+        gpu_client._local_rpc.UploadFromDevice(pb.DeviceUploadRequest(header=header, arrays=arrays), timeout=60)
 
     def code(arrays: pb.DeviceCsr) -> str:
         with pytest.raises(Exception) as e:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import scipy.sparse as sp
 
 import spgemm
@@ -52,6 +53,21 @@ def test_explicit_delete(client: spgemm.Client, handles) -> None:
     assert r.handle in handles()
     assert client.delete(r.handle) >= 0
     assert r.handle not in handles()
+
+
+def test_a_download_that_deletes(client: spgemm.Client, handles) -> None:
+    """DownloadRequest.then_delete: the matrix comes whole and is gone; an unknown one is NOT_FOUND."""
+    a = sp.random_array((300, 300), density=0.02, format="csr", rng=np.random.default_rng(3))
+    r = client.upload(a)
+    call = client._rpc.Download(spgemm.client.pb.DownloadRequest(handle=r.handle, then_delete=True), **client._kw())
+    got, _, _ = client._results(call, False, "download")
+    assert (got != a).nnz == 0
+    assert r.handle not in handles()
+    with pytest.raises(spgemm.NotFound):
+        client.describe(r.handle)
+    call = client._rpc.Download(spgemm.client.pb.DownloadRequest(handle=r.handle, then_delete=True), **client._kw())
+    with pytest.raises(spgemm.NotFound):
+        client._results(call, False, "download")
 
 
 def test_list_follows_the_pages(client: spgemm.Client, handles) -> None:

@@ -17,7 +17,7 @@ from spgemm import _local, _shm
 from spgemm.v1 import local_pb2 as lpb
 from spgemm.v1 import spgemm_pb2 as pb
 
-from conftest import assert_product_close, load_matrix, matrix_names, spgemmd
+from conftest import assert_product_close, count_calls, load_matrix, matrix_names, spgemmd
 
 PATHS = [("tcp", "wire"), ("tcp", "shared_memory"), ("unix", "wire"), ("unix", "shared_memory")]
 # A few shared matrices of different shapes for every path (all of them run over TCP in test_products).
@@ -117,15 +117,8 @@ def test_local_operands_go_with_the_product_in_one_call(clients: dict, monkeypat
     p = random_csr(300, 40, 0.05, 26)
     wire, shm = clients[("tcp", "wire")], clients[("tcp", "shared_memory")]
     before = {m.handle for m in shm.list()}
-    calls: List[str] = []
     real = shm._rpc
-
-    class Counting:
-        def __getattr__(self, method: str):
-            calls.append(method)
-            return getattr(real, method)
-
-    monkeypatch.setattr(shm, "_rpc", Counting())
+    calls = count_calls(shm, monkeypatch)
     same(shm.multiply(a, b), wire.multiply(a, b))  # both local
     same(shm.multiply(sq), wire.multiply(sq))      # B = A
     same(shm.multiply(sq, sq), wire.multiply(sq))  # the same object twice: once in the region
@@ -153,7 +146,7 @@ def test_a_product_refuses_an_operand_given_twice(clients: dict) -> None:
     with shm.upload(a) as r, shm._local.operands([operand]) as (region,):
         for request in (pb.MultiplyRequest(a=r.handle, a_region=region, b=r.handle),
                         pb.MultiplyRequest(a=r.handle, b=r.handle, b_region=region)):
-            with pytest.raises(spgemm.errors.InvalidArgument, match="a handle or ._region, not both"):
+            with pytest.raises(spgemm.errors.InvalidArgument, match="one of a handle, ._region and ._device, not several"):
                 shm._results(shm._rpc.Multiply(request, **shm._kw()), False, "multiply")
         # A range that is not the header's shape: refused, naming the operand.
         bad = pb.RegionUploadRequest()
@@ -329,8 +322,22 @@ def test_cuda_ipc_is_refused_by_a_cpu_server(raw: Raw) -> None:
     if os.environ.get("SPGEMM_TEST_BACKEND", "cpu") != "cpu":
         pytest.skip("the server runs on GPUs here")
     header = pb.MatrixHeader(rows=1, cols=1, nnz=0, value_type=pb.FLOAT64)
-    request = lpb.DeviceUploadRequest(header=header)
+    request = pb.DeviceUploadRequest(header=header)
     assert code(raw.rpc.UploadFromDevice, request) == "FAILED_PRECONDITION"
+    # A product's operand from the device, too: refused, naming it.
+    c = raw.client
+    with pytest.raises(spgemm.errors.FailedPrecondition, match="a_device"):
+        c._results(c._rpc.Multiply(pb.MultiplyRequest(a_device=request), **c._kw()), False, "multiply")
+    # And a result copied into device arrays; kept and copied at once is no request at all.
+    with c.upload(sp.csr_array(np.eye(3))) as r:
+        into = pb.ProductOutput(device=pb.DeviceCsr())
+        with pytest.raises(spgemm.errors.FailedPrecondition):
+            c._results(c._rpc.Multiply(pb.MultiplyRequest(a=r.handle, b=r.handle, output=into), **c._kw()), False,
+                       "multiply")
+        into.keep = True
+        with pytest.raises(spgemm.errors.InvalidArgument, match="one of them"):
+            c._results(c._rpc.Multiply(pb.MultiplyRequest(a=r.handle, b=r.handle, output=into), **c._kw()), False,
+                       "multiply")
 
 
 def test_compressed_messages_give_the_same_results(server_address: str) -> None:

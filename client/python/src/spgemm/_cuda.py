@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ctypes
 import sys
+import threading
 from typing import Any, Optional, Tuple
 
 from .v1 import spgemm_pb2 as pb
@@ -80,15 +81,98 @@ def _value_dtype(lib: Any, have: Any, want: Any) -> Any:
     return lib.float32 if str(have).endswith("float32") else lib.float64
 
 
-def empty(kind: str, like: Any, count: int, dtype: str) -> Any:
-    """A new device array of `count` items of "int64", "int32", "float32" or "float64"."""
+def empty_csr(kind: str, like: Any, rows: int, nnz: int, dtype: str) -> Tuple[Any, Any, Any]:
+    """New device arrays for a CSR matrix (int64 offsets, int32 columns, `dtype` values) in one
+    allocation, each at a multiple of 256 bytes: the server opens one IPC handle for the three."""
+    import numpy as np
+
+    parts = [(rows + 1, "int64"), (nnz, "int32"), (nnz, dtype)]
+    starts, total = [], 0
+    for count, t in parts:
+        starts.append(total)
+        total += -(-count * np.dtype(t).itemsize // 256) * 256
     if kind == "cupy":
         import cupy
 
-        return cupy.empty(count, dtype=dtype)
+        buf = cupy.empty(max(total, 1), dtype=cupy.uint8)
+        return tuple(buf[at:at + count * np.dtype(t).itemsize].view(t) for at, (count, t) in zip(starts, parts))
     import torch
 
-    return torch.empty(count, dtype=getattr(torch, dtype), device=like.device if like is not None else "cuda")
+    buf = torch.empty(max(total, 1), dtype=torch.uint8, device=like.device if like is not None else "cuda")
+    return tuple(buf[at:at + count * np.dtype(t).itemsize].view(getattr(torch, t))
+                 for at, (count, t) in zip(starts, parts))
+
+
+class ResultBuffer:
+    """A device allocation a product's result is copied into by the server (ProductOutput.device),
+    then copied out of into arrays of the result's own: one call a product. Grown to fit a result
+    that did not; one call at a time (`lock`)."""
+
+    FIRST_BYTES = 16 << 20
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.lock = threading.Lock()
+        self._buf: Any = None
+
+    def arrays(self, like: Any, rows: int, nnz: int = 0) -> Tuple[Any, Any, Any]:
+        """Views of the buffer (grown for `rows` and at least `nnz` entries) as int64 offsets for
+        `rows` rows and int32 columns and float64 values for as many entries as the rest holds."""
+        import numpy as np
+
+        head = -(-8 * (rows + 1) // 256) * 256
+        need = max(self.FIRST_BYTES, head + 12 * nnz + 512)
+        if self._buf is None or _nbytes(self._buf) < need or not _same_device(self._buf, self.kind, like):
+            self._buf = None  # the old one goes first
+            self._buf = _empty_bytes(self.kind, like, need + need // 4)
+        entries = (_nbytes(self._buf) - head - 256) // 12
+        at_values = head + -(-4 * entries // 256) * 256
+        out = []
+        for at, count, t in ((0, rows + 1, "int64"), (head, entries, "int32"), (at_values, entries, "float64")):
+            out.append(_view(self.kind, self._buf[at:at + count * np.dtype(t).itemsize], t))
+        return out[0], out[1], out[2]
+
+
+def _empty_bytes(kind: str, like: Any, n: int) -> Any:
+    if kind == "cupy":
+        import cupy
+
+        return cupy.empty(n, dtype=cupy.uint8)
+    import torch
+
+    return torch.empty(n, dtype=torch.uint8, device=like.device if like is not None else "cuda")
+
+
+def _nbytes(a: Any) -> int:
+    return int(a.nbytes) if hasattr(a, "nbytes") else int(a.numel())
+
+
+def _same_device(a: Any, kind: str, like: Any) -> bool:
+    """Whether buffer `a` lies on the device a new one would: CuPy's current one, or `like`'s."""
+    if kind == "cupy":
+        import cupy
+
+        return a.device.id == cupy.cuda.Device().id
+    return like is None or a.device == like.device
+
+
+def _view(kind: str, raw: Any, dtype: str) -> Any:
+    if kind == "cupy":
+        return raw.view(dtype)
+    import torch
+
+    return raw.view(getattr(torch, dtype))
+
+
+def copied_out(kind: str, shape: Tuple[int, int], nnz: int, float32: bool, views: Tuple[Any, Any, Any]) -> Any:
+    """The result the server copied into a ResultBuffer's `views`, in arrays of its own."""
+    indptr, indices, data = views
+    values = _view(kind, data, "float32") if float32 else data
+    return from_arrays(kind, shape, _own(kind, indptr[:shape[0] + 1]), _own(kind, indices[:nnz]), _own(kind, values[:nnz]))
+
+
+def _own(kind: str, a: Any) -> Any:
+    return a.copy() if kind == "cupy" else a.clone()
 
 
 def from_arrays(kind: str, shape: Tuple[int, int], indptr: Any, indices: Any, data: Any) -> Any:

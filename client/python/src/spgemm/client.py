@@ -98,6 +98,34 @@ def _output_type(dtype: Any) -> int:
 _REGION_OPERAND_BYTES = 64 << 20
 
 
+def _shape_of(op: Any, axis: int) -> Optional[int]:
+    """A dimension of an operand, where the client knows it without asking (None for a bare handle)."""
+    if isinstance(op, RemoteMatrix):
+        return int(op.info.shape[axis])
+    if isinstance(op, str) or not hasattr(op, "shape"):
+        return None
+    return int(op.shape[axis])
+
+
+def _device_output(x: Any, y: Any, rows: Optional[int]) -> Optional[Tuple[str, Any, Optional[int]]]:
+    """_run_product's `device` for operands x, y: (kind, the operand of that kind, C's rows), or None
+    where neither is a CuPy or PyTorch matrix."""
+    for op in (x, y):
+        kind = _cuda.kind_of(op)
+        if kind is not None:
+            return kind, op, rows
+    return None
+
+
+def _device_header(d: _cuda.DeviceMatrix, name: str, ttl: Optional[float]) -> pb.MatrixHeader:
+    """The header of a device matrix to store or to multiply."""
+    return pb.MatrixHeader(
+        rows=d.shape[0], cols=d.shape[1], nnz=int(d.indices.shape[0]),
+        value_type=pb.FLOAT32 if str(d.data.dtype).endswith("float32") else pb.FLOAT64,
+        index_type=pb.INT32, name=name, ttl_seconds=int(ttl) if ttl else 0,
+    )
+
+
 def _header_of(csr: _wire.Csr, name: str, ttl_seconds: int) -> pb.MatrixHeader:
     """The header of a matrix to store or to multiply."""
     return pb.MatrixHeader(
@@ -267,6 +295,7 @@ class Client(GraphCalls):
         self._transfer = transfer
         self._local: Optional[_local.LocalTransfers] = None
         self._ipc = False
+        self._result_buffers: Dict[str, _cuda.ResultBuffer] = {}
         self._no_local = "the client was told to use the wire"
         self._local_decided = transfer == "wire"
         self._local_lock = threading.Lock()
@@ -375,10 +404,12 @@ class Client(GraphCalls):
         return self.progress if progress is None else progress
 
     def _results(
-        self, call: Any, progress: Optional[bool], desc: str, local: Optional[_local.LocalTransfers] = None
-    ) -> Tuple[Optional[sp.csr_array], Optional[MatrixInfo], Optional[JobStats]]:
+        self, call: Any, progress: Optional[bool], desc: str, local: Optional[_local.LocalTransfers] = None,
+        on_device: Optional[Callable[[pb.MatrixHeader], Any]] = None,
+    ) -> Tuple[Optional[Any], Optional[MatrixInfo], Optional[JobStats]]:
         """Consumes a ResultPart stream: (matrix, kept, stats). A result written
-        into the shared-memory result region (`local`'s, held) is copied out of it.
+        into the shared-memory result region (`local`'s, held) is copied out of it;
+        one copied into device arrays is `on_device(its header)`.
 
         Left early (an error, KeyboardInterrupt), the call is cancelled, and a
         kept result already announced is deleted.
@@ -411,6 +442,10 @@ class Client(GraphCalls):
                     if local is None or matrix is not None:
                         raise ProtocolError("a result in a region that was not asked for")
                     matrix = local.read(part.in_region)
+                elif which == "on_device":
+                    if on_device is None or matrix is not None:
+                        raise ProtocolError("a result in device arrays that were not asked for")
+                    matrix = on_device(part.on_device)
                 elif which == "stats":
                     stats = JobStats.from_proto(part.stats)
             done = True
@@ -442,10 +477,14 @@ class Client(GraphCalls):
 
     def _run_product(
         self, method: str, request: Callable[[pb.ProductOutput], Any], keep: bool, name: str,
-        progress: Optional[bool], desc: str,
-    ) -> Union[sp.csr_array, RemoteMatrix]:
+        progress: Optional[bool], desc: str, device: Optional[Tuple[str, Any, Optional[int]]] = None,
+    ) -> Any:
         """Calls a product method with the request `request(output=...)` builds; streams, keeps,
-        or (with shared memory) has the result written into the result region."""
+        or (with shared memory) has the result written into the result region. With `device`
+        (kind, an operand of that kind, C's rows where known) and not `keep`, C comes back as a
+        device matrix of that kind."""
+        if device is not None and not keep:
+            return self._device_result(method, request, name, progress, desc, *device)
         local = None if keep else self._shared_memory()
         if local is None:
             call = getattr(self._rpc, method)(request(output=self._output(keep, name)), **self._kw())
@@ -457,43 +496,118 @@ class Client(GraphCalls):
             return matrix
         if kept is None:
             raise ProtocolError("a result neither written into the region nor kept")
-        # Larger than the region: the server kept it; into a region of its size, then gone.
+        # Larger than the region: the server kept it; into a region of its size, deleted by that call.
         try:
-            return self._download_local(local, kept.handle, kept.shape[0], kept.nnz, kept.dtype.itemsize)
-        finally:
-            with contextlib.suppress(SpgemmError):
+            return self._download_local(local, kept.handle, kept.shape[0], kept.nnz, kept.dtype.itemsize, True)
+        except BaseException:
+            with contextlib.suppress(SpgemmError):  # where the download never reached it
                 self.delete(kept.handle)
+            raise
+
+    def _device_result(
+        self, method: str, request: Callable[[pb.ProductOutput], Any], name: str, progress: Optional[bool],
+        desc: str, kind: str, like: Any, rows: Optional[int],
+    ) -> Any:
+        """A product's result as a device matrix of `kind`: copied by the server into this client's
+        result buffer (CUDA IPC) and out of it into arrays of its own, one call; where it does not
+        fit (the buffer grows for the next), C's rows are unknown, the buffer is in use or the
+        server cannot, kept and downloaded."""
+        buffer = self._result_buffers.setdefault(kind, _cuda.ResultBuffer(kind))
+        if rows is not None and self.cuda_ipc and buffer.lock.acquire(blocking=False):
+            try:
+                views = buffer.arrays(like, rows)
+
+                def copied(h: pb.MatrixHeader) -> Any:
+                    if h.rows != rows or h.nnz < 0 or h.nnz > views[1].shape[0]:
+                        raise ProtocolError("the server copied a result of another shape into device arrays")
+                    return _cuda.copied_out(kind, (int(h.rows), int(h.cols)), int(h.nnz),
+                                            h.value_type == pb.FLOAT32, views)
+
+                output = pb.ProductOutput(name=name, device=_cuda.csr_refs(_cuda.DeviceMatrix(kind, (rows, 0), *views)))
+                call = getattr(self._rpc, method)(request(output=output), **self._kw())
+                matrix, kept, _ = self._results(call, progress, desc, on_device=copied)
+                if matrix is not None:
+                    return matrix
+                if kept is None:
+                    raise ProtocolError("a result neither copied into device arrays nor kept")
+                buffer.arrays(like, kept.shape[0], kept.nnz)  # room for it next time
+            finally:
+                buffer.lock.release()
+            return self._device_product(RemoteMatrix(self, kept), kind)
+        return self._device_product(self._run_product(method, request, True, name, progress, desc), kind)
 
     def _download_local(
-        self, local: _local.LocalTransfers, handle: str, rows: int, nnz: int, value_size: int
+        self, local: _local.LocalTransfers, handle: str, rows: int, nnz: int, value_size: int,
+        then_delete: bool = False,
     ) -> sp.csr_array:
         """A stored matrix written into the result region (grown to its size) and copied out."""
         with local.result_range(_local.layout(rows, nnz, value_size)["bytes"]) as region:
-            call = self._rpc.Download(pb.DownloadRequest(handle=handle, region=region), **self._kw())
+            request = pb.DownloadRequest(handle=handle, region=region, then_delete=then_delete)
+            call = self._rpc.Download(request, **self._kw())
             matrix, _, _ = self._results(call, False, "download", local)
         if matrix is None:
             raise ProtocolError("download without a result")
         return matrix
 
-    def _region_operands(self, operands: Sequence[Tuple[str, Any]]) -> Optional[Any]:
+    def _call_operands(self, operands: Sequence[Tuple[str, Any]]) -> Optional[Any]:
         """Where the server shares this host: a context manager giving a product request's operand
-        fields (the request field of each, a handle or a matrix), the local operands (at most
-        _REGION_OPERAND_BYTES of them) as `<field>_region`s in the upload region for the product
-        to read itself -- one round trip instead of an upload, the product and a delete each.
-        None where there are none such (larger ones go by upload: the region would be held for
-        the whole product)."""
+        fields (operands: the request field of each, a handle or a matrix), the local operands as
+        `<field>_device`s (CuPy, PyTorch: by CUDA IPC) or `<field>_region`s for the product to
+        read itself -- one round trip instead of an upload, the product and a delete each. None
+        where the operands go by upload instead."""
+        if any(_cuda.kind_of(op) is not None for _, op in operands):
+            return self._device_operands(operands)
+        return self._region_operands(operands)
+
+    def _stored_handle(self, op: Any) -> Optional[str]:
+        """The handle an operand names (a RemoteMatrix of this client's, or a handle), else None."""
+        if isinstance(op, RemoteMatrix):
+            if op.client is not self:
+                raise ValueError("spgemm: %r belongs to another client" % op)
+            return op.handle
+        return op if isinstance(op, str) else None
+
+    def _device_operands(self, operands: Sequence[Tuple[str, Any]]) -> Optional[Any]:
+        """The device matrices as `<field>_device`s, where the server takes CUDA IPC and every other
+        operand is stored (else None: a host matrix beside them goes by upload, as they do then)."""
+        if not self.cuda_ipc:
+            return None
+        fields: Dict[str, Any] = {}
+        held: List[_cuda.DeviceMatrix] = []  # the arrays the server reads, alive until the call ends
+        for key, op in operands:
+            handle = self._stored_handle(op)
+            if handle is not None:
+                fields[key] = handle
+            elif _cuda.kind_of(op) is not None:
+                d = _cuda.device_matrix(op)
+                held.append(d)
+                fields[key + "_device"] = pb.DeviceUploadRequest(header=_device_header(d, "", None),
+                                                                 arrays=_cuda.csr_refs(d))
+            else:
+                return None
+
+        @contextlib.contextmanager
+        def holding() -> Iterator[Dict[str, Any]]:
+            try:
+                yield fields
+            finally:
+                held.clear()
+
+        return holding()
+
+    def _region_operands(self, operands: Sequence[Tuple[str, Any]]) -> Optional[Any]:
+        """The local operands (at most _REGION_OPERAND_BYTES of them) as `<field>_region`s in the
+        upload region, where the server shares this host's memory; None where there are none such
+        (larger ones go by upload: the region would be held for the whole product)."""
         local = self._shared_memory()
-        if local is None or any(_cuda.kind_of(op) is not None for _, op in operands):
+        if local is None:
             return None
         fields: Dict[str, str] = {}
         matrices: List[Tuple[str, Any]] = []
         for key, op in operands:
-            if isinstance(op, RemoteMatrix):
-                if op.client is not self:
-                    raise ValueError("spgemm: %r belongs to another client" % op)
-                fields[key] = op.handle
-            elif isinstance(op, str):
-                fields[key] = op
+            handle = self._stored_handle(op)
+            if handle is not None:
+                fields[key] = handle
             elif sp.issparse(op) and 12 * op.nnz > _REGION_OPERAND_BYTES:
                 return None  # large: not converted here only to be converted again by the upload
             else:
@@ -518,12 +632,9 @@ class Client(GraphCalls):
         try:
             handles = []
             for op in operands:
-                if isinstance(op, RemoteMatrix):
-                    if op.client is not self:
-                        raise ValueError("spgemm: %r belongs to another client" % op)
-                    handles.append(op.handle)
-                elif isinstance(op, str):
-                    handles.append(op)
+                handle = self._stored_handle(op)
+                if handle is not None:
+                    handles.append(handle)
                 elif id(op) in seen:
                     handles.append(seen[id(op)])
                 else:
@@ -600,23 +711,22 @@ class Client(GraphCalls):
 
     def _upload_device(self, d: _cuda.DeviceMatrix, name: str, ttl: Optional[float]) -> RemoteMatrix:
         """Stores a device matrix by CUDA IPC: the server copies it device to device."""
-        header = pb.MatrixHeader(
-            rows=d.shape[0], cols=d.shape[1], nnz=int(d.indices.shape[0]),
-            value_type=pb.FLOAT32 if str(d.data.dtype).endswith("float32") else pb.FLOAT64,
-            index_type=pb.INT32, name=name, ttl_seconds=int(ttl) if ttl else 0,
-        )
-        request = lpb.DeviceUploadRequest(header=header, arrays=_cuda.csr_refs(d))
+        request = pb.DeviceUploadRequest(header=_device_header(d, name, ttl), arrays=_cuda.csr_refs(d))
         return self._stored(self._local_rpc.UploadFromDevice.future(request, **self._kw()))
 
-    def _download_device(self, info: MatrixInfo, kind: str, like: Any = None) -> Any:
+    def _download_device(self, info: MatrixInfo, kind: str, like: Any = None, then_delete: bool = False) -> Any:
         """A stored matrix as a CuPy or PyTorch matrix: copied device to device into arrays of
-        this process (CUDA IPC), or through host memory where the server cannot."""
+        this process (CUDA IPC), or through host memory where the server cannot; deleted on the
+        server with `then_delete`."""
         if not self.cuda_ipc:
-            return _cuda.from_host(kind, self.download(info.handle))
+            matrix = _cuda.from_host(kind, self.download(info.handle))
+            if then_delete:
+                self.delete(info.handle)
+            return matrix
         rows, nnz = info.shape[0], info.nnz
-        d = _cuda.DeviceMatrix(kind, info.shape, _cuda.empty(kind, like, rows + 1, "int64"),
-                               _cuda.empty(kind, like, nnz, "int32"), _cuda.empty(kind, like, nnz, info.dtype.name))
-        call = self._rpc.Download(pb.DownloadRequest(handle=info.handle, device=_cuda.csr_refs(d)), **self._kw())
+        d = _cuda.DeviceMatrix(kind, info.shape, *_cuda.empty_csr(kind, like, rows, nnz, info.dtype.name))
+        request = pb.DownloadRequest(handle=info.handle, device=_cuda.csr_refs(d), then_delete=then_delete)
+        call = self._rpc.Download(request, **self._kw())
         try:
             written = [part for part in call if part.WhichOneof("part") == "on_device"]
         except grpc.RpcError as e:
@@ -626,9 +736,15 @@ class Client(GraphCalls):
         return _cuda.from_arrays(kind, info.shape, d.indptr, d.indices, d.data)
 
     def _device_product(self, kept: "RemoteMatrix", kind: str) -> Any:
-        """A kept result as a device matrix of `kind`, then deleted on the server."""
-        with kept:
-            return self._download_device(kept.info, kind)
+        """A kept result as a device matrix of `kind`, deleted on the server by its download."""
+        try:
+            matrix = self._download_device(kept.info, kind, then_delete=True)
+        except BaseException:
+            with contextlib.suppress(SpgemmError):  # where the download never reached it
+                kept.delete()
+            raise
+        kept.deleted = True
+        return matrix
 
     def matrix(self, handle: str) -> RemoteMatrix:
         """A RemoteMatrix for an existing handle (NotFound if there is none)."""
@@ -848,22 +964,20 @@ class Client(GraphCalls):
             operands), or a RemoteMatrix with ``keep=True``. The server's
             figures are in :attr:`last_stats`.
         """
-        kind = _cuda.kind_of(a) or _cuda.kind_of(b)
-        if kind is not None and not keep:  # CuPy or PyTorch in: the same out, device to device
-            kept = self.multiply(a, b, algorithm, dtype, progress, keep=True, name=name, priority=priority)
-            return self._device_product(kept, kind)
+        # CuPy or PyTorch in: the same out, device to device.
+        device = _device_output(a, b, rows=_shape_of(a, 0))
         options = pb.MultiplyOptions(algorithm=algorithm, output_type=_output_type(dtype), priority=priority)
         # B = A: the server takes A's region once for both (a local A sends no B).
         same = b is None or b is a
         local_a = not isinstance(a, (RemoteMatrix, str))
-        operands = self._region_operands([("a", a)] if same and local_a else [("a", a), ("b", a if same else b)])
+        operands = self._call_operands([("a", a)] if same and local_a else [("a", a), ("b", a if same else b)])
         if operands is not None:
             with operands as fields:
                 request = functools.partial(pb.MultiplyRequest, options=options, **fields)
-                return self._run_product("Multiply", request, keep, name, progress, "multiply")
+                return self._run_product("Multiply", request, keep, name, progress, "multiply", device)
         with self._handles([a, a if b is None else b], progress) as (ha, hb):
             request = functools.partial(pb.MultiplyRequest, a=ha, b=hb, options=options)
-            return self._run_product("Multiply", request, keep, name, progress, "multiply")
+            return self._run_product("Multiply", request, keep, name, progress, "multiply", device)
 
     def galerkin(
         self,
@@ -886,19 +1000,16 @@ class Client(GraphCalls):
             f = _FORMS[form.lower().replace("^", "").replace(" ", "")]
         except KeyError:
             raise ValueError("spgemm: form must be 'ptap' or 'papt', not %r" % form) from None
-        kind = _cuda.kind_of(p) or _cuda.kind_of(a)
-        if kind is not None and not keep:  # CuPy or PyTorch in: the same out, device to device
-            kept = self.galerkin(p, a, form, algorithm, dtype, progress, keep=True, name=name, priority=priority)
-            return self._device_product(kept, kind)
+        device = _device_output(p, a, rows=_shape_of(p, 1 if f == pb.PT_A_P else 0))
         options = pb.MultiplyOptions(algorithm=algorithm, output_type=_output_type(dtype), priority=priority)
-        operands = self._region_operands([("p", p), ("a", a)])
+        operands = self._call_operands([("p", p), ("a", a)])
         if operands is not None:
             with operands as fields:
                 request = functools.partial(pb.GalerkinRequest, form=f, options=options, **fields)
-                return self._run_product("Galerkin", request, keep, name, progress, "galerkin")
+                return self._run_product("Galerkin", request, keep, name, progress, "galerkin", device)
         with self._handles([p, a], progress) as (hp, ha):
             request = functools.partial(pb.GalerkinRequest, p=hp, a=ha, form=f, options=options)
-            return self._run_product("Galerkin", request, keep, name, progress, "galerkin")
+            return self._run_product("Galerkin", request, keep, name, progress, "galerkin", device)
 
     def transpose(
         self,
@@ -909,17 +1020,15 @@ class Client(GraphCalls):
         name: str = "",
     ) -> Union[sp.csr_array, RemoteMatrix]:
         """A^T on the server; local or remote operand, local result (or kept with ``keep=True``)."""
-        kind = _cuda.kind_of(a)
-        if kind is not None and not keep:  # CuPy or PyTorch in: the same out, device to device
-            return self._device_product(self.transpose(a, progress, keep=True, name=name), kind)
-        operands = self._region_operands([("a", a)])
+        device = _device_output(a, None, rows=_shape_of(a, 1))
+        operands = self._call_operands([("a", a)])
         if operands is not None:
             with operands as fields:
                 return self._run_product("Transpose", functools.partial(pb.TransposeRequest, **fields), keep, name,
-                                         progress, "transpose")
+                                         progress, "transpose", device)
         with self._handles([a], progress) as (ha,):
             request = functools.partial(pb.TransposeRequest, a=ha)
-            return self._run_product("Transpose", request, keep, name, progress, "transpose")
+            return self._run_product("Transpose", request, keep, name, progress, "transpose", device)
 
     # -- lifetime -----------------------------------------------------------
 
