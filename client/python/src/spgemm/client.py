@@ -1033,12 +1033,14 @@ class Client(GraphCalls):
     # -- lifetime -----------------------------------------------------------
 
     def close(self) -> None:
-        """Closes the channel (stored matrices stay on the server; shared-memory regions go)."""
+        """Closes the channel (stored matrices stay on the server; shared-memory regions and the
+        device result buffers go)."""
         with self._local_lock:
             if self._local is not None:
                 self._local.close()
                 self._local = None
             self._local_decided = True
+        self._result_buffers.clear()
         # grpc's Channel.close waits until every call's state has ended; a stream
         # whose reading a KeyboardInterrupt cut short inside grpc can leave one that
         # never ends (Ctrl-C during a product, now and then). So the close is waited
