@@ -263,6 +263,7 @@ void append_pieces(std::vector<T>& dst, const std::vector<std::string_view>& pie
   char carry[sizeof(T)];
   std::size_t have = 0;
   for (std::string_view piece : pieces) {
+    if (piece.empty()) continue;  // its data() may be null, which memcpy may not be given even for 0 bytes
     const char* p = piece.data();
     std::size_t n = piece.size();
     if (have > 0) {

@@ -18,7 +18,7 @@ jobs=$(nproc)
 flags="-O1 -g1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -fsanitize=fuzzer-no-link"
 CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=None -DSPGEMM_WITH_CUDA=OFF \
   -DSPGEMM_FUZZ=ON -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" >/dev/null
-fuzzers=(csr_validator chunk_assembler upload_call matrix_market)
+fuzzers=(csr_validator chunk_assembler upload_call region_upload matrix_market)
 cmake --build "$build" -j "$jobs" --target spgemmd spgemmd_core_tests chunk_codec_test chunk_frame_test \
   spare_arrays_test auth_test local_peer_test spgemmd_integration_test spgemmd_security_test spgemmd_attack_tests "${fuzzers[@]/%/_fuzz}"
 
