@@ -14,7 +14,7 @@ from __future__ import annotations
 import ctypes
 import sys
 import threading
-from typing import Any, Optional, Tuple
+from typing import Any, Optional, Sequence, Tuple
 
 from .v1 import spgemm_pb2 as pb
 
@@ -84,23 +84,26 @@ def _value_dtype(lib: Any, have: Any, want: Any) -> Any:
 def empty_csr(kind: str, like: Any, rows: int, nnz: int, dtype: str) -> Tuple[Any, Any, Any]:
     """New device arrays for a CSR matrix (int64 offsets, int32 columns, `dtype` values) in one
     allocation, each at a multiple of 256 bytes: the server opens one IPC handle for the three."""
+    parts = [(rows + 1, "int64"), (nnz, "int32"), (nnz, dtype)]
+    return _carve(kind, _empty_bytes(kind, like, max(_aligned(parts), 1)), parts)
+
+
+def _aligned(parts: Sequence[Tuple[int, str]]) -> int:
+    """Bytes of arrays of (count, dtype) one after another, each starting at a multiple of 256."""
     import numpy as np
 
-    parts = [(rows + 1, "int64"), (nnz, "int32"), (nnz, dtype)]
-    starts, total = [], 0
+    return sum(-(-count * np.dtype(t).itemsize // 256) * 256 for count, t in parts)
+
+
+def _carve(kind: str, buf: Any, parts: Sequence[Tuple[int, str]]) -> Tuple[Any, ...]:
+    """Views of byte buffer `buf` as arrays of (count, dtype), laid out as _aligned counts them."""
+    import numpy as np
+
+    out, at = [], 0
     for count, t in parts:
-        starts.append(total)
-        total += -(-count * np.dtype(t).itemsize // 256) * 256
-    if kind == "cupy":
-        import cupy
-
-        buf = cupy.empty(max(total, 1), dtype=cupy.uint8)
-        return tuple(buf[at:at + count * np.dtype(t).itemsize].view(t) for at, (count, t) in zip(starts, parts))
-    import torch
-
-    buf = torch.empty(max(total, 1), dtype=torch.uint8, device=like.device if like is not None else "cuda")
-    return tuple(buf[at:at + count * np.dtype(t).itemsize].view(getattr(torch, t))
-                 for at, (count, t) in zip(starts, parts))
+        out.append(_view(kind, buf[at:at + count * np.dtype(t).itemsize], t))
+        at += _aligned([(count, t)])
+    return tuple(out)
 
 
 class ResultBuffer:
@@ -118,19 +121,15 @@ class ResultBuffer:
     def arrays(self, like: Any, rows: int, nnz: int = 0) -> Tuple[Any, Any, Any]:
         """Views of the buffer (grown for `rows` and at least `nnz` entries) as int64 offsets for
         `rows` rows and int32 columns and float64 values for as many entries as the rest holds."""
-        import numpy as np
-
-        head = -(-8 * (rows + 1) // 256) * 256
+        head = _aligned([(rows + 1, "int64")])
         need = max(self.FIRST_BYTES, head + 12 * nnz + 512)
         if self._buf is None or _nbytes(self._buf) < need or not _same_device(self._buf, self.kind, like):
             self._buf = None  # the old one goes first
             self._buf = _empty_bytes(self.kind, like, need + need // 4)
         entries = (_nbytes(self._buf) - head - 256) // 12
-        at_values = head + -(-4 * entries // 256) * 256
-        out = []
-        for at, count, t in ((0, rows + 1, "int64"), (head, entries, "int32"), (at_values, entries, "float64")):
-            out.append(_view(self.kind, self._buf[at:at + count * np.dtype(t).itemsize], t))
-        return out[0], out[1], out[2]
+        offsets, columns, values = _carve(self.kind, self._buf, [(rows + 1, "int64"), (entries, "int32"),
+                                                                 (entries, "float64")])
+        return offsets, columns, values
 
 
 def _empty_bytes(kind: str, like: Any, n: int) -> Any:
