@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
 
 #include "cuda/device_context.hpp"
 #include "cuda/device_csr.hpp"
@@ -16,6 +17,8 @@
 #include "spgemm/backend.hpp"
 
 namespace spgemm::gpu {
+
+struct ipc_table;  // the IPC handles a backend has open (ipc_transfer.cpp)
 
 class cuda_backend final : public backend {
  public:
@@ -62,6 +65,7 @@ class cuda_backend final : public backend {
 
   std::shared_ptr<stored_matrix> store_from_ipc(const matrix_info& info, const ipc_csr_arrays& arrays) override;  // ipc_transfer.cpp
   void fetch_into_ipc(const stored_matrix& m, const ipc_csr_arrays& arrays) override;  // ipc_transfer.cpp
+  std::shared_ptr<const ipc_mapping> open_ipc(const std::string& handle) override;      // ipc_transfer.cpp
   bool pin_host(void* p, std::size_t bytes) override;                                   // pinned_transfer.cpp
   void unpin_host(void* p) override;                                                    // pinned_transfer.cpp
   void fetch_into_pinned(const stored_matrix& m, const host_csr_targets& to) override;  // pinned_transfer.cpp
@@ -119,6 +123,11 @@ class cuda_backend final : public backend {
                                                const std::function<void(const arrays_to_fill&, cudaStream_t)>& fill);
 
   std::shared_ptr<cuda::device_context> context_;
+  // The IPC handles open in this device's context, each once (the driver
+  // opens a handle once a context): shared by the calls and regions that
+  // name it, closed with its last user (ipc_transfer.cpp).
+  std::once_flag ipc_once_;
+  std::shared_ptr<ipc_table> ipc_;
 };
 
 }  // namespace spgemm::gpu

@@ -34,6 +34,10 @@ void backend::fetch_into_ipc(const stored_matrix&, const ipc_csr_arrays&) {
   throw_bad_input("CUDA IPC needs a GPU backend; " + name() + " keeps matrices in host memory");
 }
 
+std::shared_ptr<const ipc_mapping> backend::open_ipc(const std::string&) {
+  throw_bad_input("CUDA IPC needs a GPU backend; " + name() + " keeps matrices in host memory");
+}
+
 bool backend::pin_host(void*, std::size_t) { return false; }
 
 void backend::unpin_host(void*) {}

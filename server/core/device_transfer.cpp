@@ -28,6 +28,18 @@ std::shared_ptr<spgemm::backend> any_gpu(const matrix_cache& cache) {
 
 bool has_gpu(const matrix_cache& cache) { return any_gpu(cache) != nullptr; }
 
+outcome open_device_allocation(const matrix_cache& cache, const std::string& handle,
+                               std::shared_ptr<const spgemm::ipc_mapping>* out) {
+  const std::shared_ptr<spgemm::backend> gpu = any_gpu(cache);
+  if (gpu == nullptr) return no_gpu();
+  try {
+    *out = gpu->open_ipc(handle);
+  } catch (...) {
+    return outcome_of(std::current_exception());
+  }
+  return {};
+}
+
 namespace {
 
 // Stores the matrix `info` with `store(backend)` on the GPU with most room, as

@@ -34,6 +34,11 @@ outcome store_from_pinned(matrix_cache& cache, scheduler& sched, const caller& w
                           const spgemm::host_csr_arrays& arrays, const std::string& name, int64_t ttl_seconds,
                           entry_info* out);
 
+// Opens the client's device allocation of CUDA IPC handle `handle` (on the
+// first GPU) for a device region, kept open while `out` lives.
+outcome open_device_allocation(const matrix_cache& cache, const std::string& handle,
+                               std::shared_ptr<const spgemm::ipc_mapping>* out);
+
 // A GPU backend of the cache's (the first), or none.
 std::shared_ptr<spgemm::backend> any_gpu(const matrix_cache& cache);
 

@@ -30,6 +30,7 @@ void to_proto(const core::region_info& r, v1::RegionInfo* out) {
   out->set_offset(r.offset);
   out->set_byte_size(r.byte_size);
   out->set_session(r.session);
+  out->set_device(r.device);
 }
 
 // Ends an upload of `kind` with `status`: counted and logged as Upload's are.
@@ -44,9 +45,17 @@ grpc::ServerUnaryReactor* uploaded(service_state& s, grpc::CallbackServerContext
   return finished(ctx, std::move(status));
 }
 
-spgemm::ipc_array ipc_array_of(const v1::DeviceArrayRef& a) {
-  // Negative sizes become huge ones, which the backend's checks refuse.
-  return {a.ipc_handle(), static_cast<std::size_t>(a.offset()), static_cast<std::size_t>(a.length())};
+grpc::Status device_array_of(const service_state& s, const core::caller& who, const v1::DeviceArrayRef& a,
+                             const std::string& what, spgemm::ipc_array* out) {
+  if (a.region().empty()) {
+    // Negative sizes become huge ones, which the backend's checks refuse.
+    *out = {a.ipc_handle(), static_cast<std::size_t>(a.offset()), static_cast<std::size_t>(a.length()), nullptr};
+    return grpc::Status::OK;
+  }
+  if (!a.ipc_handle().empty()) {
+    return {grpc::StatusCode::INVALID_ARGUMENT, what + ": an IPC handle or a device region, not both"};
+  }
+  return to_grpc_status(s.regions.resolve_device(who, a.region(), a.offset(), a.length(), what, out));
 }
 
 }  // namespace
@@ -75,8 +84,12 @@ grpc::Status open_local_call(service_state& s, grpc::CallbackServerContext* ctx,
   return local_gate(s, ctx, what);
 }
 
-spgemm::ipc_csr_arrays ipc_arrays_of(const v1::DeviceCsr& d) {
-  return {ipc_array_of(d.row_offsets()), ipc_array_of(d.col_indices()), ipc_array_of(d.values())};
+grpc::Status device_arrays_of(const service_state& s, const core::caller& who, const v1::DeviceCsr& d,
+                              spgemm::ipc_csr_arrays* out) {
+  grpc::Status st = device_array_of(s, who, d.row_offsets(), "row_offsets", &out->row_offsets);
+  if (st.ok()) st = device_array_of(s, who, d.col_indices(), "col_indices", &out->col_indices);
+  if (st.ok()) st = device_array_of(s, who, d.values(), "values", &out->values);
+  return st;
 }
 
 grpc::ServerWriteReactor<v1::SessionEvent>* local_service::OpenSession(grpc::CallbackServerContext* ctx,
@@ -105,7 +118,10 @@ grpc::ServerUnaryReactor* local_service::RegisterRegion(grpc::CallbackServerCont
                                                         const v1::RegisterRegionRequest* request,
                                                         v1::RegionInfo* response) {
   core::caller who;
-  if (grpc::Status st = open_local_call(state_, ctx, local_feature::shared_memory, &who); !st.ok()) {
+  const bool device = !request->cuda_ipc_handle().empty();
+  if (grpc::Status st = open_local_call(state_, ctx, device ? local_feature::cuda_ipc : local_feature::shared_memory,
+                                        &who);
+      !st.ok()) {
     return finished(ctx, st);
   }
   core::region_info r;
@@ -114,11 +130,22 @@ grpc::ServerUnaryReactor* local_service::RegisterRegion(grpc::CallbackServerCont
   r.key = request->key();
   r.offset = request->offset();
   r.byte_size = request->byte_size();
-  if (const core::outcome o = state_.regions.add(who, r); !o.ok()) return finished(ctx, to_grpc_status(o));
+  core::outcome o;
+  if (!device) {
+    o = state_.regions.add(who, r);
+  } else if (!r.key.empty()) {
+    o = {core::status::invalid_argument, "region '" + r.name + "': a key or a CUDA IPC handle, not both"};
+  } else {
+    std::shared_ptr<const spgemm::ipc_mapping> mapping;
+    o = core::open_device_allocation(state_.cache, request->cuda_ipc_handle(), &mapping);
+    if (o.ok()) o = state_.regions.add_device(who, r, std::move(mapping));
+  }
+  if (!o.ok()) return finished(ctx, to_grpc_status(o));
   r.tenant = who.tenant;
+  r.device = device;
   to_proto(r, response);
   log_event("info", "region_registered",
-            {{"region", r.name}, {"tenant", who.tenant}, {"key", r.key}, {"bytes", r.byte_size}});
+            {{"region", r.name}, {"tenant", who.tenant}, {"key", r.key}, {"device", device}, {"bytes", r.byte_size}});
   return finished(ctx, grpc::Status::OK);
 }
 
@@ -167,9 +194,11 @@ grpc::Status upload_from_device(service_state& s, const core::caller& who, const
   if (!st.ok()) return st;
   const spgemm::matrix_info info{h.rows(), h.cols(), h.nnz(),
                                  h.value_type() == v1::FLOAT32 ? spgemm::value_type::f32 : spgemm::value_type::f64};
+  spgemm::ipc_csr_arrays arrays;
+  if (st = device_arrays_of(s, who, request.arrays(), &arrays); !st.ok()) return st;
   core::entry_info e;
-  st = to_grpc_status(core::store_from_device(s.cache, s.sched, who, info, ipc_arrays_of(request.arrays()), h.name(),
-                                              h.ttl_seconds(), &e));
+  st = to_grpc_status(
+      core::store_from_device(s.cache, s.sched, who, info, arrays, h.name(), h.ttl_seconds(), &e));
   if (st.ok()) to_proto(e, out);
   return st;
 }

@@ -53,8 +53,10 @@ grpc::Status local_gate(service_state& s, const grpc::CallbackServerContext* ctx
 grpc::Status open_local_call(service_state& s, grpc::CallbackServerContext* ctx, local_feature what,
                              core::caller* who);
 
-// The engine's form of a request's device arrays.
-spgemm::ipc_csr_arrays ipc_arrays_of(const spgemm::v1::DeviceCsr& d);
+// The engine's form of a request's device arrays, those in device regions
+// resolved as `who` sees them (NOT_FOUND, INVALID_ARGUMENT as region_registry's).
+grpc::Status device_arrays_of(const service_state& s, const core::caller& who, const spgemm::v1::DeviceCsr& d,
+                              spgemm::ipc_csr_arrays* out);
 
 // Stores the matrix in the device arrays `request` names (CUDA IPC, copied
 // device to device) as `who`'s tenant's; its info in `out`. The caller has

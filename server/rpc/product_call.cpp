@@ -36,8 +36,10 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* run_product(service_state& s, grpc::
   }
   if (st.ok() && output.has_region()) st = region_target(s, ctx, who, output.region(), r);
   if (st.ok() && output.has_device()) {
+    spgemm::ipc_csr_arrays into;
     st = local_gate(s, ctx, local_feature::cuda_ipc);
-    if (st.ok()) r->copy_into(ipc_arrays_of(output.device()));
+    if (st.ok()) st = device_arrays_of(s, who, output.device(), &into);
+    if (st.ok()) r->copy_into(std::move(into));
   }
   if (st.ok()) st = build(who, &j);
   if (!st.ok()) {

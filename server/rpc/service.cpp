@@ -107,7 +107,9 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* spgemm_service::Download(grpc::Callb
     st = {grpc::StatusCode::INVALID_ARGUMENT, "download into a region or into device arrays, not both"};
   }
   if (st.ok() && request.has_region()) st = region_target(state_, ctx, who, request.region(), r);
+  spgemm::ipc_csr_arrays into;
   if (st.ok() && request.has_device()) st = local_gate(state_, ctx, local_feature::cuda_ipc);
+  if (st.ok() && request.has_device()) st = device_arrays_of(state_, who, request.device(), &into);
   if (st.ok()) st = pin_matrix(state_, who, "handle", request.handle(), &e);
   if (st.ok() && request.then_delete()) {  // pinned, it lives on until the download ends
     std::size_t freed = 0;
@@ -118,7 +120,7 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* spgemm_service::Download(grpc::Callb
     return r;
   }
   if (request.has_device()) {
-    r->start_device_download(std::move(e), ipc_arrays_of(request.device()));
+    r->start_device_download(std::move(e), into);
   } else {
     r->start_download(std::move(e));
   }

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -177,6 +178,67 @@ TEST(region_registry, a_large_span_goes_in_pieces_byte_for_byte) {
   EXPECT_EQ(std::memcmp(back.data(), got.data(), got.size()), 0);
   file.resize(bytes / 2);
   EXPECT_EQ(span.read(0, got.data(), bytes).code, core::status::invalid_argument);
+}
+
+// A device allocation as the registry sees one (it never dereferences it):
+// `bytes` long, counted while something holds it.
+std::shared_ptr<const spgemm::ipc_mapping> allocation(std::size_t bytes) {
+  auto m = std::make_shared<spgemm::ipc_mapping>();
+  m->bytes = bytes;
+  return m;
+}
+
+TEST(region_registry, device_regions_lie_within_their_allocation_and_are_named_only_as_device_memory) {
+  shm_file file(4096);
+  core::region_registry regions(8);
+  const std::string s = regions.open_session(who("t"));
+  const auto whole = allocation(1 << 20);
+  ASSERT_TRUE(regions.add_device(who("t"), region(s, "gpu", "", 4096, 65536), whole).ok());
+  EXPECT_EQ(regions.add_device(who("t"), region(s, "past", "", 1 << 19, (1 << 19) + 1), whole).code,
+            core::status::invalid_argument);
+  EXPECT_EQ(regions.add_device(who("t"), region(s, "gpu", "", 0, 16), whole).code, core::status::already_exists);
+  EXPECT_EQ(regions.add_device(who("t"), region("s-none", "other", "", 0, 16), whole).code, core::status::not_found);
+  ASSERT_TRUE(regions.add(who("t"), region(s, "host", file.key(), 0, 4096)).ok());
+
+  spgemm::ipc_array a;
+  ASSERT_TRUE(regions.resolve_device(who("t"), "gpu", 128, 1000, "values", &a).ok());
+  EXPECT_EQ(a.mapped, whole);
+  EXPECT_EQ(a.offset, 4096u + 128u);  // from the allocation's base
+  EXPECT_EQ(a.length, 1000u);
+  EXPECT_TRUE(a.handle.empty());
+  EXPECT_EQ(regions.resolve_device(who("t"), "gpu", 65000, 1000, "values", &a).code, core::status::invalid_argument);
+  EXPECT_EQ(regions.resolve_device(who("t"), "gpu", -8, 8, "values", &a).code, core::status::invalid_argument);
+  EXPECT_EQ(regions.resolve_device(who("u"), "gpu", 0, 8, "values", &a).code, core::status::not_found);
+  const core::outcome host = regions.resolve_device(who("t"), "host", 0, 8, "values", &a);
+  EXPECT_EQ(host.code, core::status::invalid_argument);
+  EXPECT_NE(host.message.find("shared memory, not device memory"), std::string::npos) << host.message;
+  core::region_span span;
+  EXPECT_EQ(regions.resolve(who("t"), "gpu", 0, 8, 8, "values", &span).code, core::status::invalid_argument);
+
+  const std::vector<core::region_info> listed = regions.list(who("t"));
+  ASSERT_EQ(listed.size(), 2u);
+  EXPECT_TRUE(listed[0].device);
+  EXPECT_FALSE(listed[1].device);
+}
+
+TEST(region_registry, a_device_allocation_stays_open_while_a_region_or_a_resolved_reference_holds_it) {
+  core::region_registry regions(8);
+  const std::string s = regions.open_session(who("t"));
+  auto held = allocation(4096);
+  const std::weak_ptr<const spgemm::ipc_mapping> seen = held;
+  ASSERT_TRUE(regions.add_device(who("t"), region(s, "a", "", 0, 4096), std::move(held)).ok());
+  spgemm::ipc_array in_flight;
+  ASSERT_TRUE(regions.resolve_device(who("t"), "a", 0, 64, "values", &in_flight).ok());
+  ASSERT_TRUE(regions.remove(who("t"), "a").ok());
+  EXPECT_FALSE(seen.expired());  // a job that resolved it still copies
+  in_flight = {};
+  EXPECT_TRUE(seen.expired());
+
+  auto again = allocation(4096);
+  const std::weak_ptr<const spgemm::ipc_mapping> seen_again = again;
+  ASSERT_TRUE(regions.add_device(who("t"), region(s, "b", "", 0, 4096), std::move(again)).ok());
+  EXPECT_EQ(regions.close_session(who("t"), s), 1u);
+  EXPECT_TRUE(seen_again.expired());
 }
 
 TEST(shm_object, the_token_proof_answers_only_yes_or_no) {

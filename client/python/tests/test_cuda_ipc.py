@@ -5,7 +5,7 @@ host memory where it cannot (a CPU server). Skipped without CuPy and a GPU."""
 from __future__ import annotations
 
 import os
-from typing import Iterator, Tuple
+from typing import Any, Iterator, List, Tuple
 
 import numpy as np
 import pytest
@@ -13,6 +13,7 @@ import scipy.sparse as sp
 
 import spgemm
 from spgemm import _cuda
+from spgemm.v1 import local_pb2 as lpb
 from spgemm.v1 import spgemm_pb2 as pb
 
 from conftest import GPU_ONLY, assert_product_close, count_calls, load_matrix, matrix_names
@@ -121,6 +122,76 @@ def test_a_result_larger_than_the_result_buffer_is_kept_and_downloaded(
         c32 = c.multiply(csp.csr_matrix(f32))
         assert c32.dtype == np.float32
         assert_product_close(host(c32), f32, f32, 1e-4)
+
+
+def device_regions(c: spgemm.Client) -> List[lpb.RegionInfo]:
+    return [r for r in c._local_rpc.ListRegions(lpb.ListRegionsRequest(), timeout=60).regions if r.device]
+
+
+def test_the_device_buffers_are_regions_the_server_opens_once(
+        server_addresses: Tuple[str, str], no_host_staging: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The client's operand and result buffers are device regions of its session, registered once:
+    the products name them, not IPC handles, and they go with the client."""
+    a = random_csr(900, 900, 0.01, 21)
+    b = random_csr(900, 700, 0.01, 22)
+    with spgemm.Client(server_addresses[1], timeout=300, progress=False) as c:
+        sent: List[Any] = []
+        real = c._rpc
+
+        class Recording:
+            def __getattr__(self, method: str):
+                def call(request, **kw):
+                    sent.append(request)
+                    return getattr(real, method)(request, **kw)
+                return call
+
+        monkeypatch.setattr(c, "_rpc", Recording())
+        for _ in range(3):
+            assert_product_close(host(c.multiply(csp.csr_matrix(a), csp.csr_matrix(b))), a, b, 1e-12)
+        monkeypatch.setattr(c, "_rpc", real)
+        mine = {r.name for r in device_regions(c) if r.session == c._session.session}
+        assert len(mine) == 2  # the operands', the result's
+        for request in sent:
+            for refs in (request.a_device.arrays, request.b_device.arrays, request.output.device):
+                for ref in (refs.row_offsets, refs.col_indices, refs.values):
+                    assert ref.region in mine and not ref.ipc_handle
+    with spgemm.Client(server_addresses[1], timeout=60, progress=False) as other:
+        assert not mine & {r.name for r in device_regions(other)}
+
+
+def test_bad_device_region_references_are_refused(gpu_client: spgemm.Client, no_host_staging: None) -> None:
+    a = random_csr(100, 100, 0.05, 23)
+    gpu_client.multiply(csp.csr_matrix(a))  # the buffers registered
+    d = _cuda.device_matrix(csp.csr_matrix(a))
+    staging = gpu_client._operand_buffers["cupy"]
+    with staging.lock:
+        refs = staging.stage(d.indptr, [d])[0]
+        header = pb.MatrixHeader(rows=100, cols=100, nnz=a.nnz, value_type=pb.FLOAT64, index_type=pb.INT32)
+
+        def upload(arrays: pb.DeviceCsr) -> pb.MatrixInfo:
+            return gpu_client._local_rpc.UploadFromDevice(pb.DeviceUploadRequest(header=header, arrays=arrays),
+                                                          timeout=60)
+
+        def code(change) -> str:
+            bad = pb.DeviceCsr()
+            bad.CopyFrom(refs)
+            change(bad)
+            with pytest.raises(Exception) as e:
+                upload(bad)
+            return spgemm.errors.from_rpc_error(e.value).code.name
+
+        stored = upload(refs)
+        assert (sp.csr_array(gpu_client.download(stored.handle)) != a).nnz == 0
+        gpu_client.delete(stored.handle)
+        size = _cuda._nbytes(staging.buf)
+        assert code(lambda r: setattr(r.values, "offset", size - 8)) == "INVALID_ARGUMENT"   # past the region
+        assert code(lambda r: setattr(r.values, "offset", -8)) == "INVALID_ARGUMENT"
+        assert code(lambda r: setattr(r.values, "region", "no-such-region")) == "NOT_FOUND"
+        assert code(lambda r: setattr(r.values, "ipc_handle", b"\x00" * 64)) == "INVALID_ARGUMENT"  # both
+        if gpu_client._local is not None:  # a shared-memory region is no device memory
+            gpu_client.upload(a).delete()
+            assert code(lambda r: setattr(r.values, "region", gpu_client._local.uploads.name)) == "INVALID_ARGUMENT"
+    assert_product_close(host(gpu_client.multiply(csp.csr_matrix(a))), a, a, 1e-12)
 
 
 def test_an_empty_product_by_ipc(gpu_client: spgemm.Client, no_host_staging: None) -> None:

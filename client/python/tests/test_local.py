@@ -324,6 +324,10 @@ def test_cuda_ipc_is_refused_by_a_cpu_server(raw: Raw) -> None:
     header = pb.MatrixHeader(rows=1, cols=1, nnz=0, value_type=pb.FLOAT64)
     request = pb.DeviceUploadRequest(header=header)
     assert code(raw.rpc.UploadFromDevice, request) == "FAILED_PRECONDITION"
+    # A device region: nothing to open it with.
+    device_region = lpb.RegisterRegionRequest(session=raw.session, name="gpu", cuda_ipc_handle=b"\x01" * 64,
+                                              byte_size=4096)
+    assert code(raw.rpc.RegisterRegion, device_region) == "FAILED_PRECONDITION"
     # A product's operand from the device, too: refused, naming it.
     c = raw.client
     with pytest.raises(spgemm.errors.FailedPrecondition, match="a_device"):

@@ -88,13 +88,24 @@ class matrix_writer {
   bool started_ = false;  // row_offsets[0] was copied
 };
 
+// An allocation of another process's device memory opened by CUDA IPC:
+// `bytes` from `base`, mapped until the last reference goes (backend::open_ipc).
+struct ipc_mapping {
+  virtual ~ipc_mapping() = default;
+  char* base = nullptr;
+  std::size_t bytes = 0;
+};
+
 // Device memory of another process on this host, by CUDA IPC: the 64 bytes
 // of its allocation's cudaIpcMemHandle_t, and bytes [offset, offset + length)
-// from the allocation's base.
+// from the allocation's base; or, where `mapped` is given (a client's
+// registered device region), [offset, offset + length) of that mapping, and
+// no handle.
 struct ipc_array {
   std::string handle;
   std::size_t offset = 0;
   std::size_t length = 0;
+  std::shared_ptr<const ipc_mapping> mapped;
 };
 
 // A CSR matrix's arrays in such memory: row offsets (int64, from 0), columns
@@ -186,6 +197,12 @@ class backend {
   // Copies a stored matrix into another process's device memory, device to
   // device; each array at least the matrix's. GPU backends only, as above.
   virtual void fetch_into_ipc(const stored_matrix& m, const ipc_csr_arrays& arrays);
+  // Opens the allocation of the CUDA IPC handle `handle` (its 64 bytes), or
+  // shares the mapping this backend has open already, and keeps it open
+  // while the result lives: a client's device region, registered once and
+  // named by many calls, opened once. GPU backends only, as above; error(bad_input)
+  // for a handle the driver cannot open.
+  virtual std::shared_ptr<const ipc_mapping> open_ipc(const std::string& handle);
   // Host memory (mapped pages, such as a client's shared-memory region) that
   // the device's copy engines write into directly, pinned until unpin_host:
   // false where it is not (a host backend; memory the driver cannot pin).

@@ -4,17 +4,21 @@ their IPC handles and copies device to device; no byte passes host memory.
 
 An array is named by the IPC handle of the allocation it lies in (a memory
 pool hands out pieces of larger allocations: the driver's
-``cuMemGetAddressRange`` finds the allocation) and its offset there. The
-driver API is reached through ctypes; CuPy and PyTorch are imported only when
-a caller passes their matrices.
+``cuMemGetAddressRange`` finds the allocation) and its offset there, which
+the server opens for the call; or by its place in a device region (a
+DeviceArena the client registered: opened once by the server, not every
+call). The driver API is reached through ctypes; CuPy and PyTorch are
+imported only when a caller passes their matrices.
 """
 
 from __future__ import annotations
 
 import ctypes
+import itertools
+import os
 import sys
 import threading
-from typing import Any, Optional, Sequence, Tuple
+from typing import Any, List, Optional, Protocol, Sequence, Tuple
 
 from .v1 import spgemm_pb2 as pb
 
@@ -106,30 +110,122 @@ def _carve(kind: str, buf: Any, parts: Sequence[Tuple[int, str]]) -> Tuple[Any, 
     return tuple(out)
 
 
-class ResultBuffer:
-    """A device allocation a product's result is copied into by the server (ProductOutput.device),
-    then copied out of into arrays of the result's own: one call a product. Grown to fit a result
-    that did not; one call at a time (`lock`)."""
+class Regions(Protocol):
+    """What registers device regions: the client's session (_local.LocalTransfers)."""
+
+    def register_device(self, name: str, handle: bytes, offset: int, size: int) -> bool: ...
+
+    def unregister_quietly(self, name: str) -> None: ...
+
+
+class DeviceArena:
+    """A device allocation of this client's that calls name, registered as a device region where the
+    server takes them (`regions`): the server opens it once instead of at every call. Named by IPC
+    handle where not. Grown by replacing it: the new one registered, the old one unregistered before
+    it is freed (the server must not hold freed memory open). One call at a time (`lock`)."""
+
+    _names = itertools.count()
+
+    def __init__(self, kind: str, label: str, regions: Optional[Regions]) -> None:
+        self.kind, self.label, self.regions = kind, label, regions
+        self.lock = threading.Lock()
+        self.buf: Any = None
+        self.region = ""  # the device region's name; "" where not registered
+        self._start = 0   # the buffer's device address
+
+    def ensure(self, like: Any, nbytes: int) -> Any:
+        """The buffer, at least `nbytes` long and on the device a new one would be (`like`'s)."""
+        if self.buf is not None and _nbytes(self.buf) >= nbytes and _same_device(self.buf, self.kind, like):
+            return self.buf
+        self.drop()
+        self.buf = _empty_bytes(self.kind, like, nbytes)
+        self._start = _pointer(self.buf)[0]
+        if self.regions is not None:
+            base, _ = _address_range(self._start)
+            name = "%s-%d-%d" % (self.label, os.getpid(), next(DeviceArena._names))
+            if self.regions.register_device(name, _ipc_handle(base), self._start - base, _nbytes(self.buf)):
+                self.region = name
+            else:
+                self.regions = None  # a server that takes no device regions: by handle from now on
+        return self.buf
+
+    def refs(self, indptr: Any, indices: Any, data: Any) -> pb.DeviceCsr:
+        """Where views of the buffer lie, as a request names them."""
+        return pb.DeviceCsr(row_offsets=self._ref(indptr), col_indices=self._ref(indices), values=self._ref(data))
+
+    def _ref(self, a: Any) -> pb.DeviceArrayRef:
+        if not self.region:
+            return array_ref(a)
+        ptr, nbytes = _pointer(a)
+        if nbytes == 0:
+            return pb.DeviceArrayRef()
+        return pb.DeviceArrayRef(region=self.region, offset=ptr - self._start, length=nbytes)
+
+    def drop(self) -> None:
+        """Unregisters and frees the buffer."""
+        if self.region and self.regions is not None:
+            self.regions.unregister_quietly(self.region)
+        self.region = ""
+        self.buf = None
+
+
+class ResultBuffer(DeviceArena):
+    """The arena a product's result is copied into by the server (ProductOutput.device), then copied
+    out of into arrays of the result's own: one call a product. Grown to fit a result that did not."""
 
     FIRST_BYTES = 16 << 20
-
-    def __init__(self, kind: str) -> None:
-        self.kind = kind
-        self.lock = threading.Lock()
-        self._buf: Any = None
 
     def arrays(self, like: Any, rows: int, nnz: int = 0) -> Tuple[Any, Any, Any]:
         """Views of the buffer (grown for `rows` and at least `nnz` entries) as int64 offsets for
         `rows` rows and int32 columns and float64 values for as many entries as the rest holds."""
         head = _aligned([(rows + 1, "int64")])
         need = max(self.FIRST_BYTES, head + 12 * nnz + 512)
-        if self._buf is None or _nbytes(self._buf) < need or not _same_device(self._buf, self.kind, like):
-            self._buf = None  # the old one goes first
-            self._buf = _empty_bytes(self.kind, like, need + need // 4)
-        entries = (_nbytes(self._buf) - head - 256) // 12
-        offsets, columns, values = _carve(self.kind, self._buf, [(rows + 1, "int64"), (entries, "int32"),
-                                                                 (entries, "float64")])
+        if self.buf is None or _nbytes(self.buf) < need:
+            need += need // 4
+        buf = self.ensure(like, need)
+        entries = (_nbytes(buf) - head - 256) // 12
+        offsets, columns, values = _carve(self.kind, buf, [(rows + 1, "int64"), (entries, "int32"),
+                                                           (entries, "float64")])
         return offsets, columns, values
+
+
+class OperandBuffer(DeviceArena):
+    """The arena a product's device operands are copied into for the server to read: a device region
+    the server holds open, where each operand's own allocations would be opened and closed every call."""
+
+    FIRST_BYTES = 4 << 20
+
+    def stage(self, like: Any, matrices: Sequence[DeviceMatrix]) -> List[pb.DeviceCsr]:
+        """The matrices copied into the buffer (hold `lock`), one after another, as requests name them."""
+        parts = [(int(a.shape[0]), _dtype_name(a)) for m in matrices for a in (m.indptr, m.indices, m.data)]
+        need = _aligned(parts)
+        if self.buf is None or _nbytes(self.buf) < need:
+            need = max(self.FIRST_BYTES, need + need // 4)
+        views = _carve(self.kind, self.ensure(like, need), parts)
+        for view, m in zip(range(0, len(views), 3), matrices):
+            for to, a in zip(views[view:view + 3], (m.indptr, m.indices, m.data)):
+                if self.kind == "cupy":
+                    to[...] = a
+                else:
+                    to.copy_(a)
+        _synchronize(self.kind, like)
+        return [self.refs(*views[i:i + 3]) for i in range(0, len(views), 3)]
+
+
+def _dtype_name(a: Any) -> str:
+    return str(a.dtype).replace("torch.", "")
+
+
+def _synchronize(kind: str, like: Any) -> None:
+    """Waits for the copies on the current stream (the server reads the buffer on streams of its own)."""
+    if kind == "cupy":
+        import cupy
+
+        cupy.cuda.get_current_stream().synchronize()
+    else:
+        import torch
+
+        torch.cuda.current_stream(like.device if like is not None else None).synchronize()
 
 
 def _empty_bytes(kind: str, like: Any, n: int) -> Any:
@@ -187,14 +283,18 @@ def from_arrays(kind: str, shape: Tuple[int, int], indptr: Any, indices: Any, da
     return torch.sparse_csr_tensor(indptr, indices.to(torch.int64), data, size=shape)
 
 
-def array_ref(a: Any) -> pb.DeviceArrayRef:
-    """Where device array `a` lies: its allocation's IPC handle, its offset there and its bytes."""
+def _pointer(a: Any) -> Tuple[int, int]:
+    """Device array `a`'s address and bytes."""
     if hasattr(a, "__cuda_array_interface__"):
         iface = a.__cuda_array_interface__
-        ptr = int(iface["data"][0])
         nbytes = int(a.nbytes) if hasattr(a, "nbytes") else int(a.numel() * a.element_size())
-    else:  # a torch tensor
-        ptr, nbytes = int(a.data_ptr()), int(a.numel() * a.element_size())
+        return int(iface["data"][0]), nbytes
+    return int(a.data_ptr()), int(a.numel() * a.element_size())  # a torch tensor
+
+
+def array_ref(a: Any) -> pb.DeviceArrayRef:
+    """Where device array `a` lies: its allocation's IPC handle, its offset there and its bytes."""
+    ptr, nbytes = _pointer(a)
     if nbytes == 0:
         return pb.DeviceArrayRef()
     base, _size = _address_range(ptr)

@@ -115,16 +115,14 @@ class Arena:
     def close(self) -> None:
         """Unregisters and removes the region."""
         if self.shm is not None:
-            try:
-                self.local.unregister(self.name)
-            except grpc.RpcError:
-                pass  # the session's end unregisters it all the same
+            self.local.unregister_quietly(self.name)
             self.shm.close()
             self.shm = None
 
 
 class LocalTransfers:
-    """Shared-memory transfers of one client: its session and its two regions."""
+    """Transfers of one client on the server's host: its session, its two shared-memory regions, and
+    the device regions its device buffers register (_cuda.DeviceArena)."""
 
     def __init__(self, local_rpc: Any, kw: Callable[[], Dict[str, Any]], metadata: Any) -> None:
         self._rpc = local_rpc
@@ -147,6 +145,22 @@ class LocalTransfers:
 
     def unregister(self, name: str) -> None:
         self._rpc.UnregisterRegion(lpb.UnregisterRegionRequest(name=name), **self._kw())
+
+    def register_device(self, name: str, handle: bytes, offset: int, size: int) -> bool:
+        """Registers bytes [offset, offset + size) of the device allocation of IPC handle `handle` as a
+        device region; False where the server refuses (one that takes no device regions)."""
+        request = lpb.RegisterRegionRequest(session=self.session, name=name, cuda_ipc_handle=handle, offset=offset,
+                                            byte_size=size)
+        try:
+            self._rpc.RegisterRegion(request, **self._kw())
+        except grpc.RpcError:
+            return False
+        return True
+
+    def unregister_quietly(self, name: str) -> None:
+        """Unregisters a region where the server still has it (the session's end does otherwise)."""
+        with contextlib.suppress(grpc.RpcError):
+            self.unregister(name)
 
     # -- matrices -----------------------------------------------------------
 

@@ -96,6 +96,8 @@ def _output_type(dtype: Any) -> int:
 
 # Local operands up to this many bytes go to a product in the upload region (_region_operands).
 _REGION_OPERAND_BYTES = 64 << 20
+# Device operands up to this many bytes go to a product through the client's operand buffer (_device_operands).
+_DEVICE_OPERAND_BYTES = 256 << 20
 
 
 def _shape_of(op: Any, axis: int) -> Optional[int]:
@@ -293,9 +295,11 @@ class Client(GraphCalls):
         if transfer not in _TRANSFERS:
             raise ValueError("spgemm: transfer must be one of %s, not %r" % (", ".join(_TRANSFERS), transfer))
         self._transfer = transfer
-        self._local: Optional[_local.LocalTransfers] = None
+        self._session: Optional[_local.LocalTransfers] = None  # shared memory's, device regions'
+        self._local: Optional[_local.LocalTransfers] = None    # the session, where shared memory is on
         self._ipc = False
         self._result_buffers: Dict[str, _cuda.ResultBuffer] = {}
+        self._operand_buffers: Dict[str, _cuda.OperandBuffer] = {}
         self._no_local = "the client was told to use the wire"
         self._local_decided = transfer == "wire"
         self._local_lock = threading.Lock()
@@ -367,8 +371,10 @@ class Client(GraphCalls):
                     return
                 proof = _local.prove(self._local_rpc, self._kw())
                 self._ipc = proof.cuda_ipc
+                if proof.shared_memory or proof.cuda_ipc:
+                    self._session = _local.LocalTransfers(self._local_rpc, self._kw, self._metadata)
                 if proof.shared_memory:
-                    self._local = _local.LocalTransfers(self._local_rpc, self._kw, self._metadata)
+                    self._local = self._session
                 else:
                     self._no_local = "the server does not share this host's shared memory" if not proof.same_host else (
                         "the server has shared memory turned off")
@@ -512,8 +518,10 @@ class Client(GraphCalls):
         result buffer (CUDA IPC) and out of it into arrays of its own, one call; where it does not
         fit (the buffer grows for the next), C's rows are unknown, the buffer is in use or the
         server cannot, kept and downloaded."""
-        buffer = self._result_buffers.setdefault(kind, _cuda.ResultBuffer(kind))
-        if rows is not None and self.cuda_ipc and buffer.lock.acquire(blocking=False):
+        buffer = None
+        if rows is not None and self.cuda_ipc:
+            buffer = self._device_buffer(self._result_buffers, _cuda.ResultBuffer, kind, "spgemm-result")
+        if buffer is not None and buffer.lock.acquire(blocking=False):
             try:
                 views = buffer.arrays(like, rows)
 
@@ -523,7 +531,7 @@ class Client(GraphCalls):
                     return _cuda.copied_out(kind, (int(h.rows), int(h.cols)), int(h.nnz),
                                             h.value_type == pb.FLOAT32, views)
 
-                output = pb.ProductOutput(name=name, device=_cuda.csr_refs(_cuda.DeviceMatrix(kind, (rows, 0), *views)))
+                output = pb.ProductOutput(name=name, device=buffer.refs(*views))
                 call = getattr(self._rpc, method)(request(output=output), **self._kw())
                 matrix, kept, _ = self._results(call, progress, desc, on_device=copied)
                 if matrix is not None:
@@ -535,6 +543,13 @@ class Client(GraphCalls):
                 buffer.lock.release()
             return self._device_product(RemoteMatrix(self, kept), kind)
         return self._device_product(self._run_product(method, request, True, name, progress, desc), kind)
+
+    def _device_buffer(self, buffers: Dict[str, Any], make: Callable[..., Any], kind: str, label: str) -> Any:
+        """The client's device buffer of class `make` for matrices of `kind`, made on first use."""
+        with self._local_lock:
+            if kind not in buffers:
+                buffers[kind] = make(kind, label, self._session)
+            return buffers[kind]
 
     def _download_local(
         self, local: _local.LocalTransfers, handle: str, rows: int, nnz: int, value_size: int,
@@ -573,18 +588,32 @@ class Client(GraphCalls):
         if not self.cuda_ipc:
             return None
         fields: Dict[str, Any] = {}
-        held: List[_cuda.DeviceMatrix] = []  # the arrays the server reads, alive until the call ends
+        held: List[Tuple[str, _cuda.DeviceMatrix]] = []  # the arrays the server reads, alive until the call ends
         for key, op in operands:
             handle = self._stored_handle(op)
             if handle is not None:
                 fields[key] = handle
             elif _cuda.kind_of(op) is not None:
-                d = _cuda.device_matrix(op)
-                held.append(d)
-                fields[key + "_device"] = pb.DeviceUploadRequest(header=_device_header(d, "", None),
-                                                                 arrays=_cuda.csr_refs(d))
+                held.append((key, _cuda.device_matrix(op)))
             else:
                 return None
+        kind = held[0][1].kind
+        staging = self._device_buffer(self._operand_buffers, _cuda.OperandBuffer, kind, "spgemm-operands")
+        nbytes = sum(int(a.nbytes) if hasattr(a, "nbytes") else int(a.numel() * a.element_size())
+                     for _, d in held for a in (d.indptr, d.indices, d.data))
+        # In the client's operand region (one the server holds open) where it is free and the operands
+        # small enough to keep a copy of; else by their own allocations' handles.
+        staged = (all(d.kind == kind for _, d in held) and nbytes <= _DEVICE_OPERAND_BYTES
+                  and staging.lock.acquire(blocking=False))
+        try:
+            like = held[0][1].indptr
+            arrays = staging.stage(like, [d for _, d in held]) if staged else [_cuda.csr_refs(d) for _, d in held]
+        except BaseException:
+            if staged:
+                staging.lock.release()
+            raise
+        for (key, d), refs in zip(held, arrays):
+            fields[key + "_device"] = pb.DeviceUploadRequest(header=_device_header(d, "", None), arrays=refs)
 
         @contextlib.contextmanager
         def holding() -> Iterator[Dict[str, Any]]:
@@ -592,6 +621,8 @@ class Client(GraphCalls):
                 yield fields
             finally:
                 held.clear()
+                if staged:
+                    staging.lock.release()
 
         return holding()
 
@@ -1036,11 +1067,14 @@ class Client(GraphCalls):
         """Closes the channel (stored matrices stay on the server; shared-memory regions and the
         device result buffers go)."""
         with self._local_lock:
-            if self._local is not None:
-                self._local.close()
-                self._local = None
+            for buffer in list(self._result_buffers.values()) + list(self._operand_buffers.values()):
+                buffer.drop()  # unregistered before freed
+            self._result_buffers.clear()
+            self._operand_buffers.clear()
+            if self._session is not None:
+                self._session.close()
+            self._session = self._local = None
             self._local_decided = True
-        self._result_buffers.clear()
         # grpc's Channel.close waits until every call's state has ended; a stream
         # whose reading a KeyboardInterrupt cut short inside grpc can leave one that
         # never ends (Ctrl-C during a product, now and then). So the close is waited
