@@ -6,9 +6,9 @@
 // same P_k (its transpose by csr2csc, then A P and R (A P), the fastest ALG
 // that runs). With --dump, each matrix (and its near null space) as raw
 // arrays, for bench/amg_pyamg.py to time pyamg on the same matrices; with
-// --dump-galerkin, the two factors of every level's second Galerkin product
-// (R_k and A_k P_k) as Matrix Market files, for spgemm-bench to time it by
-// method.
+// --dump-galerkin, the factors of every level's two Galerkin products (A_k
+// and P_k, R_k and A_k P_k) as Matrix Market files, for spgemm-bench to time
+// them by method.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -47,6 +48,7 @@ struct options {
   double tolerance = 1e-8;
   bool cusparse = true;
   std::string tsv, markdown, dump, dump_galerkin;
+  bool galerkin_phases = false;
 };
 
 double ms_since(clock_type::time_point t) {
@@ -115,6 +117,46 @@ std::string rows_per_level(const amg::setup_report& r) {
   std::string s;
   for (const auto& l : r.levels) s += (s.empty() ? "" : ",") + std::to_string(l.rows);
   return s.empty() ? "NA" : s;
+}
+
+// --galerkin-phases: each level's Galerkin product R A P step by step as
+// spgemm::galerkin takes them (the transpose, both orders' estimates, the
+// first product, the second's estimate, the second product), medians of
+// `repeats` in ms, one line a level.
+std::string galerkin_phases(spgemm::backend& on, const amg::hierarchy& h, const std::string& problem, int repeats) {
+  std::string out;
+  for (std::size_t k = 0; k + 1 < h.levels(); ++k) {
+    const spgemm::stored_matrix& a = *h.a(k);
+    const spgemm::stored_matrix& p = *h.p(k);
+    std::shared_ptr<spgemm::stored_matrix> r, first;
+    spgemm::memory_estimate a_q, r_a, second;
+    const double t = timed(repeats, [&] { r = on.transpose(p); });
+    const double e_aq = timed(repeats, [&] { a_q = on.estimate_multiply(a, p, {}); });
+    // Each call on a fresh transpose, as in a Galerkin product: nothing cached from the last.
+    const double e_ra = timed(repeats, [&] {
+      r = on.transpose(p);
+      r_a = on.estimate_multiply(*r, a, {});
+    }) - t;
+    const bool right = spgemm::plan_galerkin(r->info(), p.info(), a_q, r_a).order == spgemm::galerkin_order::right_first;
+    const double m1 = timed(repeats, [&] {
+      first = right ? on.multiply(a, p, {}, a_q.total()) : on.multiply(*r, a, {}, r_a.total());
+    });
+    const spgemm::stored_matrix& x = right ? *r : *first;
+    const spgemm::stored_matrix& y = right ? *first : p;
+    const double e2 = timed(repeats, [&] {
+      first = right ? on.multiply(a, p, {}, a_q.total()) : on.multiply(*r, a, {}, r_a.total());
+      second = on.estimate_multiply(right ? *r : *first, right ? *first : p, {});
+    }) - m1;
+    const double m2 = timed(repeats, [&] { (void)on.multiply(x, y, {}, second.total()); });
+    char line[320];
+    std::snprintf(line, sizeof line,
+                  "%s L%zu %s: transpose %.3f, estimate AQ %.3f, RA %.3f, first %.3f (%s), second's estimate "
+                  "%.3f, second %.3f (%s) ms\n",
+                  problem.c_str(), k, right ? "R(AQ)" : "(RA)Q", t, e_aq, e_ra, m1,
+                  (right ? a_q : r_a).method.c_str(), e2, m2, second.method.c_str());
+    out += line;
+  }
+  return out;
 }
 
 #ifdef SPGEMM_BENCH_WITH_CUSPARSE
@@ -226,11 +268,14 @@ row run_problem(const std::shared_ptr<spgemm::backend>& on, const std::string& i
     });
   }
   last.clear();
+  if (o.galerkin_phases) std::cout << galerkin_phases(*on, *h, out.problem, o.repeats) << std::flush;
   for (std::size_t k = 0; !o.dump_galerkin.empty() && k + 1 < h->levels(); ++k) {
     const auto ap = on->multiply(*h->a(k), *h->p(k), {}, on->estimate_multiply(*h->a(k), *h->p(k), {}).total());
     std::string name = out.problem;  // no ':' in the file name: spgemm-bench would read a generator spec
     std::replace(name.begin(), name.end(), ':', '_');
     const std::string base = o.dump_galerkin + "/" + name + "_L" + std::to_string(k);
+    spgemm::write_matrix_market(base + "_A.mtx", on->fetch(*h->a(k)));
+    spgemm::write_matrix_market(base + "_P.mtx", on->fetch(*h->p(k)));
     spgemm::write_matrix_market(base + "_R.mtx", on->fetch(*h->r(k)));
     spgemm::write_matrix_market(base + "_AP.mtx", on->fetch(*ap));
   }
@@ -298,8 +343,11 @@ int main(int argc, char** argv) {
   app.add_option("--markdown", o.markdown, "write the table as markdown");
   app.add_option("--dump", o.dump, "write each matrix as raw arrays (NAME.indptr int64, .indices int32, .data "
                                    "f64, .modes f64 rows x 6 for elasticity3d) into this folder");
+  app.add_flag("--galerkin-phases", o.galerkin_phases,
+               "print each level's Galerkin product step by step (transpose, estimates, both products)");
   app.add_option("--dump-galerkin", o.dump_galerkin,
-                 "write R_k and A_k P_k of every level as PROBLEM_Lk_R.mtx and PROBLEM_Lk_AP.mtx into this folder (':' in PROBLEM as '_')");
+                 "write A_k, P_k, R_k and A_k P_k of every level as PROBLEM_Lk_A.mtx, _P.mtx, _R.mtx and _AP.mtx into this "
+                 "folder (':' in PROBLEM as '_')");
   CLI11_PARSE(app, argc, argv);
 
   const std::shared_ptr<spgemm::backend> on =

@@ -794,7 +794,8 @@ int run(const options& o) {
       continue;
     }
     try {
-      spgemm::require_conformable(spgemm::info_of(ops.a), spgemm::info_of(ops.b ? *ops.b : ops.a));
+      // A transpose takes any shape; a product (and triangle counting, of square graphs) conformable operands.
+      if (!o.transpose) spgemm::require_conformable(spgemm::info_of(ops.a), spgemm::info_of(ops.b ? *ops.b : ops.a));
       if (!o.transpose && !o.triangles) job.stats = spgemm::compute_product_stats(ops.a, ops.b ? *ops.b : ops.a);
       job.a = spgemm::convert_values(spgemm::any_csr(std::move(ops.a)), precision);
       if (ops.b) job.b = spgemm::convert_values(spgemm::any_csr(std::move(*ops.b)), precision);
