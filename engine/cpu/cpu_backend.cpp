@@ -130,6 +130,11 @@ class cpu_backend final : public backend {
     return row_block(held, row_begin, row_end);
   }
 
+  std::vector<offset_t> sample_row_offsets(const stored_matrix& m, std::int64_t stride) override {
+    return std::visit([&](const auto& held) { return sampled_row_offsets(held.row_offsets, stride); },
+                      as_cpu(m).matrix());
+  }
+
   void fetch_to(const stored_matrix& m, std::int64_t row_begin, std::int64_t row_end, rows_sink& sink) override {
     std::visit([&](const auto& held) { hand_row_block(held, row_begin, row_end, sink); }, as_cpu(m).matrix());
   }

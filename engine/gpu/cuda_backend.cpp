@@ -231,6 +231,31 @@ any_csr cuda_backend::fetch(const stored_matrix& m, std::int64_t row_begin, std:
       s.matrix());
 }
 
+std::vector<offset_t> cuda_backend::sample_row_offsets(const stored_matrix& m, std::int64_t stride) {
+  if (stride < 1) throw_bad_input("row offsets sampled every " + std::to_string(stride) + " rows: at least 1");
+  const cuda_stored_matrix& s = own(m, "matrix to sample");
+  device_guard guard(context_->device);
+  auto stream = context_->streams.acquire();
+  const std::int64_t rows = s.info().rows;
+  const auto strided = static_cast<std::size_t>((rows + stride - 1) / stride);
+  std::vector<offset_t> out(strided + 1);
+  std::visit(
+      [&](const auto& d) {
+        const offset_t* from = d.row_offsets.data();
+        // One offset every `stride` rows in one strided copy, then the end.
+        if (strided > 0) {
+          SPGEMM_CUDA_CHECK(cudaMemcpy2DAsync(out.data(), sizeof(offset_t), from,
+                                              static_cast<std::size_t>(stride) * sizeof(offset_t), sizeof(offset_t),
+                                              strided, cudaMemcpyDeviceToHost, stream.get()));
+        }
+        SPGEMM_CUDA_CHECK(cudaMemcpyAsync(&out[strided], from + rows, sizeof(offset_t), cudaMemcpyDeviceToHost,
+                                          stream.get()));
+      },
+      s.matrix());
+  SPGEMM_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+  return out;
+}
+
 void cuda_backend::fetch_to(const stored_matrix& m, std::int64_t row_begin, std::int64_t row_end, rows_sink& sink) {
   const cuda_stored_matrix& s = own(m, "matrix to fetch");
   device_guard guard(context_->device);

@@ -35,6 +35,7 @@ class cuda_backend final : public backend {
   std::unique_ptr<matrix_writer> open_writer(const matrix_info& info,
                                              const host_csr_arrays& arrays) override;  // cuda_writer.cpp
   any_csr fetch(const stored_matrix& m, std::int64_t row_begin, std::int64_t row_end) override;
+  std::vector<offset_t> sample_row_offsets(const stored_matrix& m, std::int64_t stride) override;
   using backend::fetch;
   void fetch_to(const stored_matrix& m, std::int64_t row_begin, std::int64_t row_end, rows_sink& sink) override;
   void append_rows(const stored_matrix& m, std::int64_t row_begin, std::int64_t row_end, any_csr& out) override;

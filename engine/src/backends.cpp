@@ -26,6 +26,20 @@ void backend::fetch_to(const stored_matrix& m, std::int64_t row_begin, std::int6
   hand_rows(fetch(m, row_begin, row_end), sink);
 }
 
+std::vector<offset_t> sampled_row_offsets(const std::vector<offset_t>& row_offsets, std::int64_t stride) {
+  if (stride < 1) throw_bad_input("row offsets sampled every " + std::to_string(stride) + " rows: at least 1");
+  const auto rows = static_cast<std::int64_t>(row_offsets.size()) - 1;
+  std::vector<offset_t> out;
+  out.reserve(static_cast<std::size_t>((rows + stride - 1) / stride + 1));
+  for (std::int64_t r = 0; r < rows; r += stride) out.push_back(row_offsets[static_cast<std::size_t>(r)]);
+  out.push_back(row_offsets.back());
+  return out;
+}
+
+std::vector<offset_t> backend::sample_row_offsets(const stored_matrix& m, std::int64_t stride) {
+  return std::visit([&](const auto& c) { return sampled_row_offsets(c.row_offsets, stride); }, fetch(m));
+}
+
 std::shared_ptr<stored_matrix> backend::store_from_ipc(const matrix_info&, const ipc_csr_arrays&) {
   throw_bad_input("CUDA IPC needs a GPU backend; " + name() + " keeps matrices in host memory");
 }

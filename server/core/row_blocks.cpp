@@ -7,7 +7,7 @@ namespace spgemmd::core {
 row_blocks::row_blocks(std::shared_ptr<spgemm::backend> backend, std::shared_ptr<spgemm::stored_matrix> stored,
                        std::size_t block_bytes)
     : backend_(std::move(backend)), stored_(std::move(stored)), info_(stored_->info()) {
-  set_block_rows(info_, block_bytes);
+  plan_blocks(block_bytes);
 }
 
 row_blocks::row_blocks(matrix_cache& cache, cache_entry& e, std::size_t block_bytes) {
@@ -16,7 +16,7 @@ row_blocks::row_blocks(matrix_cache& cache, cache_entry& e, std::size_t block_by
   if (stored_) {
     backend_ = cache.backends()[static_cast<std::size_t>(device)];
     info_ = stored_->info();
-    set_block_rows(info_, block_bytes);
+    plan_blocks(block_bytes);
   } else {
     info_ = host_->info();
   }
@@ -26,9 +26,41 @@ row_blocks::row_blocks(std::shared_ptr<panel_stream> panels, const spgemm::matri
                        std::size_t block_bytes)
     : info_(shape), panels_(std::move(panels)), block_bytes_(block_bytes) {}
 
-void row_blocks::set_block_rows(const spgemm::matrix_info& rows, std::size_t block_bytes) {
-  const double row_bytes = static_cast<double>(rows.bytes()) / static_cast<double>(std::max<int64_t>(1, rows.rows));
-  rows_per_block_ = static_cast<int64_t>(std::max(1.0, static_cast<double>(block_bytes) / row_bytes));
+void row_blocks::plan_blocks(std::size_t block_bytes) {
+  const spgemm::matrix_info m = stored_->info();
+  ends_.clear();
+  if (m.bytes() <= block_bytes || m.rows <= 1) {
+    ends_.push_back(m.rows);
+    return;
+  }
+  // Offsets of every stride-th row: at most about 64k of them to copy, and
+  // blocks end at those rows only.
+  const int64_t stride = std::max<int64_t>(1, m.rows >> 16);
+  const std::vector<spgemm::offset_t> at = backend_->sample_row_offsets(*stored_, stride);
+  const auto row_of = [&](std::size_t k) { return std::min<int64_t>(static_cast<int64_t>(k) * stride, m.rows); };
+  const auto entry_bytes = static_cast<int64_t>(sizeof(spgemm::index_t) + spgemm::size_of(m.type));
+  const auto bytes = [&](std::size_t i, std::size_t j) {
+    return static_cast<std::size_t>((row_of(j) - row_of(i)) * static_cast<int64_t>(sizeof(spgemm::offset_t)) +
+                                    (at[j] - at[i]) * entry_bytes);
+  };
+  for (std::size_t i = 0; i + 1 < at.size();) {
+    // The last sample j > i whose rows [row i, row j) fit; the next one where none does.
+    std::size_t lo = i + 1, hi = at.size() - 1;
+    while (lo < hi) {
+      const std::size_t mid = lo + (hi - lo + 1) / 2;
+      if (bytes(i, mid) <= block_bytes) {
+        lo = mid;
+      } else {
+        hi = mid - 1;
+      }
+    }
+    ends_.push_back(row_of(lo));
+    i = lo;
+  }
+}
+
+int64_t row_blocks::block_end(int64_t begin) const {
+  return *std::upper_bound(ends_.begin(), ends_.end(), begin);
 }
 
 row_blocks::~row_blocks() {
@@ -49,7 +81,7 @@ bool row_blocks::ready(std::function<void()> wake) {
       panel_row_ = panel_->first_row;
       backend_ = panel_->backend;
       stored_ = panel_->rows;
-      set_block_rows(stored_->info(), block_bytes_);
+      plan_blocks(block_bytes_);
       return true;
     case panel_stream::state::waiting:
       return false;
@@ -79,13 +111,12 @@ row_blocks::block row_blocks::next() {
     return {b.first_row, b.load()};
   }
   const int64_t begin = next_row_;
-  next_row_ = std::min(info_.rows, begin + rows_per_block_);
+  next_row_ = block_end(begin);
   // The first block is fetched here; each later one was fetched in the
   // background while the block before it was sent.
   std::shared_ptr<const spgemm::any_csr> rows = ahead_.valid() ? ahead_.get() : fetch(begin, next_row_);
   if (more()) {
-    const int64_t end = std::min(info_.rows, next_row_ + rows_per_block_);
-    ahead_ = std::async(std::launch::async, [this, b = next_row_, end] { return fetch(b, end); });
+    ahead_ = std::async(std::launch::async, [this, b = next_row_, end = block_end(next_row_)] { return fetch(b, end); });
   }
   return {begin, std::move(rows)};
 }
@@ -109,12 +140,11 @@ void row_blocks::next_to(spgemm::rows_sink& sink) {
 row_blocks::block row_blocks::next_of_panel() {
   const int64_t panel_rows = stored_->info().rows;
   const int64_t begin = next_row_ - panel_row_;
-  const int64_t end = std::min(panel_rows, begin + rows_per_block_);
+  const int64_t end = block_end(begin);
   std::shared_ptr<const spgemm::any_csr> rows = ahead_.valid() ? ahead_.get() : fetch(begin, end);
   next_row_ = panel_row_ + end;
   if (end < panel_rows) {
-    ahead_ = std::async(std::launch::async,
-                        [this, b = end, e = std::min(panel_rows, end + rows_per_block_)] { return fetch(b, e); });
+    ahead_ = std::async(std::launch::async, [this, b = end, e = block_end(end)] { return fetch(b, e); });
   } else {
     stored_.reset();
     backend_.reset();

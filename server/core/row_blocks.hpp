@@ -10,6 +10,7 @@
 #include <functional>
 #include <future>
 #include <memory>
+#include <vector>
 #include <optional>
 
 #include "core/matrix_cache.hpp"
@@ -66,7 +67,12 @@ class row_blocks {
   void abandon();
 
  private:
-  void set_block_rows(const spgemm::matrix_info& rows, std::size_t block_bytes);
+  // ends_: where the blocks of stored_ end, each about `block_bytes` by
+  // where its rows' entries lie (rows of very different lengths, a
+  // power-law graph's, make blocks of equal rows anything but equal).
+  void plan_blocks(std::size_t block_bytes);
+  // The end of the block that begins at row `begin` of stored_.
+  int64_t block_end(int64_t begin) const;
   std::shared_ptr<const spgemm::any_csr> fetch(int64_t begin, int64_t end) const;
   block next_of_panel();
 
@@ -75,7 +81,7 @@ class row_blocks {
   std::shared_ptr<const host_matrix> host_;
   std::size_t host_block_ = 0;  // the next of host_'s blocks
   spgemm::matrix_info info_;
-  int64_t rows_per_block_ = 0;
+  std::vector<int64_t> ends_;  // ascending, the last stored_'s rows
   int64_t next_row_ = 0;
   std::future<std::shared_ptr<const spgemm::any_csr>> ahead_;  // rows from next_row_
   // Panels: where they come from, the one being fetched (backend_ and

@@ -79,6 +79,18 @@ TEST(CpuBackend, BandProductsEstimateTheirOutputClosely) {
 
 // A limit below what the product takes fails it with does_not_fit, naming
 // the method and both numbers, and leaves nothing counted.
+TEST(CpuBackend, SamplesRowOffsets) {
+  auto cpu = make_cpu_backend(1);
+  const auto a = testing::random_csr<double>(10, 20, 4, 5);
+  const auto sa = cpu->store(a);
+  const std::vector<offset_t>& off = a.row_offsets;
+  EXPECT_EQ(cpu->sample_row_offsets(*sa, 1), off);
+  EXPECT_EQ(cpu->sample_row_offsets(*sa, 4), (std::vector<offset_t>{off[0], off[4], off[8], off[10]}));
+  EXPECT_EQ(cpu->sample_row_offsets(*sa, 10), (std::vector<offset_t>{off[0], off[10]}));
+  EXPECT_EQ(cpu->sample_row_offsets(*sa, 99), (std::vector<offset_t>{off[0], off[10]}));
+  EXPECT_THROW(cpu->sample_row_offsets(*sa, 0), error);
+}
+
 TEST(CpuBackend, RefusesToPassItsLimit) {
   auto cpu = make_cpu_backend(2);
   const auto a = testing::random_csr<double>(200, 200, 10, 7);

@@ -264,6 +264,21 @@ TEST(GpuBackend, FreesWhatItStored) {
   EXPECT_EQ(g.memory().in_use_bytes, before);
 }
 
+TEST(GpuBackend, SamplesRowOffsetsAsTheHostArraysHoldThem) {
+  SPGEMM_REQUIRE_GPU();
+  backend& g = gpu();
+  for (const std::int64_t rows : {0, 1, 7, 1000}) {
+    const auto a = testing::random_csr<double>(rows, 50, 6, 91 + static_cast<std::uint64_t>(rows));
+    const auto sa = g.store(a);
+    for (const std::int64_t stride : {std::int64_t{1}, std::int64_t{3}, rows, rows + 5}) {
+      if (stride < 1) continue;
+      SCOPED_TRACE(std::to_string(rows) + " rows, every " + std::to_string(stride));
+      EXPECT_EQ(g.sample_row_offsets(*sa, stride), sampled_row_offsets(a.row_offsets, stride));
+    }
+    EXPECT_THROW(g.sample_row_offsets(*sa, 0), error);
+  }
+}
+
 TEST(GpuBackend, MixedValueTypes) {
   SPGEMM_REQUIRE_GPU();
   const auto a = testing::random_csr<double>(70, 60, 9, 81);

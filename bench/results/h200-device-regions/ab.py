@@ -4,32 +4,10 @@ import numpy as np, scipy.io, scipy.sparse as sp
 import cupy, cupyx.scipy.sparse as csp
 import spgemm
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from spec_matrices import load  # noqa: E402  (bench/spec_matrices.py)
+
 address, label, paths = sys.argv[1], sys.argv[2], sys.argv[3:]
-
-
-def stencil(n, points):
-    """A 3D Poisson stencil on n^3 points: 7 (faces) or 27 (the whole cube)."""
-    one = sp.diags([1.0, 1.0, 1.0], [-1, 0, 1], shape=(n, n), format="csr")
-    eye = sp.identity(n, format="csr")
-    if points == 27:
-        return sp.csr_matrix(sp.kron(sp.kron(one, one), one))
-    lap = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(n, n), format="csr")
-    return sp.csr_matrix(sp.kron(sp.kron(lap, eye), eye) + sp.kron(sp.kron(eye, lap), eye) + sp.kron(sp.kron(eye, eye), lap))
-
-
-def load(spec):
-    if spec.startswith("stencil"):
-        points, n = spec[len("stencil"):].split(":")
-        return spec, stencil(int(n), int(points))
-    if spec.startswith("er:"):
-        _, n, k = spec.split(":")
-        n, k = int(n), int(k)
-        rng = np.random.default_rng(1)
-        cols = rng.integers(0, n, size=n * k)
-        a = sp.csr_matrix((rng.uniform(-1, 1, n * k), cols, np.arange(0, n * k + 1, k)), shape=(n, n))
-        a.sum_duplicates()
-        return spec, a
-    return spec.split("/")[-1].split(".")[0], sp.csr_matrix(scipy.io.mmread(spec), dtype=np.float64)
 
 
 def median_ms(f, n=15):

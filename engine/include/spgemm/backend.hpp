@@ -114,6 +114,10 @@ struct ipc_csr_arrays {
   ipc_array row_offsets, col_indices, values;
 };
 
+// Row offsets of a whole matrix at rows 0, stride, 2 stride, ... and at its
+// end, as backend::sample_row_offsets answers (src/backends.cpp).
+std::vector<offset_t> sampled_row_offsets(const std::vector<offset_t>& row_offsets, std::int64_t stride);
+
 class backend {
  public:
   virtual ~backend() = default;
@@ -134,6 +138,11 @@ class backend {
   // Rows [row_begin, row_end) of a stored matrix, offsets rebased to 0.
   virtual any_csr fetch(const stored_matrix& m, std::int64_t row_begin, std::int64_t row_end) = 0;
   any_csr fetch(const stored_matrix& m) { return fetch(m, 0, m.info().rows); }
+  // A stored matrix's row offsets at rows 0, stride, 2 stride, ... and at
+  // its end (rows / stride rounded up, plus one, of them; stride >= 1): how
+  // its entries spread over its rows, without copying them. A fetch of the
+  // whole matrix by default (src/backends.cpp).
+  virtual std::vector<offset_t> sample_row_offsets(const stored_matrix& m, std::int64_t stride);
   // The same rows handed to `sink` in pieces instead of one host copy: where
   // the matrix lives off the host, each piece as it arrives in the backend's
   // staging memory, so that nothing of the size of the rows is allocated.
