@@ -34,6 +34,11 @@ class DeviceMatrix:
         self.kind, self.shape = kind, shape
         self.indptr, self.indices, self.data = indptr, indices, data
 
+    @property
+    def nbytes(self) -> int:
+        """Bytes of its three arrays."""
+        return sum(_pointer(a)[1] for a in (self.indptr, self.indices, self.data))
+
 
 def kind_of(x: Any) -> Optional[str]:
     """"cupy" for a cupyx.scipy.sparse matrix, "torch" for a CUDA sparse CSR tensor, else None."""

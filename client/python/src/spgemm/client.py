@@ -599,11 +599,9 @@ class Client(GraphCalls):
                 return None
         kind = held[0][1].kind
         staging = self._device_buffer(self._operand_buffers, _cuda.OperandBuffer, kind, "spgemm-operands")
-        nbytes = sum(int(a.nbytes) if hasattr(a, "nbytes") else int(a.numel() * a.element_size())
-                     for _, d in held for a in (d.indptr, d.indices, d.data))
         # In the client's operand region (one the server holds open) where it is free and the operands
         # small enough to keep a copy of; else by their own allocations' handles.
-        staged = (all(d.kind == kind for _, d in held) and nbytes <= _DEVICE_OPERAND_BYTES
+        staged = (all(d.kind == kind for _, d in held) and sum(d.nbytes for _, d in held) <= _DEVICE_OPERAND_BYTES
                   and staging.lock.acquire(blocking=False))
         try:
             like = held[0][1].indptr
