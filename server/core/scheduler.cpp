@@ -198,6 +198,7 @@ scheduler::admission scheduler::try_admit(const std::shared_ptr<job>& j, outcome
     busy = running_[d] >= workers_per_device_;
   }
   if (busy) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
     release_resident(*j);  // a job between its steps held its inputs there
     return admission::wait;
   }
@@ -274,6 +275,16 @@ std::shared_ptr<job> scheduler::admit_pass(std::unique_lock<std::mutex>& lock, b
     while (!stopping_) {
       auto j = next_in_turn_locked(blocked);
       if (!j) break;
+      if (j->device < 0) {
+        // Placed first: a job of no device yet must not pass a head of its
+        // device that waits (one that found the device busy an instant
+        // before a running job ended).
+        lock.unlock();
+        place(*j);
+        lock.lock();
+        if (stopping_) break;
+        if (blocked[static_cast<std::size_t>(j->device)]) continue;
+      }
       lock.unlock();
       outcome ended;
       const steady::time_point admitting = steady::now();
