@@ -17,7 +17,7 @@ import grpc
 import numpy as np
 import scipy.sparse as sp
 
-from . import _address, _cuda, _local, _progress, _shm, _wire
+from . import _address, _cuda, _local, _malloc, _progress, _shm, _wire
 from .amg import Hierarchy
 from .errors import FailedPrecondition, NotFound, ProtocolError, SpgemmError, from_rpc_error
 from .graph import GraphCalls, GraphMethods
@@ -37,6 +37,8 @@ Operand = Union["RemoteMatrix", str, Any]
 _SERVICE = pb.DESCRIPTOR.services_by_name["Spgemm"]
 _LOCAL_SERVICE = lpb.DESCRIPTOR.services_by_name["Local"]
 _MAX_RECEIVE = 256 << 20
+# A result this large over the wire sets malloc's thresholds for streams (_malloc).
+_STREAM_TUNING_BYTES = 16 << 20
 _TRANSFERS = ("auto", "wire", "shared_memory")
 _COMPRESSIONS = {None: None, "gzip": grpc.Compression.Gzip, "deflate": grpc.Compression.Deflate}
 
@@ -441,6 +443,9 @@ class Client(GraphCalls):
                     if asm is not None or kept is not None:
                         raise ProtocolError("second header")
                     asm = _wire.Assembler(part.header)
+                    total = asm.total_bytes
+                    if total is None or total >= _STREAM_TUNING_BYTES:  # None: streamed in panels
+                        _malloc.tune_for_streams()
                     bar = _progress.Bar(self._progress(progress), asm.total_bytes, desc)
                 elif which == "kept":
                     kept = MatrixInfo.from_proto(part.kept)
