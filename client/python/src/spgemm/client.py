@@ -37,7 +37,7 @@ Operand = Union["RemoteMatrix", str, Any]
 _SERVICE = pb.DESCRIPTOR.services_by_name["Spgemm"]
 _LOCAL_SERVICE = lpb.DESCRIPTOR.services_by_name["Local"]
 _MAX_RECEIVE = 256 << 20
-# A result this large over the wire sets malloc's thresholds for streams (_malloc).
+# A matrix this large over the wire, either way, sets malloc's thresholds for streams (_malloc).
 _STREAM_TUNING_BYTES = 16 << 20
 _TRANSFERS = ("auto", "wire", "shared_memory")
 _COMPRESSIONS = {None: None, "gzip": grpc.Compression.Gzip, "deflate": grpc.Compression.Deflate}
@@ -722,6 +722,8 @@ class Client(GraphCalls):
         if local is not None:
             return local.upload(header, csr.indptr, csr.indices, csr.data, self._stored)
         total = csr.indptr.nbytes + csr.indices.nbytes + csr.data.nbytes
+        if total >= _STREAM_TUNING_BYTES:
+            _malloc.tune_for_streams()
         with _progress.Bar(self._progress(progress), total, "upload") as bar:
             parts = _wire.upload_parts(header, csr, self.chunk_bytes, bar.update)
             return self._stored(self._rpc.Upload.future(parts, **self._kw()))
