@@ -44,6 +44,11 @@ def value_type_of(dtype: Any) -> int:
         raise ValueError("spgemm: values must be float32 or float64, not %s" % dt) from None
 
 
+def output_type_of(dtype: Any) -> int:
+    """The ValueType a product is asked to give: the operands' (unspecified) where dtype is None."""
+    return pb.VALUE_TYPE_UNSPECIFIED if dtype is None else value_type_of(dtype)
+
+
 def dtype_of(value_type: int) -> np.dtype:
     """The little-endian numpy dtype of a wire ValueType."""
     try:

@@ -13,12 +13,11 @@ The hierarchy's levels are matrices stored on the server (``h.levels[k].a``,
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Tuple
 
 import grpc
 import numpy as np
-import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from .errors import SpgemmError, from_rpc_error

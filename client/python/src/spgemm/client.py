@@ -18,12 +18,12 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _address, _cuda, _local, _malloc, _progress, _shm, _wire
+from ._rpcs import Rpcs
 from .amg import Hierarchy
 from .errors import FailedPrecondition, NotFound, ProtocolError, SpgemmError, from_rpc_error
 from .graph import GraphCalls, GraphMethods
 from .info import JobStats, MatrixInfo, ServerStatus
 from .v1 import amg_pb2 as apb
-from .v1 import graph_pb2 as gpb
 from .v1 import local_pb2 as lpb
 from .v1 import spgemm_pb2 as pb
 from .v1 import values_pb2 as vpb
@@ -43,46 +43,8 @@ _TRANSFERS = ("auto", "wire", "shared_memory")
 _COMPRESSIONS = {None: None, "gzip": grpc.Compression.Gzip, "deflate": grpc.Compression.Deflate}
 
 
-class _Rpcs:
-    """Callables for every method of a service (spgemm.v1.Spgemm, Local or Graph), derived from the generated descriptor.
-
-    Building them from the descriptor (instead of importing the generated
-    ``*_pb2_grpc``) keeps the client working with a grpcio runtime older
-    than the grpcio-tools that generated the code, and lets Upload and the
-    result streams use the zero-copy chunk codec.
-    """
-
-    def __init__(self, channel: grpc.Channel, service: Any = _SERVICE) -> None:
-        for method in service.methods:
-            path = "/%s/%s" % (service.full_name, method.name)
-            req_cls = _message_class(method.input_type)
-            resp_cls = _message_class(method.output_type)
-            ser: Callable[[Any], bytes] = req_cls.SerializeToString
-            de: Callable[[bytes], Any] = resp_cls.FromString
-            if req_cls is pb.UploadPart:
-                ser = _wire.serialize_upload_part
-            if resp_cls is pb.ResultPart:
-                de = _wire.parse_result_part
-            factory = {
-                (False, False): channel.unary_unary,
-                (True, False): channel.stream_unary,
-                (False, True): channel.unary_stream,
-                (True, True): channel.stream_stream,
-            }[(method.client_streaming, method.server_streaming)]
-            setattr(self, method.name, factory(path, request_serializer=ser, response_deserializer=de))
-
-
 # How long close() waits for gRPC to close the channel (see close()).
 _CLOSE_WAIT_SECONDS = 5.0
-
-# The generated module of each proto file, by its name.
-_MESSAGE_MODULES = {module.DESCRIPTOR.name: module for module in (pb, lpb, gpb, vpb, apb)}
-
-
-def _message_class(descriptor: Any) -> Any:
-    """The generated class of a message of any proto of the contract."""
-    return getattr(_MESSAGE_MODULES[descriptor.file.name], descriptor.name)
-
 
 def _pem(value: Union[None, bytes, str, "os.PathLike[str]"]) -> Optional[bytes]:
     """PEM bytes: as given, or read from a path."""
@@ -90,10 +52,6 @@ def _pem(value: Union[None, bytes, str, "os.PathLike[str]"]) -> Optional[bytes]:
         return value
     with open(value, "rb") as f:
         return f.read()
-
-
-def _output_type(dtype: Any) -> int:
-    return pb.VALUE_TYPE_UNSPECIFIED if dtype is None else _wire.value_type_of(dtype)
 
 
 # Local operands up to this many bytes go to a product in the upload region (_region_operands).
@@ -343,10 +301,10 @@ class Client(GraphCalls):
                     certificate_chain=_pem(certificate_chain),
                 )
             self._channel = grpc.secure_channel(address, creds, options=opts, compression=channel_compression)
-        self._rpc = _Rpcs(self._channel)
-        self._local_rpc = _Rpcs(self._channel, _LOCAL_SERVICE)
-        self._values_rpc = _Rpcs(self._channel, vpb.DESCRIPTOR.services_by_name["Values"])
-        self._amg_rpc = _Rpcs(self._channel, apb.DESCRIPTOR.services_by_name["Amg"])
+        self._rpc = Rpcs(self._channel, _SERVICE)
+        self._local_rpc = Rpcs(self._channel, _LOCAL_SERVICE)
+        self._values_rpc = Rpcs(self._channel, vpb.DESCRIPTOR.services_by_name["Values"])
+        self._amg_rpc = Rpcs(self._channel, apb.DESCRIPTOR.services_by_name["Amg"])
 
     # -- plumbing -----------------------------------------------------------
 
@@ -1002,7 +960,7 @@ class Client(GraphCalls):
         """
         # CuPy or PyTorch in: the same out, device to device.
         device = _device_output(a, b, rows=_shape_of(a, 0))
-        options = pb.MultiplyOptions(algorithm=algorithm, output_type=_output_type(dtype), priority=priority)
+        options = pb.MultiplyOptions(algorithm=algorithm, output_type=_wire.output_type_of(dtype), priority=priority)
         # B = A: the server takes A's region once for both (a local A sends no B).
         same = b is None or b is a
         local_a = not isinstance(a, (RemoteMatrix, str))
@@ -1037,7 +995,7 @@ class Client(GraphCalls):
         except KeyError:
             raise ValueError("spgemm: form must be 'ptap' or 'papt', not %r" % form) from None
         device = _device_output(p, a, rows=_shape_of(p, 1 if f == pb.PT_A_P else 0))
-        options = pb.MultiplyOptions(algorithm=algorithm, output_type=_output_type(dtype), priority=priority)
+        options = pb.MultiplyOptions(algorithm=algorithm, output_type=_wire.output_type_of(dtype), priority=priority)
         operands = self._call_operands([("p", p), ("a", a)])
         if operands is not None:
             with operands as fields:

@@ -18,7 +18,6 @@ once. When no server is left, the last error is raised. See docs/scaling.md.
 from __future__ import annotations
 
 import concurrent.futures
-import itertools
 import socket
 import threading
 import time
@@ -30,7 +29,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _address, _wire
-from .client import Client, RemoteMatrix, _output_type
+from .client import Client, RemoteMatrix
 from .errors import InvalidArgument, ProtocolError, SpgemmError, Unavailable
 from .info import JobStats, ServerStatus
 from .v1 import spgemm_pb2 as pb
@@ -369,7 +368,7 @@ class Cluster:
         b_handles: Dict[int, RemoteMatrix] = {}
         failed: Set[int] = set()
         abort = threading.Event()
-        options = pb.MultiplyOptions(algorithm=algorithm, output_type=_output_type(dtype), priority=priority)
+        options = pb.MultiplyOptions(algorithm=algorithm, output_type=_wire.output_type_of(dtype), priority=priority)
 
         def b_on(i: int) -> str:
             s = self._servers[i]

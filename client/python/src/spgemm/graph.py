@@ -34,6 +34,8 @@ from typing import TYPE_CHECKING, Any, Iterator, List, Optional, Sequence, Union
 import numpy as np
 import scipy.sparse as sp
 
+from . import _wire
+from ._rpcs import Rpcs
 from .v1 import graph_pb2 as gpb
 from .v1 import spgemm_pb2 as pb
 
@@ -70,9 +72,7 @@ class GraphCalls:
     def _graph(self) -> Any:
         rpcs = getattr(self, "_graph_rpcs", None)
         if rpcs is None:
-            from .client import _Rpcs  # the same descriptor-built callables as the Spgemm service's
-
-            rpcs = self._graph_rpcs = _Rpcs(self._channel, gpb.DESCRIPTOR.services_by_name["Graph"])
+            rpcs = self._graph_rpcs = Rpcs(self._channel, gpb.DESCRIPTOR.services_by_name["Graph"])
         return rpcs
 
     @contextlib.contextmanager
@@ -113,9 +113,7 @@ class GraphCalls:
         """C = A (+).(x) B over ``semiring``; with ``mask``, C<M> (or C<!M> where
         ``complement``): only the entries M allows are computed. ``structural``:
         every entry of M counts (else only those of nonzero value)."""
-        from .client import _output_type
-
-        options = pb.MultiplyOptions(algorithm=algorithm, output_type=_output_type(dtype), priority=priority)
+        options = pb.MultiplyOptions(algorithm=algorithm, output_type=_wire.output_type_of(dtype), priority=priority)
         operands = [a, b] + ([mask] if mask is not None else [])
         with self._operands(operands, progress) as ops:
             request = gpb.MxmRequest(
