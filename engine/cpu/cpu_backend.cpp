@@ -72,9 +72,9 @@ class cpu_matrix_writer final : public matrix_writer {
       : matrix_writer(info, arrays), counter_(std::move(counter)) {
     m_.rows = info.rows;
     m_.cols = info.cols;
-    m_.row_offsets.reserve(static_cast<std::size_t>(info.rows) + 1);
-    m_.col_indices.reserve(static_cast<std::size_t>(info.nnz));
-    m_.values.reserve(static_cast<std::size_t>(info.nnz));
+    cpu::reserve_huge(m_.row_offsets, static_cast<std::size_t>(info.rows) + 1);
+    cpu::reserve_huge(m_.col_indices, static_cast<std::size_t>(info.nnz));
+    cpu::reserve_huge(m_.values, static_cast<std::size_t>(info.nnz));
   }
 
   std::shared_ptr<stored_matrix> finish() override {

@@ -145,6 +145,8 @@ csr_matrix<T> gustavson_rows(const csr_matrix<T>& a, const csr_matrix<T>& b, con
   std::partial_sum(c.row_offsets.begin(), c.row_offsets.end(), c.row_offsets.begin());
   const auto nnz = static_cast<std::size_t>(c.row_offsets.back());
   const job_memory::hold entries(memory, nnz * (sizeof(index_t) + sizeof(T)));
+  reserve_huge(c.col_indices, nnz);
+  reserve_huge(c.values, nnz);
   c.col_indices.resize(nnz);
   c.values.resize(nnz);
   // numeric pass: a marker and an accumulator per column of B and slice
