@@ -4,8 +4,8 @@ gRPC reads a result stream into buffers of a few MiB and frees each once its
 message is parsed. glibc's thresholds adapt to the largest block freed so far:
 after a 2 MiB buffer, blocks from 2 MiB are mapped afresh and the heap is
 trimmed above 4 MiB, so every download hands its buffers back to the kernel and
-faults them in again (13,000-41,000 page faults and a quarter of the client's
-CPU for a 250 MB result). The thresholds are set to the values glibc itself
+faults them in again (56,000-67,000 page faults and half the client's system
+CPU for a 250-310 MB result; bench/results/cpu-wire-malloc). The thresholds are set to the values glibc itself
 adopts once a 32 MiB block has been freed, the largest it adapts to: blocks
 mapped from 32 MiB, the heap trimmed above 64 MiB.
 
