@@ -18,6 +18,7 @@
 #include "spgemm/backend.hpp"
 #include "spgemm/errors.hpp"
 #include "spgemm/reference.hpp"
+#include "src/huge_pages.hpp"
 #include "src/parallel.hpp"
 
 namespace spgemm {
@@ -72,9 +73,9 @@ class cpu_matrix_writer final : public matrix_writer {
       : matrix_writer(info, arrays), counter_(std::move(counter)) {
     m_.rows = info.rows;
     m_.cols = info.cols;
-    cpu::reserve_huge(m_.row_offsets, static_cast<std::size_t>(info.rows) + 1);
-    cpu::reserve_huge(m_.col_indices, static_cast<std::size_t>(info.nnz));
-    cpu::reserve_huge(m_.values, static_cast<std::size_t>(info.nnz));
+    reserve_huge(m_.row_offsets, static_cast<std::size_t>(info.rows) + 1);
+    reserve_huge(m_.col_indices, static_cast<std::size_t>(info.nnz));
+    reserve_huge(m_.values, static_cast<std::size_t>(info.nnz));
   }
 
   std::shared_ptr<stored_matrix> finish() override {

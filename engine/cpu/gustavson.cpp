@@ -24,6 +24,7 @@
 #include "spgemm/multiply.hpp"
 #include "spgemm/reference.hpp"
 #include "semiring/semiring_ops.hpp"
+#include "src/huge_pages.hpp"
 #include "src/parallel.hpp"
 
 namespace spgemm {
@@ -145,6 +146,7 @@ csr_matrix<T> gustavson_rows(const csr_matrix<T>& a, const csr_matrix<T>& b, con
   std::partial_sum(c.row_offsets.begin(), c.row_offsets.end(), c.row_offsets.begin());
   const auto nnz = static_cast<std::size_t>(c.row_offsets.back());
   const job_memory::hold entries(memory, nnz * (sizeof(index_t) + sizeof(T)));
+  // The resizes write all of C on one thread: in huge pages, not a fault per 4 KiB.
   reserve_huge(c.col_indices, nnz);
   reserve_huge(c.values, nnz);
   c.col_indices.resize(nnz);

@@ -8,7 +8,6 @@
 #include <atomic>
 #include <cstddef>
 #include <string>
-#include <vector>
 
 namespace spgemm::cpu {
 
@@ -69,19 +68,5 @@ class job_memory {
   std::atomic<std::size_t> held_{0};
   std::atomic<std::size_t> peak_{0};
 };
-
-// Asks for transparent huge pages over the 2 MiB pages that [p, p + bytes)
-// covers whole (Linux; a no-op elsewhere or where THP is off).
-void advise_huge_pages(void* p, std::size_t bytes);
-
-// Room for n elements in `v`, in huge pages where the system gives them: with
-// 4 KiB pages the first write of a large array costs a page fault per 4 KiB,
-// and a vector's resize writes it on one thread (Gustavson's C on two threads,
-// poisson3d7:100: 222-247 -> 112-149 ms). Call it before the array is written.
-template <typename T>
-void reserve_huge(std::vector<T>& v, std::size_t n) {
-  v.reserve(n);
-  advise_huge_pages(v.data(), v.capacity() * sizeof(T));
-}
 
 }  // namespace spgemm::cpu

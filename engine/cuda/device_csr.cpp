@@ -1,7 +1,5 @@
 #include "cuda/device_csr.hpp"
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -11,6 +9,7 @@
 #include "cuda/cuda_check.hpp"
 #include "cuda/staging_buffers.hpp"
 #include "spgemm/errors.hpp"
+#include "src/huge_pages.hpp"
 
 namespace spgemm::cuda {
 
@@ -21,22 +20,6 @@ namespace {
 // driver's own small staging buffers, synchronously, at a fraction of the
 // link's speed. Copies below staged_min_bytes stay plain (pageable) copies.
 constexpr std::size_t staged_min_bytes = 1 << 20;
-
-// Asks for the whole 2 MiB pages inside [p, p + bytes) of fresh memory to be
-// transparent huge pages: the copy that first writes them then takes a fault
-// per 2 MiB, not per 4 KiB (most of a large host gather's time was those
-// faults). A kernel without them ignores it.
-void in_huge_pages(void* p, std::size_t bytes) {
-#ifdef MADV_HUGEPAGE
-  constexpr std::uintptr_t huge = std::uintptr_t{2} << 20;
-  const auto base = reinterpret_cast<std::uintptr_t>(p);
-  const std::uintptr_t first = (base + huge - 1) & ~(huge - 1), last = (base + bytes) & ~(huge - 1);
-  if (last > first) (void)madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
-#else
-  (void)p;
-  (void)bytes;
-#endif
-}
 
 // Two pinned buffers and their events, for one copy at a time; taken on the
 // first copy large enough to stage.
@@ -262,8 +245,8 @@ void append_rows(const device_csr<T>& m, std::int64_t row_begin, std::int64_t ro
   const auto n = static_cast<std::size_t>(offsets.back() - first);
   out.col_indices.reserve(out.col_indices.size() + n);  // grown once, not doubled as it fills
   out.values.reserve(out.values.size() + n);
-  in_huge_pages(out.col_indices.data() + out.col_indices.size(), n * sizeof(index_t));
-  in_huge_pages(out.values.data() + out.values.size(), n * sizeof(T));
+  advise_huge_pages(out.col_indices.data() + out.col_indices.size(), n * sizeof(index_t));
+  advise_huge_pages(out.values.data() + out.values.size(), n * sizeof(T));
   if (n > 0) {
     st.append_to_host(out.col_indices, m.col_indices.data() + first, n, stream);
     st.append_to_host(out.values, m.values.data() + first, n, stream);

@@ -6,17 +6,14 @@ namespace spgemmd::core {
 
 row_blocks::row_blocks(std::shared_ptr<spgemm::backend> backend, std::shared_ptr<spgemm::stored_matrix> stored,
                        std::size_t block_bytes)
-    : backend_(std::move(backend)), stored_(std::move(stored)), info_(stored_->info()) {
-  plan_blocks(block_bytes);
-}
+    : backend_(std::move(backend)), stored_(std::move(stored)), info_(stored_->info()), block_bytes_(block_bytes) {}
 
-row_blocks::row_blocks(matrix_cache& cache, cache_entry& e, std::size_t block_bytes) {
+row_blocks::row_blocks(matrix_cache& cache, cache_entry& e, std::size_t block_bytes) : block_bytes_(block_bytes) {
   int device = -1;
   cache.locate(e, &device, &stored_, &host_);
   if (stored_) {
     backend_ = cache.backends()[static_cast<std::size_t>(device)];
     info_ = stored_->info();
-    plan_blocks(block_bytes);
   } else {
     info_ = host_->info();
   }
@@ -26,10 +23,9 @@ row_blocks::row_blocks(std::shared_ptr<panel_stream> panels, const spgemm::matri
                        std::size_t block_bytes)
     : info_(shape), panels_(std::move(panels)), block_bytes_(block_bytes) {}
 
-void row_blocks::plan_blocks(std::size_t block_bytes) {
+void row_blocks::plan_blocks() {
   const spgemm::matrix_info m = stored_->info();
-  ends_.clear();
-  if (m.bytes() <= block_bytes || m.rows <= 1) {
+  if (m.bytes() <= block_bytes_ || m.rows <= 1) {
     ends_.push_back(m.rows);
     return;
   }
@@ -48,7 +44,7 @@ void row_blocks::plan_blocks(std::size_t block_bytes) {
     std::size_t lo = i + 1, hi = at.size() - 1;
     while (lo < hi) {
       const std::size_t mid = lo + (hi - lo + 1) / 2;
-      if (bytes(i, mid) <= block_bytes) {
+      if (bytes(i, mid) <= block_bytes_) {
         lo = mid;
       } else {
         hi = mid - 1;
@@ -59,7 +55,8 @@ void row_blocks::plan_blocks(std::size_t block_bytes) {
   }
 }
 
-int64_t row_blocks::block_end(int64_t begin) const {
+int64_t row_blocks::block_end(int64_t begin) {
+  if (ends_.empty()) plan_blocks();
   return *std::upper_bound(ends_.begin(), ends_.end(), begin);
 }
 
@@ -81,7 +78,7 @@ bool row_blocks::ready(std::function<void()> wake) {
       panel_row_ = panel_->first_row;
       backend_ = panel_->backend;
       stored_ = panel_->rows;
-      plan_blocks(block_bytes_);
+      ends_.clear();  // planned for this panel at its first block
       return true;
     case panel_stream::state::waiting:
       return false;

@@ -67,12 +67,14 @@ class row_blocks {
   void abandon();
 
  private:
-  // ends_: where the blocks of stored_ end, each about `block_bytes` by
+  // ends_: where the blocks of stored_ end, each about block_bytes_ by
   // where its rows' entries lie (rows of very different lengths, a
   // power-law graph's, make blocks of equal rows anything but equal).
-  void plan_blocks(std::size_t block_bytes);
-  // The end of the block that begins at row `begin` of stored_.
-  int64_t block_end(int64_t begin) const;
+  void plan_blocks();
+  // The end of the block that begins at row `begin` of stored_; the blocks
+  // are planned at the first block asked for (a whole matrix written into a
+  // region needs none).
+  int64_t block_end(int64_t begin);
   std::shared_ptr<const spgemm::any_csr> fetch(int64_t begin, int64_t end) const;
   block next_of_panel();
 
@@ -81,15 +83,15 @@ class row_blocks {
   std::shared_ptr<const host_matrix> host_;
   std::size_t host_block_ = 0;  // the next of host_'s blocks
   spgemm::matrix_info info_;
-  std::vector<int64_t> ends_;  // ascending, the last stored_'s rows
+  std::vector<int64_t> ends_;  // ascending, the last stored_'s rows; empty: not planned yet
   int64_t next_row_ = 0;
   std::future<std::shared_ptr<const spgemm::any_csr>> ahead_;  // rows from next_row_
   // Panels: where they come from, the one being fetched (backend_ and
-  // stored_ are its), its first row and the bytes a block holds.
+  // stored_ are its) and its first row.
   std::shared_ptr<panel_stream> panels_;
   std::optional<device_panel> panel_;
   int64_t panel_row_ = 0;  // of C, where the panel being fetched begins
-  std::size_t block_bytes_ = 0;
+  std::size_t block_bytes_ = 0;  // about, in a block of rows
   std::optional<outcome> failure_;
 };
 
