@@ -8,6 +8,7 @@
 #include "cuda/cuda_check.hpp"
 #include "cuda/device_facts.hpp"
 #include "cuda/read_back.hpp"
+#include "cuda/reduction_grid.hpp"
 #include "planner/statistics_kernels.cuh"
 
 namespace spgemm::planner {
@@ -16,16 +17,8 @@ namespace {
 using kernels::helper_threads;
 using kernels::ull;
 
-unsigned helper_blocks(std::int64_t n) {
-  const std::int64_t b = (n + helper_threads - 1) / helper_threads;
-  return static_cast<unsigned>(std::min<std::int64_t>(std::max<std::int64_t>(b, 1), 1 << 16));
-}
-
-// Blocks for `lanes` threads per row (grid-stride past 2^16 blocks).
-unsigned lane_blocks(std::int64_t rows, int lanes) {
-  const std::int64_t per_block = helper_threads / lanes;
-  return static_cast<unsigned>(std::clamp<std::int64_t>((rows + per_block - 1) / per_block, 1, 1 << 16));
-}
+// Blocks for a pass of `threads` threads (the kernels stride over the rest).
+unsigned pass_blocks(std::int64_t threads) { return cuda::reduction_blocks(threads, helper_threads); }
 
 }  // namespace
 
@@ -36,7 +29,7 @@ row_stats compute_row_stats(const cuda::structure_view& m, cuda::memory_resource
   if (m.rows == 0 || m.nnz == 0) return s;
   cuda::device_buffer<ull> out(memory, 3, stream);
   SPGEMM_CUDA_CHECK(cudaMemsetAsync(out.data(), 0, 3 * sizeof(ull), stream));
-  kernels::max_row_length_kernel<<<helper_blocks(m.rows), helper_threads, 0, stream>>>(m.rows, m.row_offsets,
+  kernels::max_row_length_kernel<<<pass_blocks(m.rows), helper_threads, 0, stream>>>(m.rows, m.row_offsets,
                                                                                        m.col_indices, out.data());
   SPGEMM_CUDA_CHECK_LAUNCH();
   ull found[3];
@@ -51,8 +44,8 @@ double compute_diagonal_distance(const cuda::structure_view& m, cuda::memory_res
   if (m.rows == 0 || m.cols == 0 || m.nnz == 0) return 0;
   cuda::device_buffer<ull> out(memory, 1, stream);
   SPGEMM_CUDA_CHECK(cudaMemsetAsync(out.data(), 0, sizeof(ull), stream));
-  const int lanes = kernels::stats_lanes(m.rows, m.nnz);
-  kernels::diagonal_distance_kernel<<<lane_blocks(m.rows, lanes), helper_threads, 0, stream>>>(
+  const int lanes = stats_lanes(m.rows, m.nnz);
+  kernels::diagonal_distance_kernel<<<pass_blocks(m.rows * lanes), helper_threads, 0, stream>>>(
       m.rows, m.cols, lanes, m.row_offsets, m.col_indices, out.data());
   SPGEMM_CUDA_CHECK_LAUNCH();
   const auto units = static_cast<double>(cuda::read_back(out.data(), stream));
@@ -64,8 +57,8 @@ size_mask detect_block_sizes(const cuda::structure_view& m, cuda::memory_resourc
   if (candidates == 0 || m.nnz == 0) return candidates;
   cuda::device_buffer<unsigned> broken(memory, 1, stream);
   SPGEMM_CUDA_CHECK(cudaMemsetAsync(broken.data(), 0, broken.bytes(), stream));
-  const int lanes = kernels::stats_lanes(m.rows, m.nnz);
-  kernels::detect_kernel<<<lane_blocks(m.rows, lanes), helper_threads, 0, stream>>>(
+  const int lanes = stats_lanes(m.rows, m.nnz);
+  kernels::detect_kernel<<<pass_blocks(m.rows * lanes), helper_threads, 0, stream>>>(
       m.rows, lanes, m.row_offsets, m.col_indices, candidates, broken.data());
   SPGEMM_CUDA_CHECK_LAUNCH();
   return candidates & ~cuda::read_back(broken.data(), stream);
@@ -85,8 +78,8 @@ limits job_limits(const cuda::structure_view& a, const cuda::structure_view& b, 
 void launch_stats(const cuda::structure_view& a, const cuda::structure_view& b, const limits& lim,
                   unsigned char* bins, offset_t* row_nnz, unsigned long long* counters, cudaStream_t stream) {
   if (a.rows == 0) return;
-  const int lanes = kernels::stats_lanes(a.rows, a.nnz);
-  kernels::stats_kernel<<<helper_blocks(a.rows * lanes), helper_threads, 0, stream>>>(
+  const int lanes = stats_lanes(a.rows, a.nnz);
+  kernels::stats_kernel<<<pass_blocks(a.rows * lanes), helper_threads, 0, stream>>>(
       a.rows, lanes, a.row_offsets, a.col_indices, b.row_offsets, b.cols, lim, bins, row_nnz, counters);
   SPGEMM_CUDA_CHECK_LAUNCH();
 }

@@ -9,6 +9,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <cstdint>
 
 #include "cuda/device_csr.hpp"
 #include "cuda/memory_resource.hpp"
@@ -18,6 +19,19 @@
 #include "spgemm/tuning.hpp"
 
 namespace spgemm::planner {
+
+// Lanes that take one row of a matrix in the passes over its entries (the
+// statistics pass, RMerge's bounds): the power of two (1 .. 32) at or above
+// its mean length, so that small matrices of long rows keep the GPU busy (a
+// thread per row left it nearly idle); rows longer than stats_long_row are
+// summed by a whole warp (hub rows of thousands of entries would hold a few
+// lanes for long).
+inline int stats_lanes(std::int64_t rows, std::int64_t nnz) {
+  int lanes = 1;
+  while (lanes < 32 && static_cast<std::int64_t>(lanes) * rows < nnz) lanes *= 2;
+  return lanes;
+}
+inline constexpr std::int64_t stats_long_row = 64;
 
 // Rows, nnz, the longest row of `m` and on which sides of the diagonal its
 // entries lie (diagonal_distance left 0).

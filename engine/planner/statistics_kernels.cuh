@@ -127,18 +127,6 @@ __global__ void __launch_bounds__(helper_threads)
   if (lane == 0 && bad != 0) atomicOr(broken, bad);
 }
 
-// Rows of A longer than this are summed by a whole warp in stats_kernel.
-constexpr std::int64_t stats_long_row = 64;
-
-// Lanes that sum one row of A in stats_kernel: the power of two (1 .. 32) at
-// or above its mean length, so that small matrices of long rows keep the GPU
-// busy (a thread per row left it nearly idle).
-inline int stats_lanes(std::int64_t rows, std::int64_t nnz) {
-  int lanes = 1;
-  while (lanes < 32 && static_cast<std::int64_t>(lanes) * rows < nnz) lanes *= 2;
-  return lanes;
-}
-
 // Per row: products, symbolic bin (into bins when given), and the nnz of rows
 // that need no symbolic kernel (into row_nnz when given); totals into counters.
 // `lanes` (stats_lanes) threads take a row together.

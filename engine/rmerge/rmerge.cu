@@ -24,7 +24,10 @@
 
 #include "cuda/cuda_check.hpp"
 #include "cuda/read_back.hpp"
+#include "cuda/reduction_grid.hpp"
 #include "cuda/scan.cuh"
+#include "cuda/warp_primitives.cuh"
+#include "planner/statistics.hpp"
 #include "rmerge/mul_limited.hpp"
 #include "rmerge/rmerge.hpp"
 #include "rmerge/rmerge_tuning.hpp"
@@ -47,29 +50,66 @@ unsigned helper_blocks(std::int64_t n) {
 
 // Per row of A: cut it into chunks of `chunk` entries, count them, add
 // min(products of the chunk, b_cols) and the products themselves.
-// out[0] += chunks, out[1] += nnz bound, out[2] += products.
+// out[0] += chunks, out[1] += nnz bound, out[2] += products. `lanes`
+// (planner::stats_lanes) threads take a row: they sum a short row that is
+// one chunk, its first lane alone a short row of several; the warp takes
+// longer rows chunk by chunk (a thread per row walked a coarse AMG level's
+// rows of thousands of entries for a millisecond).
 __global__ void __launch_bounds__(helper_threads)
-    chunk_bounds_kernel(std::int64_t rows, const offset_t* __restrict__ a_off, const index_t* __restrict__ a_col,
-                        const offset_t* __restrict__ b_off, std::int64_t chunk, std::int64_t b_cols,
-                        ull* __restrict__ out) {
+    chunk_bounds_kernel(std::int64_t rows, int lanes, const offset_t* __restrict__ a_off,
+                        const index_t* __restrict__ a_col, const offset_t* __restrict__ b_off, std::int64_t chunk,
+                        std::int64_t b_cols, ull* __restrict__ out) {
   using reduce = cub::BlockReduce<ull, helper_threads>;
   __shared__ typename reduce::TempStorage temp;
   ull chunks = 0;
   ull bound = 0;
   ull products = 0;
-  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < rows;
-       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    const offset_t begin = a_off[i];
-    const offset_t end = a_off[i + 1];
-    std::int64_t acc = 0;
-    for (offset_t e = begin; e < end; ++e) {
-      const index_t j = a_col[e];
-      acc += b_off[j + 1] - b_off[j];
-      if ((e - begin + 1) % chunk == 0 || e + 1 == end) {
-        ++chunks;
-        bound += static_cast<ull>(acc < b_cols ? acc : b_cols);
-        products += static_cast<ull>(acc);
-        acc = 0;
+  const auto book = [&](long long p) {
+    ++chunks;
+    bound += static_cast<ull>(p < b_cols ? p : b_cols);
+    products += static_cast<ull>(p);
+  };
+  const auto row_length = [&](offset_t e) {
+    const index_t j = a_col[e];
+    return static_cast<long long>(b_off[j + 1] - b_off[j]);
+  };
+  const int lane = static_cast<int>(threadIdx.x & 31);
+  const int sub = lane & (lanes - 1);
+  const unsigned group_bits = lanes == 32 ? cuda::full_mask : (1u << lanes) - 1u;
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x / lanes;
+  const std::int64_t start = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / lanes;
+  const std::int64_t end = (rows + stride - 1) / stride * stride;  // uniform trip count per warp
+  for (std::int64_t i = start; i < end; i += stride) {
+    const offset_t a0 = i < rows ? a_off[i] : 0;
+    const offset_t a1 = i < rows ? a_off[i + 1] : 0;
+    const std::int64_t len = a1 - a0;
+    const bool by_warp = len > planner::stats_long_row || lanes == 32;
+    const bool one_chunk = !by_warp && len <= chunk;
+    long long p = 0;
+    if (one_chunk) {
+      for (offset_t e = a0 + sub; e < a1; e += lanes) p += row_length(e);
+    }
+    for (int d = lanes / 2; d > 0; d >>= 1) p += __shfl_xor_sync(cuda::full_mask, p, d);
+    if (one_chunk && sub == 0 && len > 0) book(p);
+    if (!by_warp && !one_chunk && sub == 0) {
+      for (offset_t c0 = a0, c1 = a0; c0 < a1; c0 = c1) {
+        c1 = a1 - c0 <= chunk ? a1 : c0 + chunk;  // chunk may be the largest int64: no c0 + chunk past it
+        long long q = 0;
+        for (offset_t e = c0; e < c1; ++e) q += row_length(e);
+        book(q);
+      }
+    }
+    for (unsigned longs = __ballot_sync(cuda::full_mask, by_warp && len > 0); longs != 0;) {
+      const int owner = __ffs(longs) - 1;  // the first lane of its group
+      longs &= ~(group_bits << owner);
+      const offset_t b0 = __shfl_sync(cuda::full_mask, a0, owner);
+      const offset_t b1 = __shfl_sync(cuda::full_mask, a1, owner);
+      for (offset_t c0 = b0, c1 = b0; c0 < b1; c0 = c1) {
+        c1 = b1 - c0 <= chunk ? b1 : c0 + chunk;
+        long long q = 0;
+        for (offset_t e = c0 + lane; e < c1; e += 32) q += row_length(e);
+        q = cuda::warp_sum(q);
+        if (lane == owner) book(q);
       }
     }
   }
@@ -150,6 +190,7 @@ product_bounds compute_bounds(const cuda::structure_view& a, const cuda::structu
   // Level l of the split cuts rows into chunks of M^l entries; the last
   // level takes whole rows.
   const int passes = p.split_levels + 1;
+  const int lanes = planner::stats_lanes(a.rows, a.nnz);
   device_buffer<ull> out(memory, 3 * static_cast<std::size_t>(passes), stream);
   SPGEMM_CUDA_CHECK(cudaMemsetAsync(out.data(), 0, out.bytes(), stream));
   std::int64_t chunk = 1;
@@ -159,8 +200,8 @@ product_bounds compute_bounds(const cuda::structure_view& a, const cuda::structu
     } else {
       chunk = std::numeric_limits<std::int64_t>::max();
     }
-    chunk_bounds_kernel<<<helper_blocks(a.rows), helper_threads, 0, stream>>>(
-        a.rows, a.row_offsets, a.col_indices, b.row_offsets, chunk, b.cols, out.data() + 3 * level);
+    chunk_bounds_kernel<<<cuda::reduction_blocks(a.rows * lanes, helper_threads), helper_threads, 0, stream>>>(
+        a.rows, lanes, a.row_offsets, a.col_indices, b.row_offsets, chunk, b.cols, out.data() + 3 * level);
     SPGEMM_CUDA_CHECK_LAUNCH();
   }
   std::vector<ull> host(3 * static_cast<std::size_t>(passes));
@@ -274,7 +315,9 @@ device_csr<T> multiply_planned(const cuda::csr_view<T>& a, const cuda::csr_view<
 
 // Entries of B a warp of the last pass stages (rmerge_tuning.hpp; 0: none).
 int b_stage_of(const method::job& job, const plan& p) {
-  if (p.split_levels > 0) return 0;
+  // Off (the default), B's row shape is not asked for: a fresh B (a Galerkin
+  // product's intermediate) would be measured for nothing.
+  if (p.split_levels > 0 || job.tuning.rmerge_stage_b <= 0) return 0;
   return b_stage_capacity(p.last, job.facts.a_rows(), job.facts.b_rows(), job.tuning.rmerge_stage_b);
 }
 

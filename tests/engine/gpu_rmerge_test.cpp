@@ -1,6 +1,7 @@
 // The cuda backend and RMerge against the CPU reference (spgemm::cpu_multiply):
 // identical structure, values within 1e-12 (double) or 1e-5 (float) of
 // |A||B| per entry. Every test skips where no CUDA device is visible.
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 #include <memory>
@@ -8,6 +9,7 @@
 #include <string>
 #include <thread>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -112,6 +114,49 @@ TEST_P(GpuRmergeRowLength, EveryRowAtTheBoundary) {
 INSTANTIATE_TEST_SUITE_P(SubwarpAndMergeFactor, GpuRmergeRowLength,
                          ::testing::Values(1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128,
                                            129, 255, 256, 257));
+
+// RMerge's estimate counts A * B's products and the bound of nnz(C) (the sum
+// over rows of min(products, columns of B)) exactly, whether a thread, a few
+// lanes or a warp takes a row: mean rows of 1 to 200 entries, rows past 64
+// among short ones, empty rows, explicit plans of many levels.
+TYPED_TEST(GpuRmerge, EstimateCountsProductsExactly) {
+  using T = TypeParam;
+  const auto b = testing::random_csr<T>(3000, 700, 30, 51);
+  const auto expected = [&](const csr_matrix<T>& a) {
+    std::int64_t products = 0;
+    std::int64_t bound = 0;
+    for (std::int64_t i = 0; i < a.rows; ++i) {
+      std::int64_t p = 0;
+      for (offset_t e = a.row_offsets[i]; e < a.row_offsets[i + 1]; ++e) {
+        const index_t k = a.col_indices[e];
+        p += b.row_offsets[k + 1] - b.row_offsets[k];
+      }
+      products += p;
+      bound += std::min<std::int64_t>(p, b.cols);
+    }
+    return std::pair{products, bound};
+  };
+  int seed = 52;
+  for (const std::vector<std::int64_t>& lengths :
+       {std::vector<std::int64_t>{1}, {0, 3, 2}, {12, 9}, {40, 0, 17}, {200, 190}, {2, 1, 300, 0, 5, 70, 3, 1},
+        {2500, 0, 1}}) {
+    const auto a = testing::with_lengths<T>(400, 3000, lengths, seed++);
+    const auto [products, bound] = expected(a);
+    for (const rmerge_config plan : {rmerge_config{}, rmerge_config{2, 1}, rmerge_config{32, 4}}) {
+      SCOPED_TRACE(::testing::Message() << "rows of " << ::testing::PrintToString(lengths) << ", W=" << plan.subwarp
+                                        << " R=" << plan.rows_per_thread);
+      multiply_options options;
+      options.algo = algorithm::rmerge;
+      options.tuning.rmerge = plan;
+      const auto sa = gpu().store(a);
+      const auto sb = gpu().store(b);
+      const memory_estimate e = gpu().estimate_multiply(*sa, *sb, options);
+      EXPECT_EQ(e.products, products);
+      EXPECT_EQ(e.nnz_bound, bound);
+      expect_product(a, b, options);
+    }
+  }
+}
 
 TYPED_TEST(GpuRmerge, EverySubwarpAndRowsPerThread) {
   using T = TypeParam;
