@@ -38,7 +38,7 @@ int gustavson_parts(std::int64_t a_rows, int threads);
 // Bytes gustavson() holds besides C: the work per row of A, the slice
 // bounds, and per slice a marker and an accumulator per column of B.
 std::size_t gustavson_workspace_bytes(std::int64_t a_rows, std::int64_t b_cols, std::size_t value_bytes, int threads);
-// Of those, the markers and accumulators of `threads` slices: what a product
+// Of those, the markers, accumulators and bits of `threads` slices: what a product
 // of any number of rows (at least `threads`) holds.
 std::size_t gustavson_accumulator_bytes(std::int64_t b_cols, std::size_t value_bytes, int threads);
 

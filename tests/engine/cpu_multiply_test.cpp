@@ -69,6 +69,33 @@ TYPED_TEST(CpuMultiply, HandlesEmptyRowsAndADenseRow) {
   expect_matches_oracle(a, b, tolerance);
 }
 
+// Rows of C put in order either way: rows of B in a narrow band of 100,000
+// columns (40 columns over 20 words: a scan of the row's bits), rows of C
+// spread over all of them (a sort), short rows (a sort), columns on 64-bit
+// word boundaries, empty rows.
+TYPED_TEST(CpuMultiply, OrdersNarrowAndWideRowsAlike) {
+  using T = TypeParam;
+  const double tolerance = std::is_same_v<T, float> ? 1e-5 : 1e-12;
+  const std::int64_t cols = 100000;
+  auto b = spgemm::testing::random_csr_rows<T>(300, cols, 21, [](std::int64_t r, std::mt19937_64&) -> std::int64_t {
+    return r % 7 == 0 ? 0 : r % 5 == 0 ? 1 : 40;
+  });
+  for (std::int64_t r = 0; r < b.rows; ++r) {  // rows of B in two thirds: a band at 300 r, on word boundaries
+    if (r % 3 == 0) continue;
+    index_t col = static_cast<index_t>(300 * r - r % 2);
+    for (offset_t k = b.row_offsets[r]; k < b.row_offsets[r + 1]; ++k) {
+      b.col_indices[k] = col;
+      col += k % 2 == 0 ? 1 : 63;
+    }
+  }
+  const auto a = spgemm::testing::with_lengths<T>(400, 300, {0, 1, 3, 8, 40, 2}, 22);
+  expect_matches_oracle(a, b, tolerance);
+  const auto one = cpu_multiply(a, b, 1);
+  const auto three = cpu_multiply(a, b, 3);
+  EXPECT_EQ(one.col_indices, three.col_indices);
+  EXPECT_EQ(one.values, three.values);
+}
+
 TEST(CpuMultiplyDouble, ResultDoesNotDependOnThreadCount) {
   const auto a = generate("rmat:9:8");
   const auto one = cpu_multiply(a, a, 1);
