@@ -36,7 +36,14 @@ namespace spgemm {
 namespace cpu {
 namespace {
 
-// Row boundaries splitting the rows of A into `parts` slices of about equal products.
+// Work (products, and a unit per row) below which a slice is not worth a
+// thread: the threads live for one pass, and starting one costs tens of
+// microseconds, as much as this work.
+inline constexpr std::int64_t slice_min_work = std::int64_t{1} << 15;
+
+// Row boundaries splitting the rows of A into at most `parts` slices of about
+// equal products, each of at least slice_min_work (one slice for a small
+// product): bounds.size() - 1 slices.
 template <typename T>
 std::vector<std::int64_t> balanced_slices(const csr_matrix<T>& a, const csr_matrix<T>& b, int parts) {
   std::vector<std::int64_t> work(static_cast<std::size_t>(a.rows) + 1, 0);
@@ -45,6 +52,7 @@ std::vector<std::int64_t> balanced_slices(const csr_matrix<T>& a, const csr_matr
     for (offset_t k = a.row_offsets[r]; k < a.row_offsets[r + 1]; ++k) w += b.row_length(a.col_indices[k]);
     work[r + 1] = work[r] + w;
   }
+  parts = static_cast<int>(std::clamp<std::int64_t>(work.back() / slice_min_work, 1, parts));
   std::vector<std::int64_t> bounds(static_cast<std::size_t>(parts) + 1, a.rows);
   bounds[0] = 0;
   for (int p = 1; p < parts; ++p) {
@@ -151,6 +159,7 @@ csr_matrix<T> gustavson_rows(const csr_matrix<T>& a, const csr_matrix<T>& b, con
   const auto per_part = static_cast<std::size_t>(parts) * static_cast<std::size_t>(b.cols);
   const job_memory::hold slicing(memory, (offsets + static_cast<std::size_t>(parts) + 1) * sizeof(std::int64_t));
   const auto bounds = balanced_slices(a, b, parts);
+  const int slices = static_cast<int>(bounds.size()) - 1;
   const job_memory::hold c_offsets(memory, offsets * sizeof(offset_t));
   csr_matrix<T> c;
   c.rows = a.rows;
@@ -159,7 +168,7 @@ csr_matrix<T> gustavson_rows(const csr_matrix<T>& a, const csr_matrix<T>& b, con
 
   {  // symbolic pass: a marker per column of B and slice
     const job_memory::hold markers(memory, per_part * sizeof(std::int64_t));
-    detail::parallel_slices(parts, parts, [&](int, std::int64_t p, std::int64_t) {
+    detail::parallel_slices(slices, slices, [&](int, std::int64_t p, std::int64_t) {
       std::vector<std::int64_t> marker(static_cast<std::size_t>(b.cols), -1);
       std::int64_t work = 0;
       for (std::int64_t r = bounds[p]; r < bounds[p + 1]; ++r) {
@@ -198,7 +207,7 @@ csr_matrix<T> gustavson_rows(const csr_matrix<T>& a, const csr_matrix<T>& b, con
   // numeric pass: a marker, an accumulator and a bit per column of B and slice
   const job_memory::hold accumulators(memory,
                                       static_cast<std::size_t>(parts) * slice_accumulator_bytes(b.cols, sizeof(T)));
-  detail::parallel_slices(parts, parts, [&](int, std::int64_t p, std::int64_t) {
+  detail::parallel_slices(slices, slices, [&](int, std::int64_t p, std::int64_t) {
     std::vector<T> accumulator(static_cast<std::size_t>(b.cols));
     std::vector<std::int64_t> marker(static_cast<std::size_t>(b.cols), -1);
     std::vector<std::uint64_t> bits(static_cast<std::size_t>((b.cols + 63) / 64), 0);
@@ -272,10 +281,11 @@ void gustavson_numeric(const csr_matrix<T>& a, const csr_matrix<T>& b, csr_matri
                                  (static_cast<std::size_t>(a.rows) + 2 + static_cast<std::size_t>(parts)) *
                                      sizeof(std::int64_t));
   const auto bounds = balanced_slices(a, b, parts);
+  const int slices = static_cast<int>(bounds.size()) - 1;
   const job_memory::hold accumulators(memory,
                                       static_cast<std::size_t>(parts) * static_cast<std::size_t>(b.cols) * sizeof(T));
   c.values.resize(c.col_indices.size());
-  detail::parallel_slices(parts, parts, [&](int, std::int64_t p, std::int64_t) {
+  detail::parallel_slices(slices, slices, [&](int, std::int64_t p, std::int64_t) {
     // Zero at C's columns of the row before it is summed, read and zeroed after.
     std::vector<T> accumulator(static_cast<std::size_t>(b.cols), T{0});
     for (std::int64_t r = bounds[p]; r < bounds[p + 1]; ++r) {

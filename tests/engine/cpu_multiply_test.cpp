@@ -97,7 +97,8 @@ TYPED_TEST(CpuMultiply, OrdersNarrowAndWideRowsAlike) {
 }
 
 TEST(CpuMultiplyDouble, ResultDoesNotDependOnThreadCount) {
-  const auto a = generate("rmat:9:8");
+  // Products enough for 16 slices of at least the work that earns a thread.
+  const auto a = generate("rmat:12:8");
   const auto one = cpu_multiply(a, a, 1);
   for (int threads : {2, 5, 16}) {
     const auto many = cpu_multiply(a, a, threads);
