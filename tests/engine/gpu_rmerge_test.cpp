@@ -9,7 +9,6 @@
 #include <string>
 #include <thread>
 #include <type_traits>
-#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -18,6 +17,7 @@
 #include "spgemm/errors.hpp"
 #include "spgemm/generate.hpp"
 #include "spgemm/io.hpp"
+#include "spgemm/multiply.hpp"
 #include "spgemm/reference.hpp"
 #include "gpu_test_support.hpp"
 #include "test_matrices.hpp"
@@ -122,34 +122,25 @@ INSTANTIATE_TEST_SUITE_P(SubwarpAndMergeFactor, GpuRmergeRowLength,
 TYPED_TEST(GpuRmerge, EstimateCountsProductsExactly) {
   using T = TypeParam;
   const auto b = testing::random_csr<T>(3000, 700, 30, 51);
-  const auto expected = [&](const csr_matrix<T>& a) {
-    std::int64_t products = 0;
-    std::int64_t bound = 0;
-    for (std::int64_t i = 0; i < a.rows; ++i) {
-      std::int64_t p = 0;
-      for (offset_t e = a.row_offsets[i]; e < a.row_offsets[i + 1]; ++e) {
-        const index_t k = a.col_indices[e];
-        p += b.row_offsets[k + 1] - b.row_offsets[k];
-      }
-      products += p;
-      bound += std::min<std::int64_t>(p, b.cols);
-    }
-    return std::pair{products, bound};
-  };
+  const auto sb = gpu().store(b);
   int seed = 52;
   for (const std::vector<std::int64_t>& lengths :
        {std::vector<std::int64_t>{1}, {0, 3, 2}, {12, 9}, {40, 0, 17}, {200, 190}, {2, 1, 300, 0, 5, 70, 3, 1},
         {2500, 0, 1}}) {
     const auto a = testing::with_lengths<T>(400, 3000, lengths, seed++);
-    const auto [products, bound] = expected(a);
+    const auto sa = gpu().store(a);
+    std::int64_t products = 0;
+    std::int64_t bound = 0;
+    for (const std::int64_t p : compute_row_work(a, b).products) {
+      products += p;
+      bound += std::min<std::int64_t>(p, b.cols);
+    }
     for (const rmerge_config plan : {rmerge_config{}, rmerge_config{2, 1}, rmerge_config{32, 4}}) {
       SCOPED_TRACE(::testing::Message() << "rows of " << ::testing::PrintToString(lengths) << ", W=" << plan.subwarp
                                         << " R=" << plan.rows_per_thread);
       multiply_options options;
       options.algo = algorithm::rmerge;
       options.tuning.rmerge = plan;
-      const auto sa = gpu().store(a);
-      const auto sb = gpu().store(b);
       const memory_estimate e = gpu().estimate_multiply(*sa, *sb, options);
       EXPECT_EQ(e.products, products);
       EXPECT_EQ(e.nnz_bound, bound);
