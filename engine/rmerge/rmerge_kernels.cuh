@@ -30,31 +30,23 @@
 
 namespace spgemm::rmerge {
 
-// Lanes of the calling thread's sub-warp within its warp.
-template <int W>
-__device__ __forceinline__ unsigned subwarp_mask() {
-  if constexpr (W == 32) {
-    return 0xffffffffu;
-  } else {
-    const unsigned lane_in_warp = threadIdx.x & 31u;
-    return ((1u << W) - 1u) << (lane_in_warp & ~static_cast<unsigned>(W - 1));
-  }
-}
-
+// Sub-warp reductions over W lanes. The whole warp takes part (a constant
+// full mask): with a mask of the calling sub-warp alone, each shuffle costs
+// a convergence check (MATCH, REDUX, a branch) on top of the shuffle.
 template <int W, typename V>
-__device__ __forceinline__ V subwarp_min(V v, unsigned mask) {
+__device__ __forceinline__ V subwarp_min(V v) {
 #pragma unroll
   for (int i = W / 2; i >= 1; i /= 2) {
-    const V other = __shfl_xor_sync(mask, v, i, W);
+    const V other = __shfl_xor_sync(0xffffffffu, v, i, W);
     v = other < v ? other : v;
   }
   return v;
 }
 
 template <int W, typename V>
-__device__ __forceinline__ V subwarp_sum(V v, unsigned mask) {
+__device__ __forceinline__ V subwarp_sum(V v) {
 #pragma unroll
-  for (int i = W / 2; i >= 1; i /= 2) v += __shfl_xor_sync(mask, v, i, W);
+  for (int i = W / 2; i >= 1; i /= 2) v += __shfl_xor_sync(0xffffffffu, v, i, W);
   return v;
 }
 
@@ -174,29 +166,47 @@ __device__ __forceinline__ bool stage_b(unsigned char* area, int capacity, offse
   return true;
 }
 
-// A cursor walks one row of B: its position, end, weight and the front
+// A cursor walks one row of B: its position, the entries left (a row of B
+// has fewer than 2^31: its columns are index_t), its weight and the front
 // entry (column, and in the value pass the value, loaded together so that a
 // step waits on one load).
 template <bool Explicit, bool Count, typename T>
 struct cursor {
   offset_t pos = 0;
-  offset_t end = 0;
+  int left = 0;  // from pos on, the front entry included
   T weight = T(1);
   index_t front = INT_MAX;
   T front_value = T(0);
 
+  __device__ __forceinline__ void start(offset_t begin, offset_t end) {
+    pos = begin;
+    left = static_cast<int>(end - begin);
+  }
   __device__ __forceinline__ void load(const index_t* __restrict__ b_col, const T* __restrict__ b_val) {
-    front = pos < end ? b_col[pos] : INT_MAX;
+    front = left > 0 ? b_col[pos] : INT_MAX;
     if constexpr (!Count) {
-      if (pos < end) front_value = b_val[pos];
+      if (left > 0) front_value = b_val[pos];
     }
   }
-  // The weighted front value; advances to the next entry.
-  __device__ __forceinline__ T take(const index_t* __restrict__ b_col, const T* __restrict__ b_val) {
-    const T v = Explicit ? weight * front_value : front_value;
-    ++pos;
-    load(b_col, b_val);
-    return v;
+  // Where `hit`: adds the weighted front value to `sum` and advances to the
+  // next entry. Predicated rather than branched: some lane of the warp
+  // nearly always hits, so a branch would skip nothing and cost three
+  // instructions a cursor a step.
+  __device__ __forceinline__ void take_if(bool hit, T& sum, const index_t* __restrict__ b_col,
+                                          const T* __restrict__ b_val) {
+    if constexpr (!Count) {
+      const T v = Explicit ? weight * front_value : front_value;
+      sum = hit ? sum + v : sum;
+    }
+    const bool more = hit && left > 1;
+    pos += hit ? 1 : 0;
+    left -= hit ? 1 : 0;
+    index_t next = hit ? INT_MAX : front;
+    if (more) next = b_col[pos];
+    front = next;
+    if constexpr (!Count) {
+      if (more) front_value = b_val[pos];
+    }
   }
 };
 
@@ -215,12 +225,11 @@ __global__ void __launch_bounds__(128, 8) mul_limited_kernel(
   const std::int64_t thread = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const std::int64_t item = thread / W;
   const bool staged = !Count && stage_capacity > 0;
-  const bool whole_warp = staged || b_stage_capacity > 0;  // the warp works together
-  if (item >= rows && !whole_warp) return;  // uniform across the sub-warp
+  // The whole warp runs the merge loop (its shuffles take every lane) until
+  // its last row ends; the lanes of rows past the last merge nothing.
   const bool active = item < rows;
   const std::int64_t row = active ? item : 0;
   const int lane = static_cast<int>(threadIdx.x % W);
-  const unsigned mask = subwarp_mask<W>();
 
   // The staged window: the entries of this warp's rows.
   extern __shared__ __align__(16) unsigned char stage[];
@@ -231,7 +240,7 @@ __global__ void __launch_bounds__(128, 8) mul_limited_kernel(
   offset_t window_begin = 0;
   offset_t window_end = 0;
   const std::int64_t first = (thread & ~std::int64_t{31}) / W;  // the warp's rows [first, last)
-  if (whole_warp && first >= rows) return;  // the whole warp is past the last row
+  if (first >= rows) return;  // the whole warp is past the last row
   const std::int64_t last = first + 32 / W < rows ? first + 32 / W : rows;
   if (staged) {
     window_begin = c_off[first];
@@ -259,57 +268,63 @@ __global__ void __launch_bounds__(128, 8) mul_limited_kernel(
     }
   }
 
+  cursor<Explicit, Count, T> cur[R];
   if (active) {
     const offset_t left_begin = left_off[row];
     const offset_t left_end = left_off[row + 1];
-    cursor<Explicit, Count, T> cur[R];
 #pragma unroll
     for (int r = 0; r < R; ++r) {
       const offset_t e = left_begin + lane + static_cast<offset_t>(r) * W;
       if (e < left_end) {
         if constexpr (Explicit && !Count) cur[r].weight = left_val[e];
         if (b_first_product != nullptr) {
-          cur[r].pos = b_first_product[e - e_first];
-          cur[r].end = b_first_product[e - e_first + 1];
+          cur[r].start(b_first_product[e - e_first], b_first_product[e - e_first + 1]);
         } else {
           const offset_t b_row = Explicit ? static_cast<offset_t>(left_col[e]) : e;
-          cur[r].pos = b_off[b_row];
-          cur[r].end = b_off[b_row + 1];
+          cur[r].start(b_off[b_row], b_off[b_row + 1]);
         }
       }
-      cur[r].load(cursor_col, cursor_val);
     }
+  }
+#pragma unroll
+  for (int r = 0; r < R; ++r) cur[r].load(cursor_col, cursor_val);
 
-    offset_t out = Count ? 0 : c_off[row];
-    for (;;) {
-      index_t m = cur[0].front;
+  offset_t out = Count || !active ? 0 : c_off[row];
+  for (;;) {
+    index_t m = cur[0].front;
 #pragma unroll
-      for (int r = 1; r < R; ++r) m = cur[r].front < m ? cur[r].front : m;
-      m = subwarp_min<W>(m, mask);
+    for (int r = 1; r < R; ++r) m = cur[r].front < m ? cur[r].front : m;
+    m = subwarp_min<W>(m);
+    // A sub-warp whose row has ended (m == INT_MAX) idles until the warp's last does.
+    bool live = true;
+    if constexpr (W == 32) {
       if (m == INT_MAX) break;
-      T sum = T(0);
+    } else {
+      if (__all_sync(0xffffffffu, m == INT_MAX)) break;
+      live = m != INT_MAX;
+    }
+    T sum = T(0);
 #pragma unroll
-      for (int r = 0; r < R; ++r) {
-        if (cur[r].front == m) sum += cur[r].take(cursor_col, cursor_val);
-      }
-      if constexpr (!Count) {
-        sum = subwarp_sum<W>(sum, mask);
-        if (lane == 0) {
-          const offset_t slot = out - window_begin;
-          if (staged && slot < stage_capacity) {
-            stage_col[slot] = m;
-            stage_val[slot] = sum;
-          } else {
-            c_col[out] = m;
-            c_val[out] = sum;
-          }
+    for (int r = 0; r < R; ++r) {
+      cur[r].take_if(live && cur[r].front == m, sum, cursor_col, cursor_val);
+    }
+    if constexpr (!Count) {
+      sum = subwarp_sum<W>(sum);
+      if (live && lane == 0) {
+        const offset_t slot = out - window_begin;
+        if (staged && slot < stage_capacity) {
+          stage_col[slot] = m;
+          stage_val[slot] = sum;
+        } else {
+          c_col[out] = m;
+          c_val[out] = sum;
         }
       }
-      ++out;
     }
-    if constexpr (Count) {
-      if (lane == 0) c_off[row] = out;
-    }
+    out += live ? 1 : 0;
+  }
+  if constexpr (Count) {
+    if (active && lane == 0) c_off[row] = out;
   }
 
   if constexpr (!Count) {
