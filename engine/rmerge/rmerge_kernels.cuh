@@ -25,6 +25,7 @@
 
 #include <climits>
 #include <cstdint>
+#include <type_traits>
 
 #include "spgemm/csr.hpp"
 
@@ -289,39 +290,69 @@ __global__ void __launch_bounds__(128, 8) mul_limited_kernel(
 #pragma unroll
   for (int r = 0; r < R; ++r) cur[r].load(cursor_col, cursor_val);
 
+  // The loop over the first U cursors: where no row of the warp is long
+  // enough for cursor r, its steps skip it outright (finan512's rows of 7
+  // entries on 16 lanes use one cursor of four).
   offset_t out = Count || !active ? 0 : c_off[row];
-  for (;;) {
-    index_t m = cur[0].front;
+  const auto merge = [&](auto used) {
+    constexpr int U = decltype(used)::value;
+    for (;;) {
+      index_t m = cur[0].front;
 #pragma unroll
-    for (int r = 1; r < R; ++r) m = cur[r].front < m ? cur[r].front : m;
-    m = subwarp_min<W>(m);
-    // A sub-warp whose row has ended (m == INT_MAX) idles until the warp's last does.
-    bool live = true;
-    if constexpr (W == 32) {
-      if (m == INT_MAX) break;
-    } else {
-      if (__all_sync(0xffffffffu, m == INT_MAX)) break;
-      live = m != INT_MAX;
-    }
-    T sum = T(0);
+      for (int r = 1; r < U; ++r) m = cur[r].front < m ? cur[r].front : m;
+      m = subwarp_min<W>(m);
+      // A sub-warp whose row has ended (m == INT_MAX) idles until the warp's last does.
+      bool live = true;
+      if constexpr (W == 32) {
+        if (m == INT_MAX) break;
+      } else {
+        if (__all_sync(0xffffffffu, m == INT_MAX)) break;
+        live = m != INT_MAX;
+      }
+      T sum = T(0);
 #pragma unroll
-    for (int r = 0; r < R; ++r) {
-      cur[r].take_if(live && cur[r].front == m, sum, cursor_col, cursor_val);
-    }
-    if constexpr (!Count) {
-      sum = subwarp_sum<W>(sum);
-      if (live && lane == 0) {
-        const offset_t slot = out - window_begin;
-        if (staged && slot < stage_capacity) {
-          stage_col[slot] = m;
-          stage_val[slot] = sum;
-        } else {
-          c_col[out] = m;
-          c_val[out] = sum;
+      for (int r = 0; r < U; ++r) {
+        cur[r].take_if(live && cur[r].front == m, sum, cursor_col, cursor_val);
+      }
+      if constexpr (!Count) {
+        sum = subwarp_sum<W>(sum);
+        if (live && lane == 0) {
+          const offset_t slot = out - window_begin;
+          if (staged && slot < stage_capacity) {
+            stage_col[slot] = m;
+            stage_val[slot] = sum;
+          } else {
+            c_col[out] = m;
+            c_val[out] = sum;
+          }
         }
       }
+      out += live ? 1 : 0;
     }
-    out += live ? 1 : 0;
+  };
+  int cursors = 0;  // of this lane: its entries of the row, W apart
+  if (active) {
+    const offset_t len = left_off[row + 1] - left_off[row];
+    const offset_t mine = len > lane ? (len - lane + W - 1) / W : 0;
+    cursors = static_cast<int>(mine < R ? mine : R);
+  }
+  cursors = __reduce_max_sync(0xffffffffu, cursors);
+  if constexpr (R == 4) {
+    if (cursors > 2) {
+      merge(std::integral_constant<int, 4>{});
+    } else if (cursors == 2) {
+      merge(std::integral_constant<int, 2>{});
+    } else {
+      merge(std::integral_constant<int, 1>{});
+    }
+  } else if constexpr (R == 2) {
+    if (cursors == 2) {
+      merge(std::integral_constant<int, 2>{});
+    } else {
+      merge(std::integral_constant<int, 1>{});
+    }
+  } else {
+    merge(std::integral_constant<int, 1>{});
   }
   if constexpr (Count) {
     if (active && lane == 0) c_off[row] = out;
