@@ -30,6 +30,8 @@ device_facts current_device_facts() {
   f.max_shared = static_cast<std::size_t>(v) - 1024;  // room for the kernels' static shared memory
   SPGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&v, cudaDevAttrComputeCapabilityMajor, device));
   f.dependent_launch = v >= 9;
+  SPGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&v, cudaDevAttrL2CacheSize, device));
+  f.l2_bytes = static_cast<std::size_t>(v);
   if (device >= 0 && device < 64) {
     cache[device] = f;
     known[device] = true;

@@ -10,13 +10,14 @@ namespace spgemm::cuda {
 // SMs, the dynamic shared memory a block may opt in to (less 1 KB for the
 // kernels' static shared memory), the threads an SM holds at once, and
 // whether a kernel may launch while the one before it in its stream finishes
-// (programmatic dependent launch, Hopper on). Queried once per device, then
-// cached.
+// (programmatic dependent launch, Hopper on), and its L2 cache (the planner
+// asks whether B fits). Queried once per device, then cached.
 struct device_facts {
   int sm_count = 132;
   int max_threads_per_sm = 2048;
   std::size_t max_shared = 48 * 1024;
   bool dependent_launch = false;
+  std::size_t l2_bytes = 50u << 20;
 };
 device_facts current_device_facts();
 

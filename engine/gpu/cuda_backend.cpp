@@ -101,7 +101,7 @@ std::string methods_that(Takes takes) {
 }
 
 resolved resolve(const multiply_options& options, const stored_facts& facts, const cuda::structure_view& b,
-                 const mask_options* mask) {
+                 std::size_t value_bytes, const mask_options* mask) {
   resolved r;
   if (options.algo != algorithm::automatic) {
     r.method = &methods().find(options.algo);
@@ -116,8 +116,11 @@ resolved resolve(const multiply_options& options, const stored_facts& facts, con
     shape.b_rows = b.rows;
     shape.b_cols = b.cols;
     shape.nnz_b = b.nnz;
-    shape.sm_count = cuda::current_device_facts().sm_count;
+    const cuda::device_facts device = cuda::current_device_facts();
+    shape.sm_count = device.sm_count;
     shape.a_diagonal_distance = a.diagonal_distance;
+    shape.b_bytes = static_cast<std::size_t>(b.nnz) * (sizeof(index_t) + value_bytes);
+    shape.cache_bytes = device.l2_bytes;
     const planner::choice c = planner::choose_method(shape);
     r = {&methods().find(c.algo), c.reason};
   }
@@ -336,7 +339,7 @@ memory_estimate cuda_backend::estimate(const product& p, const mask_options* how
   device_guard guard(context_->device);
   auto stream = context_->streams.acquire();
   const stored_facts facts(p.a, p.b, stream.get());
-  const resolved r = resolve(options, facts, p.b.structure(), how);
+  const resolved r = resolve(options, facts, p.b.structure(), size_of(p.out), how);
   const cancel_token never;
   const method::job job{p.a.structure(), p.b.structure(), size_of(p.out), options.tuning, facts, methods(),
                         context_->memory, stream.get(), never, options.semiring, job_mask_of(p.mask, how)};
@@ -359,7 +362,7 @@ std::shared_ptr<stored_matrix> cuda_backend::run(const product& p, const mask_op
   device_guard guard(context_->device);
   auto stream = context_->streams.acquire();
   const stored_facts facts(p.a, p.b, stream.get());
-  const resolved r = resolve(options, facts, p.b.structure(), how);
+  const resolved r = resolve(options, facts, p.b.structure(), size_of(p.out), how);
   // Everything the job allocates, converted operands included, is counted
   // against its estimate.
   cuda::limiting_resource limit(context_->memory, memory_limit, r.name());

@@ -9,6 +9,7 @@
 // behind the rules are in docs/planner.md.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -79,6 +80,10 @@ struct row_shape {
   // A's row_stats::diagonal_distance (< 0: unknown, the rule that reads it
   // does not apply).
   double a_diagonal_distance = -1;
+  // The bytes of B's columns and values, and of the device's L2 cache (0:
+  // unknown, the rule that reads them does not apply).
+  std::size_t b_bytes = 0;
+  std::size_t cache_bytes = 0;
   double mean_row_length() const { return rows > 0 ? static_cast<double>(nnz_a) / static_cast<double>(rows) : 0; }
   // Products a row of A is expected to have: its mean length times B's mean
   // row (0 where B's shape is unknown).
@@ -136,19 +141,22 @@ inline bool rmerge_fills_the_gpu(const row_shape& s) {
 // Rows of A scattered far from the diagonal (a_diagonal_distance at least
 // scattered_min_diagonal_distance) gather their rows of B from all over it:
 // RMerge's cursors, a lane per row of B, load a sector of B per product with
-// little reuse in L1, and its sub-warp steps once per entry of C, while the
-// hash method reads each row of B with coalesced loads. There the hash
-// method wins on rows of moderate products: from scattered_min_row_products
-// expected (below, its own cost per row -- a warp's table, sort and write in
-// two passes, ~2 ns on the H100, some 40 products' worth -- leaves RMerge
-// ahead even on random rows) up to what its warp tables hold at load 0.8
-// (its block tables are slower: er:200000:32, 1,024 products a row,
-// RMerge 24 ms against 33). H100 at 4976e0d, RMerge without the stage of B
-// (docs/planner.md, Level 1): finan512 (0.23 of the matrix off the
-// diagonal, 49 products a row expected) hash 0.55 ms against RMerge 0.69,
-// Andrews (0.30, 161) 0.80 / 0.87, er:1000000:8 (0.33, 64) 5.0 / 6.3; kept
-// RMerge: delaunay_n16 (0.19, 36) 0.17 / 0.28, wing (0.33, 15) 0.09 /
-// 0.22, cage11 (0.05, 204) 0.49 / 1.19, fe_pwt (0.10, 63) 0.12 / 0.19.
+// little reuse in L1, while the hash method reads each row of B with
+// coalesced loads. Where B is larger than the device's L2 cache those
+// sectors come from DRAM and the hash method wins on rows of moderate
+// products: from scattered_min_row_products expected (below, its own cost
+// per row -- a warp's table, sort and write in two passes, ~2 ns on the
+// H100, some 40 products' worth -- leaves RMerge ahead even on random rows)
+// up to what its warp tables hold at load 0.8 (its block tables are slower:
+// er:200000:32, 1,024 products a row, RMerge 16.3 ms against 23.4). Where B
+// stays in L2, RMerge's merge (a step the whole warp takes together since
+// 0f605d7) wins or ties. H200, f64, RMerge against hash, ms (distance,
+// expected products a row, B's columns and values; bench/results/
+// h200-rmerge-steps/): er:1000000:8 (0.33, 64, 96 MB, beyond the 50 MB L2)
+// 5.19 / 2.93, in f32 (64 MB) 3.95 / 2.65; B within L2: Andrews (0.30,
+// 161, 9 MB) 0.60 / 0.83, bayer10 (0.39, 50, 1.1 MB) 0.104 / 0.168,
+// finan512 (0.23, 49, 6.3 MB) 0.49 / 0.45, the one measured on the wrong
+// side of the rule.
 inline constexpr double scattered_min_diagonal_distance = 0.2;
 inline constexpr double scattered_min_row_products = 40;
 inline constexpr double scattered_max_row_products = warp_max_table * 4.0 / 5.0;
@@ -156,7 +164,7 @@ inline constexpr double scattered_max_row_products = warp_max_table * 4.0 / 5.0;
 inline bool scattered_rows_for_hash(const row_shape& s) {
   const double p = s.expected_row_products();
   return s.a_diagonal_distance >= scattered_min_diagonal_distance && p >= scattered_min_row_products &&
-         p <= scattered_max_row_products;
+         p <= scattered_max_row_products && s.cache_bytes > 0 && s.b_bytes > s.cache_bytes;
 }
 
 // Regular rows of A longer than one merge pass (RMerge splits them into
@@ -222,7 +230,8 @@ inline choice choose_method(const row_shape& s) {
     } else if (scattered_rows_for_hash(s)) {
       char text[160];
       std::snprintf(text, sizeof text,
-                    "rows of A %.2f of the matrix off the diagonal, %.0f products a row expected: coalesced rows of B",
+                    "rows of A %.2f of the matrix off the diagonal, %.0f products a row expected, B beyond the L2 "
+                    "cache: coalesced rows of B",
                     s.a_diagonal_distance, s.expected_row_products());
       c.algo = algorithm::hash;
       c.reason = text;

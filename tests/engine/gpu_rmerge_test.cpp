@@ -264,9 +264,11 @@ TEST(GpuBackend, DescribesItself) {
 }
 
 // The planner reads how far A's entries lie off the diagonal (measured once
-// per stored matrix on the device; planner/job_rules.hpp): uniformly random
-// rows of 64 products go to the hash method, the same rows in a narrow band
-// to RMerge; both products exact.
+// per stored matrix on the device) and whether B fits the device's L2 cache
+// (planner/job_rules.hpp): uniformly random rows of moderate products go to
+// the hash method where B is larger than the cache (er:1000000:16, 192 MB
+// of columns and values), to RMerge where it fits, as rows in a narrow band
+// do; the products exact.
 TEST(GpuBackend, PlannerReadsHowFarRowsLieOffTheDiagonal) {
   SPGEMM_REQUIRE_GPU();
   backend& g = gpu();
@@ -274,12 +276,16 @@ TEST(GpuBackend, PlannerReadsHowFarRowsLieOffTheDiagonal) {
     const auto sa = g.store(a);
     return g.estimate_multiply(*sa, *sa, {}).method;
   };
+  const std::string beyond_cache = method_of(generate("er:1000000:16"));
+  EXPECT_EQ(beyond_cache.rfind("auto: hash", 0), 0u) << beyond_cache;
+  EXPECT_NE(beyond_cache.find("0.33 of the matrix off the diagonal, 256 products a row expected, B beyond the L2"),
+            std::string::npos)
+      << beyond_cache;
   const auto scattered = testing::with_random_values(generate("er:20000:8"), 5);
   const std::string random_rows = method_of(scattered);
-  EXPECT_EQ(random_rows.rfind("auto: hash", 0), 0u) << random_rows;
-  EXPECT_NE(random_rows.find("0.33 of the matrix off the diagonal, 64 products a row"), std::string::npos)
-      << random_rows;
+  EXPECT_EQ(random_rows.rfind("auto: rmerge", 0), 0u) << random_rows;
   expect_product(scattered, scattered, algorithm::automatic);
+  expect_product(scattered, scattered, algorithm::hash);
   const auto banded = testing::with_random_values(generate("band:20000:40:8"), 6);
   const std::string band_rows = method_of(banded);
   EXPECT_EQ(band_rows.rfind("auto: rmerge", 0), 0u) << band_rows;

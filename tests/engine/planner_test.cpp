@@ -309,42 +309,55 @@ TEST(Planner, DiagonalOffsetIsTheShareOfTheMatrixOffTheDiagonal) {
   EXPECT_NEAR(sum / static_cast<double>(n * n), 1.0 / 3.0, 0.01);
 }
 
-TEST(Planner, HashForScatteredRowsOfModerateProducts) {
-  // finan512: 0.23 of the matrix off the diagonal, 7 per row (49 products), longest 54.
-  const row_shape finan512 = square(74752, 522240, 54, 0.226);
-  EXPECT_EQ(planner::choose_method(finan512).algo, algorithm::hash);
-  EXPECT_NE(planner::choose_method(finan512).reason.find("0.23 of the matrix off the diagonal"), std::string::npos)
-      << planner::choose_method(finan512).reason;
-  // Andrews: 0.30, 12.7 per row (161 products).
-  EXPECT_EQ(planner::choose_method(square(60000, 760154, 36, 0.297)).algo, algorithm::hash);
-  // er:1000000:8: uniformly random, 64 products a row.
-  EXPECT_EQ(planner::choose_method(square(1000000, 8000000, 8, 1.0 / 3)).algo, algorithm::hash);
-  // Rows near the diagonal keep RMerge: cage11 (0.05, 204 products), fe_pwt (0.10, 63).
-  EXPECT_EQ(planner::choose_method(square(39082, 559722, 31, 0.049)).algo, algorithm::rmerge);
-  EXPECT_EQ(planner::choose_method(square(36519, 289588, 15, 0.095)).algo, algorithm::rmerge);
-  // Few products a row keep RMerge however scattered: delaunay_n16 (0.19, 36), wing (0.33, 15),
-  // er:1000000:2 (4).
-  EXPECT_EQ(planner::choose_method(square(65536, 393150, 17, 0.192)).algo, algorithm::rmerge);
-  EXPECT_EQ(planner::choose_method(square(62032, 243088, 4, 0.328)).algo, algorithm::rmerge);
-  EXPECT_EQ(planner::choose_method(square(1000000, 2000000, 2, 1.0 / 3)).algo, algorithm::rmerge);
+// The same with B's columns and values (f64) against an L2 cache of 50 MB.
+row_shape square_on_device(std::int64_t rows, std::int64_t nnz, std::int64_t max_len, double diagonal,
+                           std::size_t value_bytes = 8) {
+  row_shape s = square(rows, nnz, max_len, diagonal);
+  s.b_bytes = static_cast<std::size_t>(nnz) * (4 + value_bytes);
+  s.cache_bytes = std::size_t{50} << 20;
+  return s;
+}
+
+TEST(Planner, HashForScatteredRowsOfModerateProductsBeyondTheCache) {
+  // er:1000000:8: uniformly random, 64 products a row, B of 96 MB (64 MB in f32).
+  const row_shape er = square_on_device(1000000, 8000000, 8, 1.0 / 3);
+  EXPECT_EQ(planner::choose_method(er).algo, algorithm::hash);
+  EXPECT_NE(planner::choose_method(er).reason.find("0.33 of the matrix off the diagonal"), std::string::npos)
+      << planner::choose_method(er).reason;
+  EXPECT_EQ(planner::choose_method(square_on_device(1000000, 8000000, 8, 1.0 / 3, 4)).algo, algorithm::hash);
+  // B within the cache keeps RMerge however scattered: finan512 (0.23, 49 products a row, 6 MB),
+  // Andrews (0.30, 161, 9 MB), bayer10 (0.39, 50, 1 MB).
+  EXPECT_EQ(planner::choose_method(square_on_device(74752, 522240, 54, 0.226)).algo, algorithm::rmerge);
+  EXPECT_EQ(planner::choose_method(square_on_device(60000, 760154, 36, 0.297)).algo, algorithm::rmerge);
+  EXPECT_EQ(planner::choose_method(square_on_device(13436, 94926, 18, 0.39)).algo, algorithm::rmerge);
+  // Rows near the diagonal keep RMerge: a banded er-sized matrix (0.05).
+  EXPECT_EQ(planner::choose_method(square_on_device(1000000, 8000000, 8, 0.05)).algo, algorithm::rmerge);
+  // Few products a row keep RMerge however scattered: er:1000000:2 (4).
+  EXPECT_EQ(planner::choose_method(square_on_device(1000000, 2000000, 2, 1.0 / 3)).algo, algorithm::rmerge);
   // More than a warp table holds: er:200000:32 (1,024 products a row) keeps RMerge.
-  EXPECT_EQ(planner::choose_method(square(200000, 6400000, 32, 1.0 / 3)).algo, algorithm::rmerge);
-  // The bounds themselves.
+  EXPECT_EQ(planner::choose_method(square_on_device(200000, 6400000, 32, 1.0 / 3)).algo, algorithm::rmerge);
+  // The bounds themselves, B made larger than a cache of 1 byte.
+  const auto beyond = [](row_shape s) {
+    s.b_bytes = 2;
+    s.cache_bytes = 1;
+    return s;
+  };
   const double at_least = scattered_min_row_products;
-  EXPECT_TRUE(scattered_rows_for_hash(square(1000, static_cast<std::int64_t>(1000 * std::sqrt(at_least) + 1), 8,
-                                             scattered_min_diagonal_distance)));
-  EXPECT_FALSE(scattered_rows_for_hash(square(1000, 6000, 8, 0.5)));                // 36 products a row
-  EXPECT_FALSE(scattered_rows_for_hash(square(1000, 21000, 30, 0.5)));              // 441
-  EXPECT_TRUE(scattered_rows_for_hash(square(1000, 20000, 30, 0.5)));               // 400
-  EXPECT_FALSE(scattered_rows_for_hash(square(1000, 8000, 8, 0.19)));               // near the diagonal
+  EXPECT_TRUE(scattered_rows_for_hash(beyond(square(
+      1000, static_cast<std::int64_t>(1000 * std::sqrt(at_least) + 1), 8, scattered_min_diagonal_distance))));
+  EXPECT_FALSE(scattered_rows_for_hash(beyond(square(1000, 6000, 8, 0.5))));    // 36 products a row
+  EXPECT_FALSE(scattered_rows_for_hash(beyond(square(1000, 21000, 30, 0.5))));  // 441
+  EXPECT_TRUE(scattered_rows_for_hash(beyond(square(1000, 20000, 30, 0.5))));   // 400
+  EXPECT_FALSE(scattered_rows_for_hash(beyond(square(1000, 8000, 8, 0.19))));   // near the diagonal
+  EXPECT_FALSE(scattered_rows_for_hash(square(1000, 20000, 30, 0.5)));          // B and the cache unknown
   // Unknown distance or unknown B: the rule does not apply.
-  EXPECT_FALSE(scattered_rows_for_hash(square(1000, 8000, 8, -1)));
+  EXPECT_FALSE(scattered_rows_for_hash(beyond(square(1000, 8000, 8, -1))));
   row_shape no_b{1000, 8000, 8, false, 1};
   no_b.a_diagonal_distance = 0.5;
-  EXPECT_FALSE(scattered_rows_for_hash(no_b));
+  EXPECT_FALSE(scattered_rows_for_hash(beyond(no_b)));
   EXPECT_EQ(planner::choose_method(no_b).algo, algorithm::rmerge);
   // Rules before it still decide: few rows (bcsstk13-like) take hash for their own reason.
-  EXPECT_EQ(planner::choose_method(square(2003, 83883, 95, 0.5)).reason,
+  EXPECT_EQ(planner::choose_method(beyond(square(2003, 83883, 95, 0.5))).reason,
             "too few rows of A for RMerge's 32-lane merges");
 }
 
