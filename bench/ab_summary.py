@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""The table of an A/B run (bench/run_ab_device.sh): builds of the engine timed alternately on the same inputs.
+"""The tables of an A/B run (bench/run_ab_device.sh): builds of the engine timed alternately on the same inputs.
 
-    ab_summary.py AB.tsv [--baseline NAME] [--markdown OUT.md]
+    ab_summary.py AB.tsv [--amg AMG.tsv] [--baseline NAME] [--markdown OUT.md]
 
 AB.tsv holds spgemm-bench's rows (bench/README.md) with two columns in front:
 variant (the build) and round. Per input and algorithm, each variant's best ms
@@ -10,6 +10,11 @@ baseline's (the first variant unless --baseline names one; above 1: faster
 than the baseline), and per variant the geometric mean of those ratios and the
 inputs more than 3% slower. A row whose status is not ok or checked is shown
 with its status and left out of the means.
+
+AMG.tsv, where given, holds spgemm-amg-bench's rows the same way: per problem
+and variant the best over the rounds of the Galerkin pyramid, its numeric-only
+form, the setup and the re-setup (ms), the setup over the re-setup, cuSPARSE's
+pyramid over ours and the baseline's pyramid over the variant's.
 """
 
 from __future__ import annotations
@@ -97,13 +102,72 @@ def table(path: str, baseline: str = "") -> List[str]:
     return lines
 
 
+AMG_COLUMNS = ("pyramid_ms", "pyramid_numeric_ms", "setup_ms", "resetup_ms", "cusparse_pyramid_ms")
+
+
+def number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        return math.nan
+
+
+def ratio(a: float, b: float) -> float:
+    return a / b if b > 0 else math.nan
+
+
+def amg_table(path: str, baseline: str = "") -> List[str]:
+    variants: List[str] = []
+    best: Dict[Tuple[str, str], Dict[str, float]] = {}
+    status: Dict[Tuple[str, str], str] = {}
+    with open(path) as f:
+        for r in csv.DictReader(f, delimiter="\t"):
+            v = r["variant"]
+            if v not in variants:
+                variants.append(v)
+            key = (r["problem"], v)
+            if r.get("status", "ok") != "ok":
+                status[key] = r["status"]
+                continue
+            cells = best.setdefault(key, {})
+            for c in AMG_COLUMNS:
+                x = number(r.get(c, ""))
+                if not math.isnan(x):
+                    cells[c] = min(cells.get(c, math.inf), x)
+    if not variants:
+        return ["%s: no rows" % path]
+    base = baseline or variants[0]
+    lines = ["| problem | variant | pyramid ms | numeric pyramid ms | setup ms | re-setup ms | setup / re-setup |"
+             " cuSPARSE / pyramid | %s / variant pyramid |" % base,
+             "| --- | --- |" + " ---: |" * 7]
+    problems = sorted({p for p, _ in list(best) + list(status)})
+    for p in problems:
+        vendor = min((c["cusparse_pyramid_ms"] for (q, _), c in best.items()
+                      if q == p and "cusparse_pyramid_ms" in c), default=math.nan)
+        for v in variants:
+            if (p, v) in status:
+                lines.append("| %s | %s | %s |" % (p, v, status[(p, v)]) + " |" * 6)
+                continue
+            c = best.get((p, v), {})
+            pyramid = c.get("pyramid_ms", math.nan)
+            base_pyramid = best.get((p, base), {}).get("pyramid_ms", math.nan)
+            cells = [pyramid, c.get("pyramid_numeric_ms", math.nan), c.get("setup_ms", math.nan),
+                     c.get("resetup_ms", math.nan), ratio(c.get("setup_ms", math.nan), c.get("resetup_ms", math.nan)),
+                     ratio(vendor, pyramid), ratio(base_pyramid, pyramid)]
+            lines.append("| %s | %s | %s |" % (p, v, " | ".join("-" if math.isnan(x) else "%.2f" % x for x in cells)))
+    return lines
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("tsv")
+    p.add_argument("--amg", default="")
     p.add_argument("--baseline", default="")
     p.add_argument("--markdown", default="")
     args = p.parse_args()
     lines = table(args.tsv, args.baseline)
+    if args.amg:
+        lines += [""] + amg_table(args.amg, args.baseline)
     text = "\n".join(lines) + "\n"
     if args.markdown:
         with open(args.markdown, "w") as f:

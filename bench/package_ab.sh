@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Packs builds of the engine at several revisions for bench/run_ab_device.sh:
 #
-#   [DEST=.device-ab] [WORKTREE=../spgemmd-ab] [TESTS="NAME ..."] \
+#   [DEST=.device-ab] [WORKTREE=../spgemmd-ab] [TESTS="NAME ..."] [AMG=1] \
 #     bench/package_ab.sh NAME=REV [NAME=REV ...] -- INPUT [INPUT ...]
 #
 # The first NAME=REV is the baseline. Each revision is built for sm_90 in one
 # scratch worktree (WORKTREE, a detached checkout kept between calls, with its
 # build-device folder: later calls rebuild incrementally), spgemm-bench for
-# every variant and spgemm_gpu_tests for those TESTS names (default: every
-# variant but the baseline). INPUTs: generator specs as spgemm-bench takes
+# every variant, spgemm-amg-bench too with AMG=1 (the Galerkin pyramid and the
+# setup of run_ab_device.sh's AMG_PROBLEMS), and spgemm_gpu_tests for those
+# TESTS names (default: every variant but the baseline). INPUTs: generator specs as spgemm-bench takes
 # them, or Matrix Market files (copied into matrices/, their /aat, /f32
 # suffixes kept). The package (binaries stripped, lib/, the shared matrices
 # for the GPU suites, the run script) goes into DEST/ab.tgz, within the
@@ -46,9 +47,11 @@ for i in "${!variants[@]}"; do
     -DCMAKE_CUDA_ARCHITECTURES=90 -DSPGEMM_WITH_SERVICE=OFF >/dev/null
   targets=(spgemm_bench)
   [[ " ${tested[*]} " == *" $v "* ]] && targets+=(spgemm_gpu_tests)
+  [[ "${AMG:-}" == 1 ]] && targets+=(spgemm_amg_bench)
   echo "== $v: $(git -C "$worktree" log -1 --format='%h %s' | cut -c1-100)"
   cmake --build "$worktree/build-device" -j "$(nproc)" --target "${targets[@]}" >/dev/null
   cp "$worktree/build-device/bench/spgemm-bench" "$stage/bin/spgemm-bench-$v"
+  [[ "${AMG:-}" == 1 ]] && cp "$worktree/build-device/bench/spgemm-amg-bench" "$stage/bin/spgemm-amg-bench-$v"
   [[ " ${targets[*]} " == *" spgemm_gpu_tests "* ]] &&
     cp "$worktree/build-device/tests/engine/spgemm_gpu_tests" "$stage/bin/gpu-tests-$v"
   echo "$v" >>"$stage/variants.txt"

@@ -1,6 +1,7 @@
 """bench/run_ab_device.sh and bench/ab_summary.py on stand-in builds: every
 variant timed each round, the first round checked but the baseline's, the
-suites' verdicts gathered, one table with the ratios to the baseline."""
+suites' verdicts gathered, one table with the ratios to the baseline, and
+the AMG rounds where the builds have their bench, in a second table."""
 import os
 import shutil
 import subprocess
@@ -31,6 +32,25 @@ STAND_IN = textwrap.dedent("""\
 
 SUITE = "#!/bin/sh\\necho '[  PASSED  ] 3 tests.'\\nexit {rc}\\n"
 
+# A stand-in spgemm-amg-bench: one row per problem (the pyramid from the
+# build's name, cuSPARSE's pyramid unless --no-cusparse), a phases line each,
+# and a record of whether cuSPARSE was asked for.
+AMG_STAND_IN = textwrap.dedent("""\
+    #!{python}
+    import sys
+    args = sys.argv[1:]
+    tsv = args[args.index("--tsv") + 1]
+    problems = args[:args.index("--repeats")]
+    vendor = "--no-cusparse" not in args
+    with open(tsv, "w") as f:
+        f.write("problem\\tpyramid_ms\\tpyramid_numeric_ms\\tsetup_ms\\tresetup_ms\\tcusparse_pyramid_ms\\tstatus\\n")
+        for p in problems:
+            f.write("%s\\t{ms}\\t1.0\\t10.0\\t4.0\\t%s\\tok\\n" % (p, "8.0" if vendor else ""))
+            print("%s L0 R(AQ): transpose 0.1 ms" % p)
+    with open(CALLS, "a") as f:
+        f.write("{name} amg %s\\n" % vendor)
+""")
+
 
 class AbScripts(unittest.TestCase):
     def setUp(self):
@@ -59,6 +79,12 @@ class AbScripts(unittest.TestCase):
         with open(os.path.join(self.dir, "variants.txt"), "a") as f:
             f.write(name + "\n")
 
+    def amg_variant(self, name, ms):
+        path = os.path.join(self.dir, "bin", "spgemm-amg-bench-" + name)
+        with open(path, "w") as f:
+            f.write(AMG_STAND_IN.format(python=sys.executable, ms=ms, name=name).replace("CALLS", repr(self.calls)))
+        os.chmod(path, 0o755)
+
     def run_ab(self, inputs, **env):
         with open(os.path.join(self.dir, "inputs.txt"), "w") as f:
             f.write("\n".join(inputs) + "\n")
@@ -85,6 +111,27 @@ class AbScripts(unittest.TestCase):
         self.assertIn("after against before: 2.000x in geometric mean over 2; slower beyond 3% on 0", table)
         with open(os.path.join(out, "gpu_tests.txt")) as f:
             self.assertIn("== after: exit 0", f.read())
+
+    def test_amg_rounds_and_their_table(self):
+        self.variant("before", "2.0")
+        self.amg_variant("before", "4.0")
+        self.variant("after", "1.0")
+        self.amg_variant("after", "2.0")
+        p, out = self.run_ab(["er:100:4"], AMG_PROBLEMS="poisson3d7:20 poisson2d5:32", TESTS="none")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertEqual(sorted(os.listdir(out)),
+                         ["ab.md", "ab.tsv", "amg-phases.txt", "amg.tsv", "environment.txt", "gpu_tests.txt"])
+        with open(self.calls) as f:
+            calls = [c for c in f.read().split("\n") if " amg " in c]
+        # two rounds of both in turn, cuSPARSE's pyramid in the first only
+        self.assertEqual(calls, ["before amg True", "after amg True", "before amg False", "after amg False"])
+        with open(os.path.join(out, "amg-phases.txt")) as f:
+            phases = f.read()
+        self.assertIn("== after, round 2\npoisson3d7:20 L0 R(AQ): transpose 0.1 ms", phases)
+        with open(os.path.join(out, "ab.md")) as f:
+            table = f.read()
+        self.assertIn("| poisson3d7:20 | before | 4.00 | 1.00 | 10.00 | 4.00 | 2.50 | 2.00 | 1.00 |", table)
+        self.assertIn("| poisson3d7:20 | after | 2.00 | 1.00 | 10.00 | 4.00 | 2.50 | 4.00 | 2.00 |", table)
 
     def test_a_failed_result_or_suite_fails_the_run(self):
         self.variant("base", "1.0")
