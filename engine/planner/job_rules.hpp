@@ -150,7 +150,7 @@ inline bool rmerge_fills_the_gpu(const row_shape& s) {
 // up to what its warp tables hold at load 0.8 (its block tables are slower:
 // er:200000:32, 1,024 products a row, RMerge 16.3 ms against 23.4). Where B
 // stays in L2, RMerge's merge (a step the whole warp takes together since
-// 0f605d7) wins or ties. H200, f64, RMerge against hash, ms (distance,
+// f79a813) wins or ties. H200, f64, RMerge against hash, ms (distance,
 // expected products a row, B's columns and values; bench/results/
 // h200-rmerge-steps/): er:1000000:8 (0.33, 64, 96 MB, beyond the 50 MB L2)
 // 5.19 / 2.93, in f32 (64 MB) 3.95 / 2.65; B within L2: Andrews (0.30,
