@@ -11,6 +11,7 @@
 
 #include <cstdint>
 
+#include "cuda/lane_groups.cuh"
 #include "cuda/warp_primitives.cuh"
 #include "planner/block_structure.hpp"
 #include "planner/row_bins.hpp"
@@ -88,13 +89,9 @@ __global__ void __launch_bounds__(helper_threads)
 __global__ void __launch_bounds__(helper_threads)
     detect_kernel(std::int64_t rows, int lanes, const offset_t* __restrict__ off, const index_t* __restrict__ col,
                   size_mask candidates, unsigned* __restrict__ broken) {
-  const unsigned lane = threadIdx.x & 31u;
-  const int sub = static_cast<int>(lane) & (lanes - 1);
-  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x / lanes;
-  const std::int64_t start = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / lanes;
-  const std::int64_t end = (rows + stride - 1) / stride * stride;
+  const cuda::lane_groups g(rows, lanes);
   size_mask bad = 0;  // the same in every lane of the warp
-  for (std::int64_t r = start; r < end; r += stride) {
+  for (std::int64_t r = g.first; r < g.end; r += g.stride) {
     if ((bad & candidates) == candidates) break;
     size_mask row_bad = 0;
     if (r < rows) {
@@ -111,7 +108,7 @@ __global__ void __launch_bounds__(helper_threads)
         }
       }
       const size_mask check = candidates & ~bad & ~row_bad;
-      for (std::int64_t k = sub; check != 0 && k < length; k += lanes) {
+      for (std::int64_t k = g.sub; check != 0 && k < length; k += lanes) {
         const index_t c = col[begin + k];
         const index_t previous = k > 0 ? col[begin + k - 1] : 0;
 #pragma unroll
@@ -124,7 +121,7 @@ __global__ void __launch_bounds__(helper_threads)
     }
     bad |= __reduce_or_sync(0xffffffffu, row_bad);
   }
-  if (lane == 0 && bad != 0) atomicOr(broken, bad);
+  if (g.lane == 0 && bad != 0) atomicOr(broken, bad);
 }
 
 // Per row: products, symbolic bin (into bins when given), and the nnz of rows
@@ -139,13 +136,8 @@ __global__ void stats_kernel(std::int64_t rows, int lanes, const offset_t* __res
   __syncthreads();
   const int numeric_dense = dense_bin(lim.numeric_max_table);
   ull products = 0, bound = 0, max_products = 0, max_length = 0, dense = 0;
-  const int lane = static_cast<int>(threadIdx.x & 31);
-  const int sub = lane & (lanes - 1);
-  const unsigned group_bits = lanes == 32 ? full_mask : (1u << lanes) - 1u;
-  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x / lanes;
-  const std::int64_t start = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / lanes;
-  const std::int64_t end = (rows + stride - 1) / stride * stride;  // uniform trip count per warp
-  for (std::int64_t i = start; i < end; i += stride) {
+  const cuda::lane_groups g(rows, lanes);
+  for (std::int64_t i = g.first; i < g.end; i += g.stride) {
     const offset_t a0 = i < rows ? a_off[i] : 0;
     const offset_t a1 = i < rows ? a_off[i + 1] : 0;
     const std::int64_t len = a1 - a0;
@@ -154,26 +146,22 @@ __global__ void stats_kernel(std::int64_t rows, int lanes, const offset_t* __res
     std::int64_t p = 0;
     const bool long_row = len > stats_long_row && lanes < 32;
     if (!long_row) {
-      for (offset_t e = a0 + sub; e < a1; e += lanes) {
+      for (offset_t e = a0 + g.sub; e < a1; e += lanes) {
         const index_t k = a_col[e];
         p += b_off[k + 1] - b_off[k];
       }
     }
-    for (unsigned longs = __ballot_sync(full_mask, long_row); longs != 0;) {
-      const int owner = __ffs(longs) - 1;  // the first lane of its group
-      longs &= ~(group_bits << owner);
-      const offset_t b0 = __shfl_sync(full_mask, a0, owner);
-      const offset_t b1 = __shfl_sync(full_mask, a1, owner);
+    cuda::warp_takes_long_rows(g, long_row, a0, a1, [&](int owner, offset_t b0, offset_t b1) {
       long long part = 0;
-      for (offset_t e = b0 + lane; e < b1; e += 32) {
+      for (offset_t e = b0 + g.lane; e < b1; e += 32) {
         const index_t k = a_col[e];
         part += b_off[k + 1] - b_off[k];
       }
       part = warp_sum(part);
-      if (lane == owner) p = part;
-    }
+      if (g.lane == owner) p = part;
+    });
     for (int d = lanes / 2; d > 0; d >>= 1) p += __shfl_xor_sync(full_mask, p, d);
-    const bool counts_row = i < rows && sub == 0;
+    const bool counts_row = i < rows && g.sub == 0;
     const int bin = counts_row ? symbolic_bin(len, p, b_cols, lim) : bin_none;
     (void)count_in_bin(hist, bin, counts_row);
     if (counts_row) {
@@ -193,19 +181,19 @@ __global__ void stats_kernel(std::int64_t rows, int lanes, const offset_t* __res
   __shared__ ull totals[32][5];
   const int warp = static_cast<int>(threadIdx.x >> 5);
   ull t[5] = {warp_sum(products), warp_sum(bound), warp_sum(dense), warp_max(max_products), warp_max(max_length)};
-  if (lane == 0) {
+  if (g.lane == 0) {
     for (int j = 0; j < 5; ++j) totals[warp][j] = t[j];
   }
   __syncthreads();
   if (warp == 0) {
     const int warps = static_cast<int>(blockDim.x >> 5);
-    for (int j = 0; j < 5; ++j) t[j] = lane < warps ? totals[lane][j] : 0;
+    for (int j = 0; j < 5; ++j) t[j] = g.lane < warps ? totals[g.lane][j] : 0;
     t[0] = warp_sum(t[0]);
     t[1] = warp_sum(t[1]);
     t[2] = warp_sum(t[2]);
     t[3] = warp_max(t[3]);
     t[4] = warp_max(t[4]);
-    if (lane == 0) {
+    if (g.lane == 0) {
       if (t[0] != 0) atomicAdd(counters + stats_counter::products, t[0]);
       if (t[1] != 0) atomicAdd(counters + stats_counter::bound, t[1]);
       if (t[2] != 0) atomicAdd(counters + stats_counter::dense, t[2]);

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "cuda/cuda_check.hpp"
+#include "cuda/lane_groups.cuh"
 #include "cuda/read_back.hpp"
 #include "cuda/reduction_grid.hpp"
 #include "cuda/scan.cuh"
@@ -73,13 +74,8 @@ __global__ void __launch_bounds__(helper_threads)
     const index_t j = a_col[e];
     return static_cast<long long>(b_off[j + 1] - b_off[j]);
   };
-  const int lane = static_cast<int>(threadIdx.x & 31);
-  const int sub = lane & (lanes - 1);
-  const unsigned group_bits = lanes == 32 ? cuda::full_mask : (1u << lanes) - 1u;
-  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x / lanes;
-  const std::int64_t start = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / lanes;
-  const std::int64_t end = (rows + stride - 1) / stride * stride;  // uniform trip count per warp
-  for (std::int64_t i = start; i < end; i += stride) {
+  const cuda::lane_groups g(rows, lanes);
+  for (std::int64_t i = g.first; i < g.end; i += g.stride) {
     const offset_t a0 = i < rows ? a_off[i] : 0;
     const offset_t a1 = i < rows ? a_off[i + 1] : 0;
     const std::int64_t len = a1 - a0;
@@ -87,11 +83,11 @@ __global__ void __launch_bounds__(helper_threads)
     const bool one_chunk = !by_warp && len <= chunk;
     long long p = 0;
     if (one_chunk) {
-      for (offset_t e = a0 + sub; e < a1; e += lanes) p += row_length(e);
+      for (offset_t e = a0 + g.sub; e < a1; e += lanes) p += row_length(e);
     }
     for (int d = lanes / 2; d > 0; d >>= 1) p += __shfl_xor_sync(cuda::full_mask, p, d);
-    if (one_chunk && sub == 0 && len > 0) book(p);
-    if (!by_warp && !one_chunk && sub == 0) {
+    if (one_chunk && g.sub == 0 && len > 0) book(p);
+    if (!by_warp && !one_chunk && g.sub == 0) {
       for (offset_t c0 = a0, c1 = a0; c0 < a1; c0 = c1) {
         c1 = a1 - c0 <= chunk ? a1 : c0 + chunk;  // chunk may be the largest int64: no c0 + chunk past it
         long long q = 0;
@@ -99,19 +95,15 @@ __global__ void __launch_bounds__(helper_threads)
         book(q);
       }
     }
-    for (unsigned longs = __ballot_sync(cuda::full_mask, by_warp && len > 0); longs != 0;) {
-      const int owner = __ffs(longs) - 1;  // the first lane of its group
-      longs &= ~(group_bits << owner);
-      const offset_t b0 = __shfl_sync(cuda::full_mask, a0, owner);
-      const offset_t b1 = __shfl_sync(cuda::full_mask, a1, owner);
+    cuda::warp_takes_long_rows(g, by_warp && len > 0, a0, a1, [&](int owner, offset_t b0, offset_t b1) {
       for (offset_t c0 = b0, c1 = b0; c0 < b1; c0 = c1) {
         c1 = b1 - c0 <= chunk ? b1 : c0 + chunk;
         long long q = 0;
-        for (offset_t e = c0 + lane; e < c1; e += 32) q += row_length(e);
+        for (offset_t e = c0 + g.lane; e < c1; e += 32) q += row_length(e);
         q = cuda::warp_sum(q);
-        if (lane == owner) book(q);
+        if (g.lane == owner) book(q);
       }
-    }
+    });
   }
   chunks = reduce(temp).Sum(chunks);
   __syncthreads();

@@ -174,6 +174,32 @@ TYPED_TEST(GpuRmerge, EverySubwarpAndRowsPerThread) {
   expect_product(a, b, only_r);
 }
 
+// A warp's merge loop runs over as many cursors as the longest of its rows
+// needs (one, two or all R): warps whose rows need each count, mixed with
+// empty and one-entry rows, rows that end at a cursor's boundary, and warps
+// past the last row.
+TYPED_TEST(GpuRmerge, EveryCursorCountInAWarp) {
+  using T = TypeParam;
+  const auto b = testing::random_csr<T>(600, 500, 10, 61);
+  int seed = 62;
+  for (int w : {2, 4, 8, 16, 32}) {
+    for (int r : {1, 2, 4}) {
+      const std::int64_t full = static_cast<std::int64_t>(w) * r;
+      const std::int64_t rows = 32 / w * 5 + 3;
+      for (const std::vector<std::int64_t>& lengths :
+           {std::vector<std::int64_t>{full, 0, 1}, {std::min<std::int64_t>(w + 1, full), 1, 0, 0}, {1, 0},
+            {w, full, 0, std::min<std::int64_t>(2 * w + 1, full)}, {0}}) {
+        SCOPED_TRACE(::testing::Message() << "W=" << w << " R=" << r << ", rows of "
+                                          << ::testing::PrintToString(lengths));
+        multiply_options options;
+        options.algo = algorithm::rmerge;
+        options.tuning.rmerge = {w, r};
+        expect_product(testing::with_lengths<T>(rows, 600, lengths, seed++), b, options);
+      }
+    }
+  }
+}
+
 TYPED_TEST(GpuRmerge, Generators) {
   using T = TypeParam;
   for (const char* spec : {"poisson3d7:20", "poisson3d27:12", "elasticity3d:6", "rmat:10:8"}) {
