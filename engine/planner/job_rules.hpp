@@ -138,6 +138,20 @@ inline bool rmerge_fills_the_gpu(const row_shape& s) {
          s.rows >= rmerge_min_warps_per_sm * s.sm_count;
 }
 
+// ... unless the whole product is small (at most small_product_max_products
+// expected): then the fixed costs decide, and RMerge's (a structure pass, a
+// scan and a value pass) are lower than the hash method's (its statistics
+// pass over the product, bins and their kernels). H200, RMerge against hash,
+// ms: the coarse Galerkin products of poisson2d5:1024, R (A P) of 1,449 rows
+// of 47 entries (1.3 million products expected) 0.067 / 0.143 and of 148
+// rows (0.2 million) 0.061 / 0.086; above it the rule before decides:
+// ex31 (3.4 million) 0.236 / 0.243, bcsstk13 (3.5 million) 0.295 / 0.224.
+inline constexpr double small_product_max_products = 2.0 * (1 << 20);
+
+inline bool small_product(const row_shape& s) {
+  return s.b_rows > 0 && static_cast<double>(s.rows) * s.expected_row_products() <= small_product_max_products;
+}
+
 // Rows of A scattered far from the diagonal (a_diagonal_distance at least
 // scattered_min_diagonal_distance) gather their rows of B from all over it:
 // RMerge's cursors, a lane per row of B, load a sector of B per product with
@@ -171,22 +185,31 @@ inline bool scattered_rows_for_hash(const row_shape& s) {
 // levels) in a local order (a_diagonal_distance below
 // local_max_diagonal_distance, B's rows gathered from nearby) compress into
 // few columns, and RMerge's levels merge them faster than the hash method's
-// block tables, given rows enough to hide the levels' latency: over short
-// rows of B (a mean of at most local_b_max_mean_row: a Galerkin product's
-// restriction times A P) as many as one merge pass needs, over longer rows
-// of B (FEM matrices squared) rmerge_levels_min_rows_per_sm. H100
+// block tables, given rows enough to hide the levels' latency, the more the
+// longer B's rows (each level's merge steps through them): over short rows
+// of B (a mean of at most local_b_max_mean_row: a Galerkin product's
+// restriction times A P on a fine level) as many as one merge pass needs,
+// over rows of up to local_b_medium_mean_row (the coarse levels' products)
+// rmerge_levels_min_rows_per_sm_medium_b, over longer rows of B (FEM
+// matrices squared) rmerge_levels_min_rows_per_sm. H100
 // (bench/results/h100-amg/methods.tsv), RMerge against hash: R (A P) of
 // poisson3d27:101's first level (176 entries a row over rows of 12) 1.00 ms
-// against 2.47. H200 (bench/results/h200-planner/), FEM blocks of up to 130
-// to 200 entries a row, RMerge against hash: femblocks:20:6 (213 rows per
-// SM) 3.62 ms against 4.55, femblocks:16:10 (171) 6.28 / 7.48,
-// femblocks:24:10 (576) 21.1 / 32.2, femblocks:30:6 (717) 12.3 / 14.6; with
-// fewer rows the hash method's segment rows win: bcsstk33 (66 rows per SM)
-// 1.38 / 0.88, femblocks:12:8 (59) 2.01 / 1.61. Scattered rows keep the hash
-// method too (bio-CE-CX, 0.16 of the matrix off the diagonal: RMerge 10.6 ms
-// against 1.54).
+// against 2.47. H200, RMerge against hash, ms: the coarse Galerkin products
+// of poisson3d7:101 (bench/results/h200-coarse-products/), 82 rows per SM,
+// R (A P) over rows of 40 0.99 / 1.27, A P over rows of 24 0.65 / 0.99;
+// with longer rows of B the hash method's segment rows win: R (A P) of
+// poisson3d27:101 (34 rows per SM over rows of 78) 1.16 / 0.86, of
+// poisson3d7:101's second level (5 over 88) 0.84 / 0.73. FEM blocks of up
+// to 130 to 200 entries a row (bench/results/h200-planner/): femblocks:20:6
+// (213 rows per SM) 3.62 ms against 4.55, femblocks:16:10 (171) 6.28 / 7.48,
+// femblocks:24:10 (576) 21.1 / 32.2, femblocks:30:6 (717) 12.3 / 14.6;
+// bcsstk33 (66 rows per SM over rows of 67) 1.19 / 0.92, femblocks:12:8
+// (59) 2.01 / 1.61. Scattered rows keep the hash method too (bio-CE-CX, 0.16
+// of the matrix off the diagonal: RMerge 10.6 ms against 1.54).
 inline constexpr double local_max_diagonal_distance = 0.1;
 inline constexpr double local_b_max_mean_row = 16;
+inline constexpr double local_b_medium_mean_row = 48;
+inline constexpr std::int64_t rmerge_levels_min_rows_per_sm_medium_b = 64;
 inline constexpr std::int64_t rmerge_levels_min_rows_per_sm = 128;
 
 inline bool long_regular_rows_in_local_order(const row_shape& s) {
@@ -197,7 +220,9 @@ inline bool long_regular_rows_in_local_order(const row_shape& s) {
   }
   const double b_mean = static_cast<double>(s.nnz_b) / static_cast<double>(s.b_rows);
   if (b_mean <= local_b_max_mean_row) return rmerge_fills_the_gpu(s);
-  return s.sm_count <= 0 || s.rows >= rmerge_levels_min_rows_per_sm * s.sm_count;
+  const std::int64_t rows_per_sm =
+      b_mean <= local_b_medium_mean_row ? rmerge_levels_min_rows_per_sm_medium_b : rmerge_levels_min_rows_per_sm;
+  return s.sm_count <= 0 || s.rows >= rows_per_sm * s.sm_count;
 }
 
 // Operands made of dense b x b blocks (multi-dof FEM: elasticity, b = 3) take
@@ -224,7 +249,7 @@ inline choice choose_method(const row_shape& s) {
     c.reason = "rows of A longer than B's " + std::to_string(s.b_cols) + " columns: RMerge's levels stay narrow";
   } else if (s.max_row_length <= rmerge_max_row_length &&
              static_cast<double>(s.max_row_length) <= rmerge_max_length_spread * s.mean_row_length()) {
-    if (!rmerge_fills_the_gpu(s)) {
+    if (!rmerge_fills_the_gpu(s) && !small_product(s)) {
       c.algo = algorithm::hash;
       c.reason = "too few rows of A for RMerge's 32-lane merges";
     } else if (scattered_rows_for_hash(s)) {
@@ -235,6 +260,9 @@ inline choice choose_method(const row_shape& s) {
                     s.a_diagonal_distance, s.expected_row_products());
       c.algo = algorithm::hash;
       c.reason = text;
+    } else if (!rmerge_fills_the_gpu(s)) {
+      c.algo = algorithm::rmerge;
+      c.reason = "few rows of A in a small product: RMerge's fixed costs are the lower";
     } else {
       c.algo = algorithm::rmerge;
       c.reason = "regular rows of A that fit one merge pass";

@@ -269,6 +269,40 @@ TEST(Planner, ChoosesRmergeForRegularLongRowsInALocalOrder) {
   EXPECT_EQ(at(with_b({394, 152312, 600, false, 1}, 27063, 394, 410203), 0.01), algorithm::hash);
 }
 
+TEST(Planner, RmergeLevelsNeedRowsByTheLengthOfBsRows) {
+  const auto local = [](row_shape s) {
+    s.a_diagonal_distance = 0.02;
+    return planner::choose_method(s).algo;
+  };
+  // The coarse Galerkin products of poisson3d7:101, 82 rows per SM: R (A P) over rows of 40 and
+  // A P over rows of 24 take RMerge's levels.
+  EXPECT_EQ(local(with_b({10838, 1101533, 250, false, 1}, 101442, 10838, 4093536)), algorithm::rmerge);
+  EXPECT_EQ(local(with_b({10838, 1585020, 300, false, 1}, 10838, 608, 262000)), algorithm::rmerge);
+  // Rows of B past local_b_medium_mean_row need rmerge_levels_min_rows_per_sm: R (A P) of
+  // poisson3d27:101 (34 per SM over rows of 78) and bcsstk33 squared (66 over 67) take hash.
+  EXPECT_EQ(local(with_b({4429, 514220, 300, false, 1}, 27063, 4429, 2118247)), algorithm::hash);
+  EXPECT_EQ(local(with_b({8738, 583166, 140, false, 1}, 8738, 8738, 583166)), algorithm::hash);
+  // Rows per SM at the boundary of each step.
+  const std::int64_t medium = rmerge_levels_min_rows_per_sm_medium_b * 132;
+  const auto b_of_mean = [](row_shape s, std::int64_t mean) { return with_b(s, 100000, 100000, 100000 * mean); };
+  EXPECT_EQ(local(b_of_mean({medium, medium * 100, 200, false, 1}, 48)), algorithm::rmerge);
+  EXPECT_EQ(local(b_of_mean({medium - 1, (medium - 1) * 100, 200, false, 1}, 48)), algorithm::hash);
+  EXPECT_EQ(local(b_of_mean({medium, medium * 100, 200, false, 1}, 49)), algorithm::hash);
+}
+
+TEST(Planner, RmergeForSmallProductsOfFewRows) {
+  // R (A P) of poisson2d5:1024's third level: 1,449 rows of 47 (up to 90) over rows of 19, 1.3
+  // million products expected: RMerge's fixed costs are the lower.
+  const choice c = planner::choose_method(with_b({1449, 68258, 90, false, 1}, 14996, 1449, 284860));
+  EXPECT_EQ(c.algo, algorithm::rmerge);
+  EXPECT_EQ(c.reason, "few rows of A in a small product: RMerge's fixed costs are the lower");
+  // bcsstk13 squared (3.5 million) keeps the hash method's block tables.
+  EXPECT_EQ(planner::choose_method(with_b({2003, 83883, 95, false, 1}, 2003, 2003, 83883)).algo, algorithm::hash);
+  // Many rows: the rule before decides.
+  EXPECT_EQ(planner::choose_method(with_b({100000, 5000000, 90, false, 1}, 100000, 100000, 500000)).reason,
+            "regular rows of A that fit one merge pass");
+}
+
 TEST(Planner, HashWhereRmergeWouldRunFewWideSubwarps) {
   // bcsstk13: 2003 rows of up to 95 entries (32-lane sub-warps), 15 rows per SM.
   const row_shape bcsstk13 = with_b({2003, 83883, 95, false, 1}, 2003, 2003, 83883);
