@@ -17,8 +17,11 @@ namespace {
 using kernels::helper_threads;
 using kernels::ull;
 
-// Blocks for a pass of `threads` threads (the kernels stride over the rest).
-unsigned pass_blocks(std::int64_t threads) { return cuda::reduction_blocks(threads, helper_threads); }
+// Blocks for a pass of `threads` threads of `kernel` (it strides over the rest).
+template <typename Kernel>
+unsigned pass_blocks(Kernel kernel, std::int64_t threads) {
+  return cuda::reduction_blocks(kernel, threads, helper_threads);
+}
 
 }  // namespace
 
@@ -29,8 +32,9 @@ row_stats compute_row_stats(const cuda::structure_view& m, cuda::memory_resource
   if (m.rows == 0 || m.nnz == 0) return s;
   cuda::device_buffer<ull> out(memory, 3, stream);
   SPGEMM_CUDA_CHECK(cudaMemsetAsync(out.data(), 0, 3 * sizeof(ull), stream));
-  kernels::max_row_length_kernel<<<pass_blocks(m.rows), helper_threads, 0, stream>>>(m.rows, m.row_offsets,
-                                                                                       m.col_indices, out.data());
+  const unsigned blocks = pass_blocks(kernels::max_row_length_kernel, m.rows);
+  kernels::max_row_length_kernel<<<blocks, helper_threads, 0, stream>>>(m.rows, m.row_offsets, m.col_indices,
+                                                                         out.data());
   SPGEMM_CUDA_CHECK_LAUNCH();
   ull found[3];
   cuda::read_back(out.data(), 3, found, stream);
@@ -45,8 +49,9 @@ double compute_diagonal_distance(const cuda::structure_view& m, cuda::memory_res
   cuda::device_buffer<ull> out(memory, 1, stream);
   SPGEMM_CUDA_CHECK(cudaMemsetAsync(out.data(), 0, sizeof(ull), stream));
   const int lanes = stats_lanes(m.rows, m.nnz);
-  kernels::diagonal_distance_kernel<<<pass_blocks(m.rows * lanes), helper_threads, 0, stream>>>(
-      m.rows, m.cols, lanes, m.row_offsets, m.col_indices, out.data());
+  const unsigned blocks = pass_blocks(kernels::diagonal_distance_kernel, m.rows * lanes);
+  kernels::diagonal_distance_kernel<<<blocks, helper_threads, 0, stream>>>(m.rows, m.cols, lanes, m.row_offsets,
+                                                                             m.col_indices, out.data());
   SPGEMM_CUDA_CHECK_LAUNCH();
   const auto units = static_cast<double>(cuda::read_back(out.data(), stream));
   return units / static_cast<double>(1u << kernels::diagonal_units_log2) / static_cast<double>(m.nnz);
@@ -58,8 +63,9 @@ size_mask detect_block_sizes(const cuda::structure_view& m, cuda::memory_resourc
   cuda::device_buffer<unsigned> broken(memory, 1, stream);
   SPGEMM_CUDA_CHECK(cudaMemsetAsync(broken.data(), 0, broken.bytes(), stream));
   const int lanes = stats_lanes(m.rows, m.nnz);
-  kernels::detect_kernel<<<pass_blocks(m.rows * lanes), helper_threads, 0, stream>>>(
-      m.rows, lanes, m.row_offsets, m.col_indices, candidates, broken.data());
+  const unsigned blocks = pass_blocks(kernels::detect_kernel, m.rows * lanes);
+  kernels::detect_kernel<<<blocks, helper_threads, 0, stream>>>(m.rows, lanes, m.row_offsets, m.col_indices,
+                                                                candidates, broken.data());
   SPGEMM_CUDA_CHECK_LAUNCH();
   return candidates & ~cuda::read_back(broken.data(), stream);
 }
@@ -79,7 +85,7 @@ void launch_stats(const cuda::structure_view& a, const cuda::structure_view& b, 
                   unsigned char* bins, offset_t* row_nnz, unsigned long long* counters, cudaStream_t stream) {
   if (a.rows == 0) return;
   const int lanes = stats_lanes(a.rows, a.nnz);
-  kernels::stats_kernel<<<pass_blocks(a.rows * lanes), helper_threads, 0, stream>>>(
+  kernels::stats_kernel<<<pass_blocks(kernels::stats_kernel, a.rows * lanes), helper_threads, 0, stream>>>(
       a.rows, lanes, a.row_offsets, a.col_indices, b.row_offsets, b.cols, lim, bins, row_nnz, counters);
   SPGEMM_CUDA_CHECK_LAUNCH();
 }

@@ -183,6 +183,7 @@ product_bounds compute_bounds(const cuda::structure_view& a, const cuda::structu
   // level takes whole rows.
   const int passes = p.split_levels + 1;
   const int lanes = planner::stats_lanes(a.rows, a.nnz);
+  const unsigned blocks = cuda::reduction_blocks(chunk_bounds_kernel, a.rows * lanes, helper_threads);
   device_buffer<ull> out(memory, 3 * static_cast<std::size_t>(passes), stream);
   SPGEMM_CUDA_CHECK(cudaMemsetAsync(out.data(), 0, out.bytes(), stream));
   std::int64_t chunk = 1;
@@ -192,7 +193,7 @@ product_bounds compute_bounds(const cuda::structure_view& a, const cuda::structu
     } else {
       chunk = std::numeric_limits<std::int64_t>::max();
     }
-    chunk_bounds_kernel<<<cuda::reduction_blocks(a.rows * lanes, helper_threads), helper_threads, 0, stream>>>(
+    chunk_bounds_kernel<<<blocks, helper_threads, 0, stream>>>(
         a.rows, lanes, a.row_offsets, a.col_indices, b.row_offsets, chunk, b.cols, out.data() + 3 * level);
     SPGEMM_CUDA_CHECK_LAUNCH();
   }
