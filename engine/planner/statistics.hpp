@@ -22,13 +22,17 @@ namespace spgemm::planner {
 
 // Lanes that take one row of a matrix in the passes over its entries (the
 // statistics pass, RMerge's bounds): the power of two (1 .. 32) at or above
-// its mean length, so that small matrices of long rows keep the GPU busy (a
-// thread per row left it nearly idle); rows longer than stats_long_row are
-// summed by a whole warp (hub rows of thousands of entries would hold a few
-// lanes for long).
+// a quarter of its mean length, so that small matrices of long rows keep the
+// GPU busy (a thread per row left it nearly idle) while each lane loads a
+// few entries at once (a lane per entry left the passes bound by the latency
+// of a row's loads, one row after another); rows longer than stats_long_row
+// are summed by a whole warp (hub rows of thousands of entries would hold a
+// few lanes for long).
+inline constexpr int stats_entries_per_lane = 4;
+
 inline int stats_lanes(std::int64_t rows, std::int64_t nnz) {
   int lanes = 1;
-  while (lanes < 32 && static_cast<std::int64_t>(lanes) * rows < nnz) lanes *= 2;
+  while (lanes < 32 && static_cast<std::int64_t>(lanes) * stats_entries_per_lane * rows < nnz) lanes *= 2;
   return lanes;
 }
 inline constexpr std::int64_t stats_long_row = 64;
