@@ -139,6 +139,15 @@ resolved resolve(const multiply_options& options, const stored_facts& facts, con
   return r;
 }
 
+// The numeric phase of a product on a known structure: the own numeric pass
+// of the method the job names (automatic: the planner's choice) where it has
+// one, else the table's.
+const method::numeric_pass& numeric_pass_of(const multiply_options& options, const stored_facts& facts,
+                                            const cuda::structure_view& b, std::size_t value_bytes) {
+  const method::method& m = *resolve(options, facts, b, value_bytes, nullptr).method;
+  return m.numeric.present() ? m.numeric : methods().numeric;
+}
+
 }  // namespace
 
 cuda_backend::cuda_backend(int ordinal) {
@@ -491,7 +500,7 @@ memory_estimate cuda_backend::estimate_multiply_numeric(const stored_matrix& a, 
   // The structure's row statistics are measured (once, and kept) here, as
   // the operands' facts are: the run then allocates nothing outside its limit.
   s.row_stats(stream.get());
-  memory_estimate e = methods().numeric_estimate(job, s.structure());
+  memory_estimate e = numeric_pass_of(options, facts, p.b.structure(), size_of(p.out)).estimate(job, s.structure());
   e.output_bytes = cuda::csr_bytes(s.info().rows, s.info().nnz, size_of(p.out));
   for (const matrix_info& m : {p.a.info(), p.b.info()}) {
     if (m.type != p.out) e.workspace_bytes += static_cast<std::size_t>(m.nnz) * size_of(p.out);
@@ -518,13 +527,14 @@ std::shared_ptr<stored_matrix> cuda_backend::multiply_numeric(const stored_matri
   const method::job job{p.a.structure(), p.b.structure(), size_of(p.out), options.tuning, facts, methods(),
                         held, stream.get(), cancel};
   const std::int64_t longest = s.row_stats(stream.get()).max_row_length;
+  const method::numeric_pass& numeric = numeric_pass_of(options, facts, p.b.structure(), size_of(p.out));
   auto run = [&](auto tag) -> any_device_csr {
     using T = decltype(tag);
     operand<T> oa = operand_of<T>(p.a.matrix(), held, stream.get());
     operand<T> ob = operand_of<T>(p.b.matrix(), held, stream.get());
     cuda::device_csr<T> c = cuda::allocate_csr<T>(s.info().rows, s.info().cols, s.info().nnz, held, stream.get());
     cancel.throw_if_cancelled();
-    methods().numeric<T>(job, oa.view, ob.view, s.structure(), longest, c);
+    numeric.run<T>(job, oa.view, ob.view, s.structure(), longest, c);
     return c;
   };
   any_device_csr c = p.out == value_type::f32 ? run(float{}) : run(double{});

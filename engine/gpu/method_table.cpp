@@ -19,7 +19,8 @@ namespace {
 
 // A new method adds its row here (docs/architecture.md, "Adding a method").
 const method::method rows[] = {
-    {algorithm::rmerge, &rmerge::estimate, &rmerge::run<float>, &rmerge::run<double>},
+    {algorithm::rmerge, &rmerge::estimate, &rmerge::run<float>, &rmerge::run<double>, false, false, false,
+     {&rmerge::estimate_numeric, &rmerge::run_numeric<float>, &rmerge::run_numeric<double>}},
     {algorithm::hash, &hash::estimate, &hash::run<float>, &hash::run<double>, true},
     {algorithm::esc, &esc::estimate, &esc::run<float>, &esc::run<double>, true, true},
     {algorithm::block, &block::estimate, &block::run<float>, &block::run<double>},
@@ -31,11 +32,12 @@ const method::method rows[] = {
 
 }  // namespace
 
-// The numeric phase on a known structure: the block method's numeric pass
-// (with b = 1 on operands without blocks: a row-wise pass).
+// The numeric phase on a known structure of any method's product: the block
+// method's numeric pass (with b = 1 on operands without blocks: a row-wise
+// pass).
 const method::table& methods() {
-  static const method::table table{std::begin(rows), std::end(rows), &block::estimate_numeric,
-                                   &block::run_numeric<float>, &block::run_numeric<double>};
+  static const method::table table{std::begin(rows), std::end(rows),
+                                   {&block::estimate_numeric, &block::run_numeric<float>, &block::run_numeric<double>}};
   return table;
 }
 

@@ -72,6 +72,35 @@ struct job {
 template <typename T>
 using run_fn = cuda::device_csr<T> (*)(const job&, const cuda::csr_view<T>& a, const cuda::csr_view<T>& b);
 
+// The numeric phase alone of a product whose structure is known (the
+// structure `s` of a product of operands with these patterns, its longest
+// row `longest_row`): C's arrays allocated (rows, cols and nnz of s), every
+// one of them written. Every method gives C the structure of the CPU
+// reference, so one numeric pass serves them all (the table's); a method may
+// have its own (its row's), for the products it would run.
+template <typename T>
+using numeric_fn = void (*)(const job&, const cuda::csr_view<T>& a, const cuda::csr_view<T>& b,
+                            const cuda::structure_view& s, std::int64_t longest_row, cuda::device_csr<T>& c);
+
+// A numeric phase: its workspace (C not included) and its run.
+struct numeric_pass {
+  memory_estimate (*estimate)(const job&, const cuda::structure_view& s) = nullptr;
+  numeric_fn<float> run_f32 = nullptr;
+  numeric_fn<double> run_f64 = nullptr;
+
+  bool present() const { return estimate != nullptr; }
+
+  template <typename T>
+  void run(const job& j, const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, const cuda::structure_view& s,
+           std::int64_t longest_row, cuda::device_csr<T>& c) const {
+    if constexpr (std::is_same_v<T, float>) {
+      run_f32(j, a, b, s, longest_row, c);
+    } else {
+      run_f64(j, a, b, s, longest_row, c);
+    }
+  }
+};
+
 // A row of the table of methods.
 struct method {
   algorithm algo;
@@ -88,6 +117,8 @@ struct method {
   // Whether run() takes a mask (job.mask), and whether it runs masked products only.
   bool masks = false;
   bool masked_only = false;
+  // Its own numeric phase, where it has one (none: the table's).
+  numeric_pass numeric = {};
 
   template <typename T>
   cuda::device_csr<T> run(const job& j, const cuda::csr_view<T>& a, const cuda::csr_view<T>& b) const {
@@ -99,34 +130,12 @@ struct method {
   }
 };
 
-// The numeric phase alone of a product whose structure is known (the
-// structure `s` of a product of operands with these patterns, its longest
-// row `longest_row`): C's arrays allocated (rows, cols and nnz of s), every
-// one of them written. Every method gives C the structure of the CPU
-// reference, so one numeric pass serves them all (the table's).
-template <typename T>
-using numeric_fn = void (*)(const job&, const cuda::csr_view<T>& a, const cuda::csr_view<T>& b,
-                            const cuda::structure_view& s, std::int64_t longest_row, cuda::device_csr<T>& c);
-
 // The methods a backend runs.
 struct table {
   const method* first = nullptr;
   const method* last = nullptr;
-  // The numeric phase on a known structure: its workspace (C not included)
-  // and its run.
-  memory_estimate (*numeric_estimate)(const job&, const cuda::structure_view& s) = nullptr;
-  numeric_fn<float> numeric_f32 = nullptr;
-  numeric_fn<double> numeric_f64 = nullptr;
-
-  template <typename T>
-  void numeric(const job& j, const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, const cuda::structure_view& s,
-               std::int64_t longest_row, cuda::device_csr<T>& c) const {
-    if constexpr (std::is_same_v<T, float>) {
-      numeric_f32(j, a, b, s, longest_row, c);
-    } else {
-      numeric_f64(j, a, b, s, longest_row, c);
-    }
-  }
+  // The numeric phase on a known structure of any method's product.
+  numeric_pass numeric;
 
   // The method of `algo`; throws error(bad_input) where there is none.
   const method& find(algorithm algo) const {

@@ -16,6 +16,10 @@
 // sum over level-l chunks of min(products, cols of B) entries).
 // Complexity: O(products) merged entries in the first pass, then shrinking;
 // ceil(log_M(L)) + 1 passes, each O(rows * W) threads.
+// The numeric pass alone (run_numeric: a product whose structure is known):
+// where A's rows fit one merge pass, the value pass on the structure's
+// offsets, C's offsets and columns copied from it; else the table's numeric
+// pass.
 #include <cub/block/block_reduce.cuh>
 
 #include <algorithm>
@@ -335,5 +339,36 @@ device_csr<T> run(const method::job& job, const cuda::csr_view<T>& a, const cuda
 
 template device_csr<float> run(const method::job&, const cuda::csr_view<float>&, const cuda::csr_view<float>&);
 template device_csr<double> run(const method::job&, const cuda::csr_view<double>&, const cuda::csr_view<double>&);
+
+memory_estimate estimate_numeric(const method::job& job, const cuda::structure_view& s) {
+  const plan p = make_plan(job.facts.a_rows(), job.tuning.rmerge);
+  if (p.split_levels > 0) return job.methods.numeric.estimate(job, s);
+  memory_estimate e;
+  e.exact = true;
+  e.nnz_bound = s.nnz;
+  e.method = "rmerge " + describe(p) + " numeric";
+  return e;
+}
+
+template <typename T>
+void run_numeric(const method::job& job, const cuda::csr_view<T>& a, const cuda::csr_view<T>& b,
+                 const cuda::structure_view& s, std::int64_t longest_row, device_csr<T>& c) {
+  const plan p = make_plan(job.facts.a_rows(), job.tuning.rmerge);
+  if (p.split_levels > 0) return job.methods.numeric.run<T>(job, a, b, s, longest_row, c);
+  SPGEMM_CUDA_CHECK(cudaMemcpyAsync(c.row_offsets.data(), s.row_offsets, c.row_offsets.bytes(),
+                                    cudaMemcpyDeviceToDevice, job.stream));
+  if (s.nnz == 0) return;
+  SPGEMM_CUDA_CHECK(cudaMemcpyAsync(c.col_indices.data(), s.col_indices, c.col_indices.bytes(),
+                                    cudaMemcpyDeviceToDevice, job.stream));
+  const left_factor<T> left{a.rows, a.row_offsets, a.col_indices, a.values};
+  launch_mul_limited_values<T>(p.last, left, b.row_offsets, b.col_indices, b.values, s.row_offsets, nullptr,
+                               c.values.data(), job.stream, stage_capacity(p.last, a.rows, s.nnz),
+                               b_stage_of(job, p));
+}
+
+template void run_numeric(const method::job&, const cuda::csr_view<float>&, const cuda::csr_view<float>&,
+                          const cuda::structure_view&, std::int64_t, device_csr<float>&);
+template void run_numeric(const method::job&, const cuda::csr_view<double>&, const cuda::csr_view<double>&,
+                          const cuda::structure_view&, std::int64_t, device_csr<double>&);
 
 }  // namespace spgemm::rmerge

@@ -32,4 +32,13 @@ memory_estimate estimate(const method::job& job);
 template <typename T>
 cuda::device_csr<T> run(const method::job& job, const cuda::csr_view<T>& a, const cuda::csr_view<T>& b);
 
+// The numeric phase alone on the structure of this product (method::numeric_fn):
+// where A's rows fit one merge pass, its value pass (no workspace); else the
+// table's numeric phase (job.methods).
+memory_estimate estimate_numeric(const method::job& job, const cuda::structure_view& s);
+
+template <typename T>
+void run_numeric(const method::job& job, const cuda::csr_view<T>& a, const cuda::csr_view<T>& b,
+                 const cuda::structure_view& s, std::int64_t longest_row, cuda::device_csr<T>& c);
+
 }  // namespace spgemm::rmerge
