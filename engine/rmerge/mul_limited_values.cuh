@@ -32,7 +32,9 @@ void launch_values(const left_factor<T>& left, const value_args<T>& v, cudaStrea
   std::size_t shared = static_cast<std::size_t>(warps_per_block) * v.stage_capacity * (sizeof(T) + sizeof(index_t));
   if (v.b_stage_capacity > 0) shared = (shared + 15) / 16 * 16 + warps_per_block * b_stage_bytes<T>(v.b_stage_capacity, true);
   if (left.is_explicit()) {
-    const auto kernel = mul_limited_kernel<W, R, true, false, T>;
+    // c_col null: a numeric-only pass on a known structure's offsets.
+    const auto kernel =
+        v.c_col == nullptr ? mul_limited_kernel<W, R, true, false, T, true> : mul_limited_kernel<W, R, true, false, T>;
     if (shared > 0) cuda::allow_max_dynamic_shared(kernel);
     kernel<<<blocks, block_threads, shared, stream>>>(left.rows, left.offsets, left.columns, left.values, v.b_off,
                                                       v.b_col, v.b_val, v.c_off, v.c_col, v.c_val, v.stage_capacity,

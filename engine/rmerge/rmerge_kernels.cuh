@@ -212,13 +212,14 @@ struct cursor {
 };
 
 // Count: write the length of row r of C to c_off[r] (c_col, c_val, left_val
-// and b_val unused). Otherwise: write row r at c_off[r], within c_off[r + 1]
-// (the offsets of a numeric-only pass come from a structure the caller
-// keeps: one of another product writes no entry past its row, and the rest
-// of a row it does not fill holds zeros); c_col null: the values alone.
+// and b_val unused). Otherwise: write row r at c_off[r]. Known: the offsets
+// are a known structure's (a numeric-only pass) and the values alone are
+// written (c_col unused), within c_off[r + 1]: the structure of another
+// product writes no entry past its row, and the rest of a row it does not
+// fill holds zeros.
 // Launch bounds (128, 8): 64 registers, no spills; with (128) alone ptxas
 // spills in the merge loop of some instantiations (docs/planner.md, RMerge).
-template <int W, int R, bool Explicit, bool Count, typename T>
+template <int W, int R, bool Explicit, bool Count, typename T, bool Known = false>
 __global__ void __launch_bounds__(128, 8) mul_limited_kernel(
     std::int64_t rows, const offset_t* __restrict__ left_off, const index_t* __restrict__ left_col,
     const T* __restrict__ left_val, const offset_t* __restrict__ b_off, const index_t* __restrict__ b_col,
@@ -297,14 +298,14 @@ __global__ void __launch_bounds__(128, 8) mul_limited_kernel(
   // enough for cursor r, its steps skip it outright (finan512's rows of 7
   // entries on 16 lanes use one cursor of four).
   offset_t out = Count || !active ? 0 : c_off[row];
-  const offset_t row_end = Count || !active ? 0 : c_off[row + 1];
+  const offset_t row_end = Known && active ? c_off[row + 1] : 0;
   const auto put = [&](index_t column, T value) {
     const offset_t slot = out - window_begin;
     if (staged && slot < stage_capacity) {
       stage_col[slot] = column;
       stage_val[slot] = value;
     } else {
-      if (c_col != nullptr) c_col[out] = column;
+      if constexpr (!Known) c_col[out] = column;
       c_val[out] = value;
     }
   };
@@ -330,7 +331,7 @@ __global__ void __launch_bounds__(128, 8) mul_limited_kernel(
       }
       if constexpr (!Count) {
         sum = subwarp_sum<W>(sum);
-        if (live && lane == 0 && out < row_end) put(m, sum);
+        if (live && lane == 0 && (!Known || out < row_end)) put(m, sum);
       }
       out += live ? 1 : 0;
     }
@@ -362,14 +363,16 @@ __global__ void __launch_bounds__(128, 8) mul_limited_kernel(
   if constexpr (Count) {
     if (active && lane == 0) c_off[row] = out;
   } else {
-    if (lane == 0) {
-      for (; out < row_end; ++out) put(0, T(0));
+    if constexpr (Known) {
+      if (lane == 0) {
+        for (; out < row_end; ++out) put(0, T(0));
+      }
     }
     if (staged) {
       __syncwarp();
       const offset_t count = window_end - window_begin < stage_capacity ? window_end - window_begin : stage_capacity;
       for (offset_t i = threadIdx.x % 32; i < count; i += 32) {
-        if (c_col != nullptr) c_col[window_begin + i] = stage_col[i];
+        if constexpr (!Known) c_col[window_begin + i] = stage_col[i];
         c_val[window_begin + i] = stage_val[i];
       }
     }
