@@ -14,17 +14,15 @@ namespace spgemm::cuda {
 // runs the same number of trips in every lane of a warp (rows past the last
 // read as empty), so that the loop's body may shuffle and vote warp-wide.
 struct lane_groups {
-  int lanes;
-  int lane;            // in the warp
-  int sub;             // in the group
+  int lane;             // in the warp
+  int sub;              // in the group
   unsigned group_bits;  // the group's lanes, from its first lane
   std::int64_t first;
   std::int64_t stride;
   std::int64_t end;
 
   __device__ lane_groups(std::int64_t rows, int lanes_per_row)
-      : lanes(lanes_per_row),
-        lane(static_cast<int>(threadIdx.x & 31)),
+      : lane(static_cast<int>(threadIdx.x & 31)),
         sub(lane & (lanes_per_row - 1)),
         group_bits(lanes_per_row == 32 ? full_mask : (1u << lanes_per_row) - 1u),
         first((static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / lanes_per_row),
