@@ -26,23 +26,34 @@ cuda::structure_view cuda_stored_matrix::structure() const {
   return std::visit([](const auto& d) { return d.view().structure(); }, matrix_);
 }
 
+void cuda_stored_matrix::measure(cudaStream_t stream) const {
+  const planner::matrix_facts f =
+      planner::measure_matrix(structure(), !block_sizes_.has_value(), context_->memory, stream);
+  row_stats_ = f.rows;
+  if (!block_sizes_) block_sizes_ = f.blocks;
+}
+
 const planner::row_stats& cuda_stored_matrix::row_stats(cudaStream_t stream) const {
-  std::call_once(row_stats_once_, [&] {
-    planner::row_stats s = planner::compute_row_stats(structure(), context_->memory, stream);
-    s.diagonal_distance = planner::compute_diagonal_distance(structure(), context_->memory, stream);
-    row_stats_ = s;
-  });
-  return row_stats_;
+  std::lock_guard<std::mutex> lock(facts_mutex_);
+  if (!row_stats_) measure(stream);
+  return *row_stats_;
 }
 
 void cuda_stored_matrix::adopt_row_stats(const planner::row_stats& same_pattern) const {
-  std::call_once(row_stats_once_, [&] { row_stats_ = same_pattern; });
+  std::lock_guard<std::mutex> lock(facts_mutex_);
+  if (!row_stats_) row_stats_ = same_pattern;
 }
 
 planner::size_mask cuda_stored_matrix::block_sizes(cudaStream_t stream) const {
-  std::call_once(block_sizes_once_,
-                 [&] { block_sizes_ = planner::detect_block_sizes(structure(), context_->memory, stream); });
-  return block_sizes_;
+  std::lock_guard<std::mutex> lock(facts_mutex_);
+  if (!block_sizes_) {
+    if (row_stats_) {
+      block_sizes_ = planner::detect_block_sizes(structure(), context_->memory, stream);
+    } else {
+      measure(stream);
+    }
+  }
+  return *block_sizes_;
 }
 
 }  // namespace spgemm::gpu

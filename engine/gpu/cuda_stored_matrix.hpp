@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "cuda/device_context.hpp"
 #include "cuda/device_csr.hpp"
@@ -31,6 +32,7 @@ class cuda_stored_matrix final : public stored_matrix {
   const planner::row_stats& row_stats(cudaStream_t stream) const;
   // The sizes of dense blocks it is made of (one kernel over its entries
   // where its shape allows any), measured with `stream` the first time.
+  // Whichever of the two is asked for first, both are measured together.
   planner::size_mask block_sizes(cudaStream_t stream) const;
   // Takes the row shape of a matrix of the same pattern (a numeric-only
   // product's structure, the matrix whose values were replaced) instead of
@@ -38,12 +40,13 @@ class cuda_stored_matrix final : public stored_matrix {
   void adopt_row_stats(const planner::row_stats& same_pattern) const;
 
  private:
+  void measure(cudaStream_t stream) const;  // both, facts_mutex_ held
+
   std::shared_ptr<cuda::device_context> context_;
   cuda::any_device_csr matrix_;
-  mutable std::once_flag row_stats_once_;
-  mutable planner::row_stats row_stats_;
-  mutable std::once_flag block_sizes_once_;
-  mutable planner::size_mask block_sizes_ = 0;
+  mutable std::mutex facts_mutex_;
+  mutable std::optional<planner::row_stats> row_stats_;
+  mutable std::optional<planner::size_mask> block_sizes_;
 };
 
 }  // namespace spgemm::gpu

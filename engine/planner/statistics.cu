@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 
 #include "cuda/cuda_check.hpp"
 #include "cuda/device_facts.hpp"
@@ -44,17 +45,45 @@ row_stats compute_row_stats(const cuda::structure_view& m, cuda::memory_resource
   return s;
 }
 
-double compute_diagonal_distance(const cuda::structure_view& m, cuda::memory_resource& memory, cudaStream_t stream) {
-  if (m.rows == 0 || m.cols == 0 || m.nnz == 0) return 0;
-  cuda::device_buffer<ull> out(memory, 1, stream);
-  SPGEMM_CUDA_CHECK(cudaMemsetAsync(out.data(), 0, sizeof(ull), stream));
-  const int lanes = stats_lanes(m.rows, m.nnz);
-  const unsigned blocks = pass_blocks(kernels::diagonal_distance_kernel, m.rows * lanes);
-  kernels::diagonal_distance_kernel<<<blocks, helper_threads, 0, stream>>>(m.rows, m.cols, lanes, m.row_offsets,
-                                                                             m.col_indices, out.data());
+matrix_facts measure_matrix(const cuda::structure_view& m, bool blocks, cuda::memory_resource& memory,
+                            cudaStream_t stream) {
+  matrix_facts f;
+  f.rows.rows = m.rows;
+  f.rows.nnz = m.nnz;
+  const size_mask candidates = blocks ? shape_candidates(m.rows, m.cols, m.nnz) : 0;
+  f.blocks = candidates;
+  if (m.rows == 0 || m.nnz == 0) return f;
+  // Words: the longest row and both sides of the diagonal, the diagonal
+  // distance's units, the broken block sizes.
+  cuda::device_buffer<ull> out(memory, statistics_scratch_bytes / sizeof(ull), stream);
+  SPGEMM_CUDA_CHECK(cudaMemsetAsync(out.data(), 0, out.bytes(), stream));
+  kernels::max_row_length_kernel<<<pass_blocks(kernels::max_row_length_kernel, m.rows), helper_threads, 0, stream>>>(
+      m.rows, m.row_offsets, m.col_indices, out.data());
   SPGEMM_CUDA_CHECK_LAUNCH();
-  const auto units = static_cast<double>(cuda::read_back(out.data(), stream));
-  return units / static_cast<double>(1u << kernels::diagonal_units_log2) / static_cast<double>(m.nnz);
+  const int lanes = stats_lanes(m.rows, m.nnz);
+  if (m.cols > 0) {
+    kernels::diagonal_distance_kernel<<<pass_blocks(kernels::diagonal_distance_kernel, m.rows * lanes),
+                                        helper_threads, 0, stream>>>(m.rows, m.cols, lanes, m.row_offsets,
+                                                                     m.col_indices, out.data() + 3);
+    SPGEMM_CUDA_CHECK_LAUNCH();
+  }
+  auto* broken = reinterpret_cast<unsigned*>(out.data() + 4);
+  if (candidates != 0) {
+    kernels::detect_kernel<<<pass_blocks(kernels::detect_kernel, m.rows * lanes), helper_threads, 0, stream>>>(
+        m.rows, lanes, m.row_offsets, m.col_indices, candidates, broken);
+    SPGEMM_CUDA_CHECK_LAUNCH();
+  }
+  ull found[5];
+  cuda::read_back(out.data(), 5, found, stream);
+  f.rows.max_row_length = static_cast<std::int64_t>(found[0]);
+  f.rows.lower_triangular = found[1] == 0;
+  f.rows.upper_triangular = found[2] == 0;
+  f.rows.diagonal_distance = static_cast<double>(found[3]) / static_cast<double>(1u << kernels::diagonal_units_log2) /
+                             static_cast<double>(m.nnz);
+  unsigned broken_host = 0;
+  std::memcpy(&broken_host, &found[4], sizeof broken_host);
+  f.blocks = candidates & ~broken_host;
+  return f;
 }
 
 size_mask detect_block_sizes(const cuda::structure_view& m, cuda::memory_resource& memory, cudaStream_t stream) {

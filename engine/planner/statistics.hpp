@@ -37,16 +37,24 @@ inline int stats_lanes(std::int64_t rows, std::int64_t nnz) {
 }
 inline constexpr std::int64_t stats_long_row = 64;
 
+// The device scratch one measurement below holds while it runs (five words).
+inline constexpr std::size_t statistics_scratch_bytes = 5 * sizeof(unsigned long long);
+
 // Rows, nnz, the longest row of `m` and on which sides of the diagonal its
 // entries lie (diagonal_distance left 0).
-// The device scratch one measurement below holds while it runs (three words).
-inline constexpr std::size_t statistics_scratch_bytes = 3 * sizeof(unsigned long long);
-
 row_stats compute_row_stats(const cuda::structure_view& m, cuda::memory_resource& memory, cudaStream_t stream);
 
-// The mean diagonal_offset of `m`'s entries (row_stats::diagonal_distance;
-// 0 without entries): one kernel over the entries, a warp per row.
-double compute_diagonal_distance(const cuda::structure_view& m, cuda::memory_resource& memory, cudaStream_t stream);
+// What the planner reads of one matrix: its row_stats (diagonal_distance
+// included) and, where `blocks`, its dense block sizes: the passes queued on
+// `stream` and read back together, one synchronization for all (a Galerkin
+// product's transpose and intermediate are fresh operands, measured on every
+// level).
+struct matrix_facts {
+  row_stats rows;
+  size_mask blocks = 0;
+};
+matrix_facts measure_matrix(const cuda::structure_view& m, bool blocks, cuda::memory_resource& memory,
+                            cudaStream_t stream);
 
 // The sizes (bit b for b in 2, 3, 4, 6) for which `m` has dense b x b block
 // structure: one kernel over the entries for all candidate sizes; none where

@@ -65,5 +65,33 @@ TEST(GpuStatistics, BlockSizesAtEveryLaneWidth) {
   }
 }
 
+// The row shape and the block sizes are measured in one pass whichever is
+// asked for first; after adopted row stats, the block sizes alone.
+TEST(GpuStatistics, RowShapeAndBlockSizesInEitherOrder) {
+  SPGEMM_REQUIRE_GPU();
+  for (int b : {1, 3}) {
+    SCOPED_TRACE(std::to_string(b) + " x " + std::to_string(b) + " blocks");
+    const csr_matrix<double> a = b == 1 ? testing::random_csr<double>(1200, 900, 12, 77)
+                                        : testing::random_blocked<double>(400, 300, b, 6, 78);
+    std::int64_t longest = 0;
+    for (std::int64_t r = 0; r < a.rows; ++r) longest = std::max<std::int64_t>(longest, a.row_length(r));
+    const planner::size_mask sizes = planner::detect_sizes(a);
+
+    const auto rows_first = gpu().store(a);
+    EXPECT_EQ(on_gpu(rows_first).row_stats(nullptr).max_row_length, longest);
+    EXPECT_EQ(on_gpu(rows_first).block_sizes(nullptr), sizes);
+
+    const auto blocks_first = gpu().store(a);
+    EXPECT_EQ(on_gpu(blocks_first).block_sizes(nullptr), sizes);
+    EXPECT_EQ(on_gpu(blocks_first).row_stats(nullptr).max_row_length, longest);
+    EXPECT_NEAR(on_gpu(blocks_first).row_stats(nullptr).diagonal_distance, mean_distance(a), 1e-6);
+
+    const auto adopted = gpu().store(a);
+    on_gpu(adopted).adopt_row_stats(on_gpu(rows_first).row_stats(nullptr));
+    EXPECT_EQ(on_gpu(adopted).block_sizes(nullptr), sizes);
+    EXPECT_EQ(on_gpu(adopted).row_stats(nullptr).max_row_length, longest);
+  }
+}
+
 }  // namespace
 }  // namespace spgemm
