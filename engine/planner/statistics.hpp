@@ -1,9 +1,9 @@
 // What the planner reads of matrices and products, measured on the device:
 // the shape of a matrix's rows, the dense block sizes it is made of, and the
 // statistics pass over a product (its products, the bound of nnz(C), every
-// row's symbolic bin for the hash method). One small kernel and one
-// read-back each; the GPU backend keeps a stored matrix's row shape and
-// block sizes, the hash method runs the statistics pass inside its product.
+// row's symbolic bin for the hash method). Small kernels, one read-back a
+// measurement; the GPU backend keeps a stored matrix's row shape and block
+// sizes, the hash method runs the statistics pass inside its product.
 #pragma once
 
 #include <cuda_runtime_api.h>
