@@ -18,9 +18,9 @@ unsigned fixed_grid(std::int64_t items) {
 
 template <int G>
 void apply(const cuda::csr_view<double>& a, const double* s, const double* u, const double* v, double* w,
-           unsigned grid, const kernels::lanczos_state& st, cudaStream_t stream) {
+           unsigned grid, int k, const kernels::lanczos_state& st, cudaStream_t stream) {
   kernels::lanczos_apply_kernel<G><<<grid, kernels::lanczos_threads, 0, stream>>>(
-      a.rows, a.row_offsets, a.col_indices, a.values, s, u, v, w, st);
+      a.rows, a.row_offsets, a.col_indices, a.values, s, u, v, w, k, st);
   SPGEMM_CUDA_CHECK_LAUNCH();
 }
 
@@ -33,29 +33,26 @@ void lanczos(const cuda::csr_view<double>& a, const double* s, double* v, double
   beta.clear();
   const std::int64_t n = a.rows;
   if (n == 0 || steps < 1) return;
-  const auto words = static_cast<std::size_t>(2 * steps + kernels::lanczos_parts + 1);
+  // alpha, beta, then `stopped` and `arrived` in one word, then the partial sums.
+  const auto words = static_cast<std::size_t>(2 * steps + 1 + kernels::lanczos_parts);
   cuda::device_buffer<double> storage(memory, words, stream);
   SPGEMM_CUDA_CHECK(cudaMemsetAsync(storage.data(), 0, storage.bytes(), stream));
-  const kernels::lanczos_state st{storage.data(), storage.data() + steps,
-                                  reinterpret_cast<int*>(storage.data() + 2 * steps),
-                                  storage.data() + 2 * steps + 1};
+  auto* flags = reinterpret_cast<int*>(storage.data() + 2 * steps);
+  const kernels::lanczos_state st{storage.data(), storage.data() + steps, flags,
+                                  reinterpret_cast<unsigned*>(flags + 1), storage.data() + 2 * steps + 1};
   const int lanes = group_width(a.nnz / n);
   const unsigned apply_grid = fixed_grid(n * lanes);
   const unsigned vector_grid = fixed_grid(n);
   for (int k = 0; k < steps; ++k) {
     switch (lanes) {
-      case 2: apply<2>(a, s, u, v, w, apply_grid, st, stream); break;
-      case 4: apply<4>(a, s, u, v, w, apply_grid, st, stream); break;
-      case 8: apply<8>(a, s, u, v, w, apply_grid, st, stream); break;
-      case 16: apply<16>(a, s, u, v, w, apply_grid, st, stream); break;
-      default: apply<32>(a, s, u, v, w, apply_grid, st, stream); break;
+      case 2: apply<2>(a, s, u, v, w, apply_grid, k, st, stream); break;
+      case 4: apply<4>(a, s, u, v, w, apply_grid, k, st, stream); break;
+      case 8: apply<8>(a, s, u, v, w, apply_grid, k, st, stream); break;
+      case 16: apply<16>(a, s, u, v, w, apply_grid, k, st, stream); break;
+      default: apply<32>(a, s, u, v, w, apply_grid, k, st, stream); break;
     }
-    kernels::lanczos_alpha_kernel<<<1, kernels::lanczos_threads, 0, stream>>>(static_cast<int>(apply_grid), k, st);
-    SPGEMM_CUDA_CHECK_LAUNCH();
     if (k + 1 == steps) break;
     kernels::lanczos_orthogonalize_kernel<<<vector_grid, kernels::lanczos_threads, 0, stream>>>(n, k, v, prev, w, st);
-    SPGEMM_CUDA_CHECK_LAUNCH();
-    kernels::lanczos_beta_kernel<<<1, kernels::lanczos_threads, 0, stream>>>(static_cast<int>(vector_grid), k, st);
     SPGEMM_CUDA_CHECK_LAUNCH();
     kernels::lanczos_next_kernel<<<vector_grid, kernels::lanczos_threads, 0, stream>>>(n, k, s, w, prev, u, st);
     SPGEMM_CUDA_CHECK_LAUNCH();

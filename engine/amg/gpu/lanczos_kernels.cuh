@@ -1,12 +1,12 @@
 // The Lanczos steps of the spectral radius (lanczos.cu) with every scalar on
-// the device: a step is five launches (S A S v with the partial sums of
-// w . v; alpha; the orthogonalization with those of w . w; beta; the next v
-// and S v)
-// and no read back, where the portable loop (amg::operations::lanczos) reads
-// two dot products back per step. Each kernel first reads `stopped` (set at an
-// invariant subspace) and does nothing once it is. Products and sums rounded
-// one by one, as the CPU's loops; the partial sums over a fixed grid, so a
-// fixed order.
+// the device: a step is three launches (S A S v with the partial sums of
+// w . v, alpha summed by the block that finishes last; the orthogonalization
+// with those of w . w, beta likewise; the next v and S v) and no read back,
+// where the portable loop (amg::operations::lanczos) reads two dot products
+// back per step. Each kernel first reads `stopped` (set at an invariant
+// subspace) and does nothing once it is. Products and sums rounded one by
+// one, as the CPU's loops; the partial sums over a fixed grid, summed in one
+// order by whichever block is last, so a fixed order.
 #pragma once
 
 #include <cub/block/block_reduce.cuh>
@@ -21,22 +21,48 @@ inline constexpr int lanczos_threads = 256;
 inline constexpr int lanczos_parts = 1024;  // partial sums of a dot product, reduced by one block
 
 // The recurrence's state: alpha_k and beta_k of every step, the steps taken
-// when it stopped (0 while it runs), and the partial sums of the step's dot
-// product (lanczos_parts of them).
+// when it stopped (0 while it runs), the blocks of the running kernel that
+// have written their partial sum (back to 0 when the kernel ends), and the
+// partial sums of the step's dot product (lanczos_parts of them).
 struct lanczos_state {
   double* alpha;
   double* beta;
   int* stopped;
+  unsigned* arrived;
   double* partial;
 };
 
+// Called by every thread after thread 0 wrote the block's partial sum: true
+// in the one block that arrives last, which then sees every block's sum.
+__device__ __forceinline__ bool last_to_arrive(unsigned* arrived) {
+  __shared__ bool last;
+  if (threadIdx.x == 0) {
+    __threadfence();  // the partial sum, before the arrival that publishes it
+    last = atomicAdd(arrived, 1u) == gridDim.x - 1;
+    if (last) *arrived = 0;  // for the next kernel, in stream order
+  }
+  __syncthreads();
+  return last;
+}
+
+// The last block: the sum of the grid's partial sums, read past L1 (other
+// SMs wrote them during this kernel), in the order of the partials.
+__device__ __forceinline__ double sum_of_parts(const double* partial) {
+  using reduce = cub::BlockReduce<double, lanczos_threads>;
+  __shared__ typename reduce::TempStorage temp;
+  double sum = 0;
+  for (int i = static_cast<int>(threadIdx.x); i < static_cast<int>(gridDim.x); i += lanczos_threads)
+    sum += __ldcg(partial + i);
+  return reduce(temp).Sum(sum);
+}
+
 // w = S A u with u = S v (a group of G lanes per row, as spmv_kernel; one
-// vector gathered, not two) and the block's partial sum of w . v.
+// vector gathered, not two), the block's partial sum of w . v, and alpha_k.
 template <int G>
 __global__ void __launch_bounds__(lanczos_threads)
     lanczos_apply_kernel(std::int64_t rows, const offset_t* __restrict__ off, const index_t* __restrict__ col,
                          const double* __restrict__ val, const double* __restrict__ s, const double* __restrict__ u,
-                         const double* __restrict__ v, double* __restrict__ w, lanczos_state st) {
+                         const double* __restrict__ v, double* __restrict__ w, int k, lanczos_state st) {
   using reduce = cub::BlockReduce<double, lanczos_threads>;
   __shared__ typename reduce::TempStorage temp;
   if (*st.stopped) return;
@@ -60,25 +86,14 @@ __global__ void __launch_bounds__(lanczos_threads)
   }
   dot = reduce(temp).Sum(dot);
   if (threadIdx.x == 0) st.partial[blockIdx.x] = dot;
+  if (!last_to_arrive(st.arrived)) return;
+  const double alpha = sum_of_parts(st.partial);
+  if (threadIdx.x == 0) st.alpha[k] = alpha;
 }
 
-// One block: the sum of the partial sums.
-__device__ __forceinline__ double sum_of_parts(int parts, const double* __restrict__ partial) {
-  using reduce = cub::BlockReduce<double, lanczos_threads>;
-  __shared__ typename reduce::TempStorage temp;
-  double sum = 0;
-  for (int i = static_cast<int>(threadIdx.x); i < parts; i += lanczos_threads) sum += partial[i];
-  return reduce(temp).Sum(sum);
-}
-
-__global__ void __launch_bounds__(lanczos_threads) lanczos_alpha_kernel(int parts, int k, lanczos_state st) {
-  if (*st.stopped) return;
-  const double sum = sum_of_parts(parts, st.partial);
-  if (threadIdx.x == 0) st.alpha[k] = sum;
-}
-
-// w = w - alpha_k v - beta_{k-1} prev (no prev at k = 0), and the block's
-// partial sum of w . w.
+// w = w - alpha_k v - beta_{k-1} prev (no prev at k = 0), the block's
+// partial sum of w . w, and beta_k = |w|: the recurrence stops after this
+// step at an invariant subspace.
 __global__ void __launch_bounds__(lanczos_threads)
     lanczos_orthogonalize_kernel(std::int64_t n, int k, const double* __restrict__ v, const double* __restrict__ prev,
                                  double* __restrict__ w, lanczos_state st) {
@@ -97,16 +112,12 @@ __global__ void __launch_bounds__(lanczos_threads)
   }
   dot = reduce(temp).Sum(dot);
   if (threadIdx.x == 0) st.partial[blockIdx.x] = dot;
-}
-
-// beta_k = |w|; the recurrence stops after this step at an invariant subspace.
-__global__ void __launch_bounds__(lanczos_threads) lanczos_beta_kernel(int parts, int k, lanczos_state st) {
-  if (*st.stopped) return;
-  const double sum = sum_of_parts(parts, st.partial);
+  if (!last_to_arrive(st.arrived)) return;
+  const double sum = sum_of_parts(st.partial);
   if (threadIdx.x == 0) {
-    const double b = sqrt(sum > 0 ? sum : 0.0);
-    st.beta[k] = b;
-    if (b <= 1e-12 * fabs(st.alpha[k])) *st.stopped = k + 1;
+    const double beta = sqrt(sum > 0 ? sum : 0.0);
+    st.beta[k] = beta;
+    if (beta <= 1e-12 * fabs(a)) *st.stopped = k + 1;
   }
 }
 
