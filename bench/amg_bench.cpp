@@ -121,8 +121,9 @@ std::string rows_per_level(const amg::setup_report& r) {
 
 // --galerkin-phases: each level's Galerkin product R A P step by step as
 // spgemm::galerkin takes them (the transpose, both orders' estimates, the
-// first product, the second's estimate, the second product), medians of
-// `repeats` in ms, one line a level.
+// first product, the second's estimate, the second product), then both
+// products numeric only on their structures (as galerkin_numeric runs them,
+// estimates included), medians of `repeats` in ms, one line a level.
 std::string galerkin_phases(spgemm::backend& on, const amg::hierarchy& h, const std::string& problem, int repeats) {
   std::string out;
   for (std::size_t k = 0; k + 1 < h.levels(); ++k) {
@@ -141,19 +142,32 @@ std::string galerkin_phases(spgemm::backend& on, const amg::hierarchy& h, const 
     const double m1 = timed(repeats, [&] {
       first = right ? on.multiply(a, p, {}, a_q.total()) : on.multiply(*r, a, {}, r_a.total());
     });
-    const spgemm::stored_matrix& x = right ? *r : *first;
-    const spgemm::stored_matrix& y = right ? *first : p;
     const double e2 = timed(repeats, [&] {
       first = right ? on.multiply(a, p, {}, a_q.total()) : on.multiply(*r, a, {}, r_a.total());
       second = on.estimate_multiply(right ? *r : *first, right ? *first : p, {});
     }) - m1;
-    const double m2 = timed(repeats, [&] { (void)on.multiply(x, y, {}, second.total()); });
-    char line[320];
+    const spgemm::stored_matrix& x = right ? *r : *first;
+    const spgemm::stored_matrix& y = right ? *first : p;
+    std::shared_ptr<spgemm::stored_matrix> c;
+    const double m2 = timed(repeats, [&] { c = on.multiply(x, y, {}, second.total()); });
+    const spgemm::stored_matrix& u = right ? a : *r;
+    const spgemm::stored_matrix& v = right ? p : a;
+    spgemm::memory_estimate numeric_first, numeric_second;
+    const double n1 = timed(repeats, [&] {
+      numeric_first = on.estimate_multiply_numeric(u, v, *first, {});
+      (void)on.multiply_numeric(u, v, *first, {}, numeric_first.total());
+    });
+    const double n2 = timed(repeats, [&] {
+      numeric_second = on.estimate_multiply_numeric(x, y, *c, {});
+      (void)on.multiply_numeric(x, y, *c, {}, numeric_second.total());
+    });
+    char line[512];
     std::snprintf(line, sizeof line,
                   "%s L%zu %s: transpose %.3f, estimate AQ %.3f, RA %.3f, first %.3f (%s), second's estimate "
-                  "%.3f, second %.3f (%s) ms\n",
+                  "%.3f, second %.3f (%s); numeric first %.3f (%s), second %.3f (%s) ms\n",
                   problem.c_str(), k, right ? "R(AQ)" : "(RA)Q", t, e_aq, e_ra, m1,
-                  (right ? a_q : r_a).method.c_str(), e2, m2, second.method.c_str());
+                  (right ? a_q : r_a).method.c_str(), e2, m2, second.method.c_str(), n1,
+                  numeric_first.method.c_str(), n2, numeric_second.method.c_str());
     out += line;
   }
   return out;

@@ -33,9 +33,10 @@ void launch_mul_limited_count(pass_config pass, std::int64_t rows, const offset_
 
 // Value pass: fills the rows of C at c_off. stage_capacity (see
 // rmerge_tuning.hpp): entries of C each warp stages in shared memory; 0
-// stages none. b_stage_capacity: as in the structure pass. c_col null (an
-// explicit left factor only): c_off is a known structure's, and the values
-// alone are written, each row within its end (rmerge_kernels.cuh, Known).
+// stages none. b_stage_capacity: as in the structure pass. c_col null: c_off
+// is a known structure's, and the values alone are written, each row within
+// its end (rmerge_kernels.cuh, Known); an implicit left factor (a split
+// plan's last pass) then needs default_split_rows_per_thread.
 template <typename T>
 void launch_mul_limited_values(pass_config pass, const left_factor<T>& left, const offset_t* b_off,
                                const index_t* b_col, const T* b_val, const offset_t* c_off, index_t* c_col,

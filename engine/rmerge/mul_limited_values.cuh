@@ -40,7 +40,17 @@ void launch_values(const left_factor<T>& left, const value_args<T>& v, cudaStrea
                                                       v.b_col, v.b_val, v.c_off, v.c_col, v.c_val, v.stage_capacity,
                                                       v.b_stage_capacity);
   } else {
-    const auto kernel = mul_limited_kernel<W, R, false, false, T>;
+    // c_col null: the last pass of a split plan, numeric only; its rows per
+    // thread are the split's (4 but where tuning sets them).
+    auto kernel = mul_limited_kernel<W, R, false, false, T>;
+    if (v.c_col == nullptr) {
+      if constexpr (R == default_split_rows_per_thread) {
+        kernel = mul_limited_kernel<W, R, false, false, T, true>;
+      } else {
+        throw_bad_input("rmerge: a numeric-only last pass takes " + std::to_string(default_split_rows_per_thread) +
+                        " rows per thread");
+      }
+    }
     if (shared > 0) cuda::allow_max_dynamic_shared(kernel);
     kernel<<<blocks, block_threads, shared, stream>>>(left.rows, left.offsets, nullptr, nullptr, v.b_off, v.b_col,
                                                       v.b_val, v.c_off, v.c_col, v.c_val, v.stage_capacity,

@@ -17,9 +17,10 @@
 // Complexity: O(products) merged entries in the first pass, then shrinking;
 // ceil(log_M(L)) + 1 passes, each O(rows * W) threads.
 // The numeric pass alone (run_numeric: a product whose structure is known):
-// where A's rows fit one merge pass, the value pass on the structure's
-// offsets, C's offsets and columns copied from it; else the table's numeric
-// pass.
+// the value pass of the last pass on the structure's offsets, C's offsets
+// and columns copied from it, where A's rows fit one merge pass or, split,
+// where A has few rows (the split passes run whole first:
+// rmerge_tuning.hpp, numeric_by_levels); else the table's numeric pass.
 #include <cub/block/block_reduce.cuh>
 
 #include <algorithm>
@@ -243,20 +244,26 @@ memory_estimate estimate_from(const plan& p, const product_bounds& bounds, std::
   return e;
 }
 
-// C = A * B with plan `p` (p.split_levels and p.last must suit A's longest
-// row); b_stage: entries of B a warp of the last pass stages (0: none).
+// What the last pass of plan `p` merges once the split passes ran: its left
+// factor (A itself where the plan does not split), and the intermediate it
+// reads instead of B (where it does).
 template <typename T>
-device_csr<T> multiply_planned(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, const plan& p, int b_stage,
-                               memory_resource& memory, cudaStream_t stream, const cancel_token& cancel) {
-  const std::int64_t m = a.rows;
-  // The remaining left factor: A itself (explicit) until the first split.
-  device_buffer<offset_t> left_owned;
-  const offset_t* left_off = a.row_offsets;
-  bool left_explicit = true;
-  // The current right-hand side: B, then the latest intermediate.
-  device_csr<T> current;
-  bool have_current = false;
+struct last_pass_input {
+  device_buffer<offset_t> left_offsets;  // held for `left` where split
+  left_factor<T> left;
+  device_csr<T> intermediate;
+  bool split = false;
+};
 
+// The split passes of plan `p` (p.split_levels and p.last must suit A's
+// longest row).
+template <typename T>
+last_pass_input<T> split_passes(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, const plan& p,
+                                memory_resource& memory, cudaStream_t stream, const cancel_token& cancel) {
+  const std::int64_t m = a.rows;
+  last_pass_input<T> in;
+  // The remaining left factor: A itself (explicit) until the first split.
+  const offset_t* left_off = a.row_offsets;
   const std::int64_t merge = p.split.merge_factor();
   for (int level = 0; level < p.split_levels; ++level) {
     // Chunks of every row: the offsets of the next left factor.
@@ -277,35 +284,41 @@ device_csr<T> multiply_planned(const cuda::csr_view<T>& a, const cuda::csr_view<
     }
     SPGEMM_CUDA_CHECK(cudaMemcpyAsync(g_off.data() + chunks, left_off + m, sizeof(offset_t),
                                       cudaMemcpyDeviceToDevice, stream));
-    left_owned.reset();  // stream-ordered: the kernels above have read it
+    in.left_offsets.reset();  // stream-ordered: the kernels above have read it
     cancel.throw_if_cancelled();
 
     left_factor<T> g;
     g.rows = chunks;
     g.offsets = g_off.data();
-    if (left_explicit) {
+    if (!in.split) {
       g.columns = a.col_indices;
       g.values = a.values;
     }
-    device_csr<T> next = mul_limited(p.split, g, have_current ? current.view() : b, 0, memory, stream, cancel);
+    device_csr<T> next = mul_limited(p.split, g, in.split ? in.intermediate.view() : b, 0, memory, stream, cancel);
     g_off.reset();
-    current = std::move(next);  // frees the intermediate before it
-    have_current = true;
-    left_owned = std::move(next_off);
-    left_off = left_owned.data();
-    left_explicit = false;
+    in.intermediate = std::move(next);  // frees the intermediate before it
+    in.split = true;
+    in.left_offsets = std::move(next_off);
+    left_off = in.left_offsets.data();
     cancel.throw_if_cancelled();
   }
-
-  left_factor<T> last;
-  last.rows = m;
-  last.offsets = left_off;
-  if (left_explicit) {
-    last.columns = a.col_indices;
-    last.values = a.values;
+  in.left.rows = m;
+  in.left.offsets = left_off;
+  if (!in.split) {
+    in.left.columns = a.col_indices;
+    in.left.values = a.values;
   }
-  device_csr<T> c =
-      mul_limited(p.last, last, have_current ? current.view() : b, have_current ? 0 : b_stage, memory, stream, cancel);
+  return in;
+}
+
+// C = A * B with plan `p`; b_stage: entries of B a warp of the last pass
+// stages (0: none; unused where the plan splits).
+template <typename T>
+device_csr<T> multiply_planned(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, const plan& p, int b_stage,
+                               memory_resource& memory, cudaStream_t stream, const cancel_token& cancel) {
+  last_pass_input<T> in = split_passes(a, b, p, memory, stream, cancel);
+  device_csr<T> c = mul_limited(p.last, in.left, in.split ? in.intermediate.view() : b, in.split ? 0 : b_stage,
+                                memory, stream, cancel);
   c.cols = b.cols;
   return c;
 }
@@ -342,11 +355,17 @@ template device_csr<double> run(const method::job&, const cuda::csr_view<double>
 
 memory_estimate estimate_numeric(const method::job& job, const cuda::structure_view& s) {
   const plan p = make_plan(job.facts.a_rows(), job.tuning.rmerge);
-  if (p.split_levels > 0) return job.methods.numeric.estimate(job, s);
+  const bool levels = numeric_by_levels(p, job.a.rows, cuda::current_device_facts().sm_count);
+  if (p.split_levels > 0 && !levels) return job.methods.numeric.estimate(job, s);
   memory_estimate e;
-  e.exact = true;
+  if (levels) {
+    // The split passes' intermediates and scans, as the whole product holds them.
+    e = estimate_from(p, compute_bounds(job.a, job.b, p, job.memory, job.stream), job.a.rows, job.value_bytes);
+    e.output_bytes = 0;
+  }
+  e.exact = !levels;
   e.nnz_bound = s.nnz;
-  e.method = "rmerge " + describe(p) + " numeric";
+  e.method = describe(p) + " numeric";
   return e;
 }
 
@@ -354,16 +373,18 @@ template <typename T>
 void run_numeric(const method::job& job, const cuda::csr_view<T>& a, const cuda::csr_view<T>& b,
                  const cuda::structure_view& s, std::int64_t longest_row, device_csr<T>& c) {
   const plan p = make_plan(job.facts.a_rows(), job.tuning.rmerge);
-  if (p.split_levels > 0) return job.methods.numeric.run<T>(job, a, b, s, longest_row, c);
+  const bool levels = numeric_by_levels(p, a.rows, cuda::current_device_facts().sm_count);
+  if (p.split_levels > 0 && !levels) return job.methods.numeric.run<T>(job, a, b, s, longest_row, c);
   SPGEMM_CUDA_CHECK(cudaMemcpyAsync(c.row_offsets.data(), s.row_offsets, c.row_offsets.bytes(),
                                     cudaMemcpyDeviceToDevice, job.stream));
   if (s.nnz == 0) return;
   SPGEMM_CUDA_CHECK(cudaMemcpyAsync(c.col_indices.data(), s.col_indices, c.col_indices.bytes(),
                                     cudaMemcpyDeviceToDevice, job.stream));
-  const left_factor<T> left{a.rows, a.row_offsets, a.col_indices, a.values};
-  launch_mul_limited_values<T>(p.last, left, b.row_offsets, b.col_indices, b.values, s.row_offsets, nullptr,
-                               c.values.data(), job.stream, stage_capacity(p.last, a.rows, s.nnz),
-                               b_stage_of(job, p));
+  const last_pass_input<T> in = split_passes(a, b, p, job.memory, job.stream, job.cancel);
+  const cuda::csr_view<T> right = in.split ? in.intermediate.view() : b;
+  launch_mul_limited_values<T>(p.last, in.left, right.row_offsets, right.col_indices, right.values, s.row_offsets,
+                               nullptr, c.values.data(), job.stream, stage_capacity(p.last, a.rows, s.nnz),
+                               in.split ? 0 : b_stage_of(job, p));
 }
 
 template void run_numeric(const method::job&, const cuda::csr_view<float>&, const cuda::csr_view<float>&,

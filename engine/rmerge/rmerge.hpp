@@ -33,8 +33,10 @@ template <typename T>
 cuda::device_csr<T> run(const method::job& job, const cuda::csr_view<T>& a, const cuda::csr_view<T>& b);
 
 // The numeric phase alone on the structure of this product (method::numeric_fn):
-// where A's rows fit one merge pass, its value pass (no workspace); else the
-// table's numeric phase (job.methods).
+// where A's rows fit one merge pass, its value pass (no workspace); where
+// they are split and few, the split passes whole and the last one's value
+// pass (their intermediates' workspace); else the table's numeric phase
+// (job.methods).
 memory_estimate estimate_numeric(const method::job& job, const cuda::structure_view& s);
 
 template <typename T>

@@ -102,6 +102,19 @@ inline int b_stage_capacity(const pass_config& pass, const row_stats& a, const r
   return static_cast<int>(std::min<std::int64_t>((bound + 31) / 32 * 32, most));
 }
 
+// The numeric pass alone of a split plan (rmerge.cu, run_numeric): on A of
+// few rows, RMerge's passes with the last one writing values alone on the
+// known structure; on more, the table's numeric pass (the block method's: a
+// group of lanes a row walks the row's entries of A one after another, which
+// few long rows cannot hide; docs/planner.md, RMerge). Needs the split's
+// rows per thread 4 (the last pass's instantiations on a known structure).
+inline constexpr std::int64_t numeric_levels_max_rows_per_sm = 16;
+
+inline bool numeric_by_levels(const plan& p, std::int64_t rows, int sm_count) {
+  return p.split_levels > 0 && p.last.rows_per_thread == default_split_rows_per_thread &&
+         rows < numeric_levels_max_rows_per_sm * std::max(sm_count, 1);
+}
+
 // Smallest power of two >= 2 (and <= 32) with W * R >= length.
 inline int smallest_subwarp(std::int64_t length, int rows_per_thread) {
   int w = 2;

@@ -24,7 +24,9 @@
 #include <vector>
 
 #include "amg/operations.hpp"
+#include "cuda/device_facts.hpp"
 #include "gpu_test_support.hpp"
+#include "rmerge/rmerge_tuning.hpp"
 #include "spgemm/amg.hpp"
 #include "spgemm/errors.hpp"
 #include "spgemm/galerkin.hpp"
@@ -208,17 +210,26 @@ TEST(GpuNumericProduct, RmergesNumericPassIsItsValuePass) {
       expect_close(fetched(gpu(), *numeric), fetched(gpu(), *gpu().multiply(*sa2, *sb2, o)), 0.0);
     }
   }
-  // A row longer than one merge pass: the table's numeric pass.
-  const csr_matrix<double> a = testing::with_lengths<double>(300, 400, {200, 3, 0}, 53);
-  const csr_matrix<double> b = testing::random_csr<double>(400, 300, 6, 54);
-  multiply_options o;
-  o.algo = algorithm::rmerge;
-  const auto sa = gpu().store(a), sb = gpu().store(b);
-  const auto structure = gpu().multiply(*sa, *sb, o);
-  const memory_estimate e = gpu().estimate_multiply_numeric(*sa, *sb, *structure, o);
-  EXPECT_EQ(e.method.find("rmerge"), std::string::npos) << e.method;
-  expect_close(fetched(gpu(), *gpu().multiply_numeric(*sa, *sb, *structure, o, e.total())), cpu_multiply(a, b),
-               numeric_tolerance);
+  // Rows longer than one merge pass: on few rows of A, RMerge's split passes
+  // and the last one's value pass (rows of one and two levels); on many, the
+  // table's numeric pass.
+  const std::int64_t many = rmerge::numeric_levels_max_rows_per_sm * cuda::current_device_facts().sm_count;
+  const std::pair<std::int64_t, std::int64_t> shapes[] = {{300, 200}, {300, 20000}, {many, 200}};
+  for (const auto& [rows, longest] : shapes) {
+    SCOPED_TRACE(std::to_string(rows) + " rows, the longest of " + std::to_string(longest));
+    const csr_matrix<double> a = testing::with_lengths<double>(rows, 30000, {longest, 3, 0}, 53);
+    const csr_matrix<double> b = testing::random_csr<double>(30000, 300, 6, 54);
+    multiply_options o;
+    o.algo = algorithm::rmerge;
+    const auto sa = gpu().store(a), sb = gpu().store(b);
+    const auto structure = gpu().multiply(*sa, *sb, o);
+    const auto sa2 = gpu().store(testing::with_random_values(a, 55)), sb2 = gpu().store(testing::with_random_values(b, 56));
+    const memory_estimate e = gpu().estimate_multiply_numeric(*sa2, *sb2, *structure, o);
+    EXPECT_EQ(e.method.find("rmerge") != std::string::npos, rows < many) << e.method;
+    poison_pool();
+    expect_close(fetched(gpu(), *gpu().multiply_numeric(*sa2, *sb2, *structure, o, e.total())),
+                 fetched(gpu(), *gpu().multiply(*sa2, *sb2, o)), numeric_tolerance);
+  }
 }
 
 // The structure of another product of the same shape gives wrong values but
@@ -693,7 +704,9 @@ TEST(GpuAmgVectors, LanczosMatchesTheCpu) {
     ASSERT_EQ(g_alpha.size(), c_alpha.size());
     ASSERT_EQ(g_beta.size(), c_beta.size());
     EXPECT_EQ(g_beta.size() + 1, g_alpha.size());
-    if (&a == &cases[3]) EXPECT_EQ(g_alpha.size(), 1u);
+    if (&a == &cases[3]) {
+      EXPECT_EQ(g_alpha.size(), 1u);
+    }
     for (std::size_t k = 0; k < g_alpha.size(); ++k) EXPECT_NEAR(g_alpha[k], c_alpha[k], 1e-8) << k;
     for (std::size_t k = 0; k < g_beta.size(); ++k) EXPECT_NEAR(g_beta[k], c_beta[k], 1e-8) << k;
   }
