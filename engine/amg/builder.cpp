@@ -95,7 +95,6 @@ struct builder::state {
   std::shared_ptr<stored_matrix> graph;
   aggregation agg;
   std::unique_ptr<vector> b;  // B_k, (rows of A_k) x columns
-  std::unique_ptr<vector> inverse_sqrt_diagonal;
   // galerkin_first's operands, chosen by its estimate.
   bool estimated = false;
   memory_estimate estimate;
@@ -218,15 +217,15 @@ struct builder::state {
         next = phase::spectral_radius;
         return;
       }
-      case phase::spectral_radius:
-        l.dinv = ops->inverse_diagonal(*l.a, false);
-        inverse_sqrt_diagonal = ops->inverse_diagonal(*l.a, true);
-        l.rho = spectral_radius(*ops, *l.a, *inverse_sqrt_diagonal, options().spectral_steps);
-        inverse_sqrt_diagonal.reset();
+      case phase::spectral_radius: {
+        operations::diagonal_inverses d = ops->inverse_diagonals(*l.a);
+        l.dinv = std::move(d.inverse);
+        l.rho = spectral_radius(*ops, *l.a, *d.inverse_sqrt, options().spectral_steps);
         if (!(l.rho > 0)) throw_bad_input("rho(D^-1 A) of level " + std::to_string(k) + " is not positive");
         t.spectral_radius += seconds_since(started);
         next = phase::at;
         return;
+      }
       case phase::at: {
         l.at = numeric() ? on->multiply_numeric(*l.a, *l.t, *before().at, products(), limit, cancel)
                          : on->multiply(*l.a, *l.t, products(), limit, cancel);
@@ -367,7 +366,7 @@ void builder::run(std::size_t memory_limit, const cancel_token& cancel) {
 std::size_t builder::held_bytes() const {
   const state& s = *state_;
   std::size_t bytes = bytes_of(s.graph) + bytes_of(s.agg.aggregates) + bytes_of(s.b) +
-                      bytes_of(s.inverse_sqrt_diagonal) + (s.h->coarse_ ? s.h->coarse_->bytes() : 0);
+                      (s.h->coarse_ ? s.h->coarse_->bytes() : 0);
   for (std::size_t k = 0; k < s.h->levels_.size(); ++k) {
     const level& l = s.h->levels_[k];
     if (k > 0) bytes += bytes_of(l.a);

@@ -46,6 +46,10 @@ std::size_t prolongator_bytes(const matrix_info& t, const matrix_info& at) {
   return csr_bytes(t.rows, t.nnz + at.nnz, 8) + words(t.rows + 1) + pass_allowance(t.rows);
 }
 
+operations::diagonal_inverses operations::inverse_diagonals(const stored_matrix& a) {
+  return {inverse_diagonal(a, false), inverse_diagonal(a, true)};
+}
+
 std::size_t factor_bytes(const matrix_info& a) {
   // At most two dense n x n buffers: the GPU's inverse and its two n x 32
   // pivot panels, or the CPU's LU factors.

@@ -93,6 +93,13 @@ class operations {
   // 1 / a_ii, or |a_ii|^-1/2 with `square_root`; throws error(bad_input)
   // naming the first row without a nonzero diagonal.
   virtual std::unique_ptr<vector> inverse_diagonal(const stored_matrix& a, bool square_root) = 0;
+  // Both at once, as two inverse_diagonal calls give them; this default makes
+  // those two calls, a backend may read A's diagonal once for both.
+  struct diagonal_inverses {
+    std::unique_ptr<vector> inverse;       // 1 / a_ii
+    std::unique_ptr<vector> inverse_sqrt;  // |a_ii|^-1/2
+  };
+  virtual diagonal_inverses inverse_diagonals(const stored_matrix& a);
 
   // Setup passes.
   // Unknowns per node: the largest size of dense blocks A is made of

@@ -160,6 +160,17 @@ class cuda_operations final : public amg::operations {
     return out;
   }
 
+  diagonal_inverses inverse_diagonals(const stored_matrix& a) override {
+    const device_guard on(context_->device);
+    const cuda::csr_view<double> m = f64(a).view();
+    auto inverse = std::make_unique<cuda_vector>(context_, m.rows, stream());
+    auto inverse_sqrt = std::make_unique<cuda_vector>(context_, m.rows, stream());
+    const std::int64_t bad =
+        amg::gpu::inverse_diagonals(m, inverse->data(), inverse_sqrt->data(), context_->memory, stream());
+    if (bad >= 0) throw_bad_input("row " + std::to_string(bad) + " has no nonzero diagonal entry");
+    return {std::move(inverse), std::move(inverse_sqrt)};
+  }
+
   int node_size(const stored_matrix& a) override {
     const device_guard on(context_->device);
     const auto* s = dynamic_cast<const cuda_stored_matrix*>(&a);

@@ -16,7 +16,7 @@
 #include <utility>
 
 #include "cuda/cuda_check.hpp"
-#include "cuda/device_facts.hpp"
+#include "cuda/dependent_launch.cuh"
 #include "spgemm/errors.hpp"
 #include "transpose/transpose.hpp"
 #include "transpose/transpose_kernels.cuh"
@@ -114,20 +114,10 @@ unsigned persistent_blocks(const void* kernel, std::int64_t useful) {
 }
 
 // Launches phase `kernel` on `grid` blocks to start while the stream's
-// previous kernel finishes, where the device can (see the kernels'
-// wait_for_previous_phase).
+// previous kernel finishes (see the kernels' wait_for_previous_grid).
 template <typename... Params, typename... Args>
 void launch_phase(void (*kernel)(Params...), unsigned grid, cudaStream_t stream, Args... args) {
-  cudaLaunchAttribute early{};
-  early.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  early.val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(grid);
-  config.blockDim = dim3(tk::block_threads);
-  config.stream = stream;
-  config.attrs = &early;
-  config.numAttrs = cuda::current_device_facts().dependent_launch ? 1 : 0;
-  SPGEMM_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, args...));
+  cuda::launch_dependent(kernel, dim3(grid), dim3(tk::block_threads), stream, args...);
 }
 
 // Phase 4 with sort keys K (see transpose_sort.cuh).

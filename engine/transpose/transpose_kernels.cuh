@@ -73,6 +73,7 @@
 
 #include <cstdint>
 
+#include "cuda/dependent_launch.cuh"
 #include "spgemm/csr.hpp"
 
 namespace spgemm::transpose::kernels {
@@ -124,19 +125,11 @@ struct lists_view {
 };
 
 // Phases 2-5 are launched to start while the phase before them finishes
-// (programmatic dependent launch, transpose.cu): each waits for that grid
-// to complete before it reads what the grid wrote, then lets the next phase
-// launch. Without the launch attribute (or before Hopper) both are no-ops.
-__device__ __forceinline__ void wait_for_previous_phase() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void launch_next_phase() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
-}
+// (cuda/dependent_launch.cuh, transpose.cu): each waits for that grid to
+// complete before it reads what the grid wrote, then lets the next phase
+// launch.
+using cuda::release_next_grid;
+using cuda::wait_for_previous_grid;
 
 // --- 1. runs: per-tile column counts, places and groups ------------------
 
@@ -182,7 +175,7 @@ __global__ void __launch_bounds__(block_threads)
   __shared__ unsigned s_key[table_cells];     // column, then the run's first place in it
   __shared__ unsigned s_count[padded_cells];  // entries, then the run's first position in the tile
   __shared__ typename block_scan::TempStorage scan_storage;
-  launch_next_phase();
+  release_next_grid();
   const std::int64_t base = static_cast<std::int64_t>(blockIdx.x) * entry_tile + threadIdx.x;
   unsigned c[entry_items];
 #pragma unroll
@@ -286,8 +279,8 @@ __global__ void __launch_bounds__(block_threads)
   __shared__ unsigned s_base[short_lists + 1];
   __shared__ unsigned s_columns[scan_tile];  // the tile's counts, then its row starts
 
-  wait_for_previous_phase();
-  launch_next_phase();
+  wait_for_previous_grid();
+  release_next_grid();
   // Tiles in the order blocks start, so every tile looked back on is running or done.
   if (threadIdx.x == 0) s_tile = atomicAdd(&lists.counters[counter_ticket], 1u);
   __syncthreads();
@@ -467,8 +460,8 @@ __global__ void __launch_bounds__(block_threads)
     const std::int64_t row = row_holding(a_off, a_rows, threadIdx.x < 32 ? tile : last);
     if (threadIdx.x % 32 == 0) s_rows[threadIdx.x / 32] = row;
   }
-  wait_for_previous_phase();
-  launch_next_phase();
+  wait_for_previous_grid();
+  release_next_grid();
   unsigned by_group[entry_items];
   unsigned slot[entry_items];
 #pragma unroll

@@ -166,8 +166,8 @@ template <typename K, typename T>
 __global__ void __launch_bounds__(block_threads, 3)
     sort_rows_kernel(const offset_t* __restrict__ t_off, index_t* t_col, T* t_val, lists_view lists,
                      index_t* __restrict__ work_col, T* __restrict__ work_val) {
-  wait_for_previous_phase();
-  launch_next_phase();
+  wait_for_previous_grid();
+  release_next_grid();
   const unsigned rows0 = lists.counters[counter_lists + 0];
   const unsigned rows1 = lists.counters[counter_lists + 1];
   const unsigned rows2 = lists.counters[counter_lists + 2];
@@ -201,7 +201,7 @@ __global__ void __launch_bounds__(block_threads)
   constexpr int items = merge_threads_items;
   constexpr int staged_chunks = merge_keys / chunk;
   __shared__ unsigned s_keys[merge_keys];
-  wait_for_previous_phase();
+  wait_for_previous_grid();
   const unsigned chunks = lists.counters[counter_chunks];
   for (unsigned p = blockIdx.x; p < chunks; p += gridDim.x) {
     const int2 item = lists.chunks[p];

@@ -582,6 +582,12 @@ TEST(GpuAmgPasses, RandomMatricesOnPoisonedMemory) {
       EXPECT_EQ(downloaded(*g_ops, *g_ops->inverse_diagonal(*ga, square_root)),
                 downloaded(*c_ops, *c_ops->inverse_diagonal(*ca, square_root)));
     }
+    {  // both in one pass, as the two calls give them
+      poison_pool();
+      const auto both = g_ops->inverse_diagonals(*ga);
+      EXPECT_EQ(downloaded(*g_ops, *both.inverse), downloaded(*c_ops, *c_ops->inverse_diagonal(*ca, false)));
+      EXPECT_EQ(downloaded(*g_ops, *both.inverse_sqrt), downloaded(*c_ops, *c_ops->inverse_diagonal(*ca, true)));
+    }
     const auto gd = g_ops->inverse_diagonal(*ga, false);
     const auto cd = c_ops->inverse_diagonal(*ca, false);
     for (double theta : {0.0, 0.3}) {
@@ -691,8 +697,11 @@ TEST(GpuAmgVectors, LanczosMatchesTheCpu) {
     diagonal.values.push_back(1.0 + i % 3);
     diagonal.row_offsets.push_back(i + 1);
   }
+  // The last random case has more groups of lanes than the product's grid
+  // holds at once (600,000 rows at 2 lanes: past lanczos_parts blocks).
   const csr_matrix<double> cases[] = {random_spd(5000, 3, 0, 51, 52), random_spd(3000, 12, 0, 53, 54),
-                                      random_spd(2000, 40, 0, 55, 56), diagonal};
+                                      random_spd(2000, 40, 0, 55, 56), diagonal,
+                                      random_spd(600000, 3, 0, 57, 58)};
   for (const csr_matrix<double>& a : cases) {
     SCOPED_TRACE(std::to_string(a.rows) + " rows, " + std::to_string(a.nnz()) + " entries");
     const auto ga = gpu().store(a), ca = cpu_backend()->store(a);

@@ -4,6 +4,7 @@
 #include "amg/gpu/dense_kernels.cuh"
 #include "amg/gpu/gpu_passes.hpp"
 #include "cuda/cuda_check.hpp"
+#include "cuda/dependent_launch.cuh"
 #include "cuda/read_back.hpp"
 
 namespace spgemm::amg::gpu {
@@ -26,18 +27,15 @@ bool invert(const cuda::csr_view<double>& a, double* inverse, cuda::memory_resou
   cuda::device_buffer<int> singular(memory, 1, stream);
   SPGEMM_CUDA_CHECK(cudaMemsetAsync(singular.data(), 0, sizeof(int), stream));
   SPGEMM_CUDA_CHECK(cudaMemsetAsync(inverse, 0, static_cast<std::size_t>(n * n) * sizeof(double), stream));
-  densify_kernel<<<dense_blocks(n), dense_threads, 0, stream>>>(n, a.row_offsets, a.col_indices, a.values, inverse);
+  densify_kernel<<<dense_blocks(n * 32), dense_threads, 0, stream>>>(n, a.row_offsets, a.col_indices, a.values, inverse);
   SPGEMM_CUDA_CHECK_LAUNCH();
   const auto tiles = static_cast<unsigned>((n + pivot_block - 1) / pivot_block);
   for (std::int64_t first = 0; first < n; first += pivot_block) {
     const int kb = static_cast<int>(std::min<std::int64_t>(pivot_block, n - first));
-    pivot_panels_kernel<<<tiles, pivot_block * tile_rows, 0, stream>>>(n, first, kb, inverse, row_panel.data(),
-                                                                        column_panel.data(), singular.data());
-    SPGEMM_CUDA_CHECK_LAUNCH();
-    pivot_update_kernel<<<dim3(tiles, tiles), pivot_block * tile_rows, 0, stream>>>(n, first, kb, inverse,
-                                                                                     row_panel.data(),
-                                                                                     column_panel.data());
-    SPGEMM_CUDA_CHECK_LAUNCH();
+    cuda::launch_dependent(&pivot_panels_kernel, dim3(tiles), dim3(pivot_block * tile_rows), stream, n, first, kb,
+                           inverse, row_panel.data(), column_panel.data(), singular.data());
+    cuda::launch_dependent(&pivot_update_kernel, dim3(tiles, tiles), dim3(pivot_block * tile_rows), stream, n, first,
+                           kb, inverse, row_panel.data(), column_panel.data());
   }
   return cuda::read_back(singular.data(), stream) == 0;
 }

@@ -52,6 +52,9 @@ void lanczos(const cuda::csr_view<double>& a, const double* s, double* v, double
 // 1 / a_ii (or |a_ii|^-1/2): -1 where every row has a nonzero diagonal, else the first row without (read back).
 std::int64_t inverse_diagonal(const cuda::csr_view<double>& a, bool square_root, double* out,
                               cuda::memory_resource& memory, cudaStream_t stream);
+// Both in one pass over A: 1 / a_ii into `inverse`, |a_ii|^-1/2 into `inverse_sqrt`.
+std::int64_t inverse_diagonals(const cuda::csr_view<double>& a, double* inverse, double* inverse_sqrt,
+                               cuda::memory_resource& memory, cudaStream_t stream);
 
 // Setup passes (setup.cu): as their CPU passes.
 cuda::device_csr<float> strength(const cuda::csr_view<double>& a, int block_size, double theta,

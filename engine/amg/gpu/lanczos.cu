@@ -6,22 +6,22 @@
 #include "amg/gpu/gpu_passes.hpp"
 #include "amg/gpu/lanczos_kernels.cuh"
 #include "cuda/cuda_check.hpp"
+#include "cuda/dependent_launch.cuh"
 #include "cuda/read_back.hpp"
 
 namespace spgemm::amg::gpu {
 namespace {
 
-unsigned fixed_grid(std::int64_t items) {
+unsigned fixed_grid(std::int64_t items, int most) {
   const std::int64_t b = (items + kernels::lanczos_threads - 1) / kernels::lanczos_threads;
-  return static_cast<unsigned>(std::clamp<std::int64_t>(b, 1, kernels::lanczos_parts));
+  return static_cast<unsigned>(std::clamp<std::int64_t>(b, 1, most));
 }
 
 template <int G>
 void apply(const cuda::csr_view<double>& a, const double* s, const double* u, const double* v, double* w,
            unsigned grid, int k, const kernels::lanczos_state& st, cudaStream_t stream) {
-  kernels::lanczos_apply_kernel<G><<<grid, kernels::lanczos_threads, 0, stream>>>(
-      a.rows, a.row_offsets, a.col_indices, a.values, s, u, v, w, k, st);
-  SPGEMM_CUDA_CHECK_LAUNCH();
+  cuda::launch_dependent(&kernels::lanczos_apply_kernel<G>, dim3(grid), dim3(kernels::lanczos_threads), stream, a.rows,
+                         a.row_offsets, a.col_indices, a.values, s, u, v, w, k, st);
 }
 
 }  // namespace
@@ -41,8 +41,8 @@ void lanczos(const cuda::csr_view<double>& a, const double* s, double* v, double
   const kernels::lanczos_state st{storage.data(), storage.data() + steps, flags,
                                   reinterpret_cast<unsigned*>(flags + 1), storage.data() + 2 * steps + 1};
   const int lanes = group_width(a.nnz / n);
-  const unsigned apply_grid = fixed_grid(n * lanes);
-  const unsigned vector_grid = fixed_grid(n);
+  const unsigned apply_grid = fixed_grid(n * lanes, kernels::lanczos_parts);
+  const unsigned vector_grid = fixed_grid(n, kernels::lanczos_vector_blocks);
   for (int k = 0; k < steps; ++k) {
     switch (lanes) {
       case 2: apply<2>(a, s, u, v, w, apply_grid, k, st, stream); break;
@@ -52,10 +52,10 @@ void lanczos(const cuda::csr_view<double>& a, const double* s, double* v, double
       default: apply<32>(a, s, u, v, w, apply_grid, k, st, stream); break;
     }
     if (k + 1 == steps) break;
-    kernels::lanczos_orthogonalize_kernel<<<vector_grid, kernels::lanczos_threads, 0, stream>>>(n, k, v, prev, w, st);
-    SPGEMM_CUDA_CHECK_LAUNCH();
-    kernels::lanczos_next_kernel<<<vector_grid, kernels::lanczos_threads, 0, stream>>>(n, k, s, w, prev, u, st);
-    SPGEMM_CUDA_CHECK_LAUNCH();
+    cuda::launch_dependent(&kernels::lanczos_orthogonalize_kernel, dim3(vector_grid), dim3(kernels::lanczos_threads),
+                           stream, n, k, v, prev, w, st);
+    cuda::launch_dependent(&kernels::lanczos_next_kernel, dim3(vector_grid), dim3(kernels::lanczos_threads), stream, n, k,
+                           s, w, prev, u, st);
     std::swap(prev, v);  // the old v is the next prev; the next v was written over the old prev
   }
   std::vector<double> host(static_cast<std::size_t>(2 * steps + 1));

@@ -3,7 +3,8 @@
 // w . v, alpha summed by the block that finishes last; the orthogonalization
 // with those of w . w, beta likewise; the next v and S v) and no read back,
 // where the portable loop (amg::operations::lanczos) reads two dot products
-// back per step. Each kernel first reads `stopped` (set at an invariant
+// back per step. Each kernel starts while the one before it finishes
+// (cuda/dependent_launch.cuh) and waits for it, then reads `stopped` (set at an invariant
 // subspace) and does nothing once it is. Products and sums rounded one by
 // one, as the CPU's loops; the partial sums over a fixed grid, summed in one
 // order by whichever block is last, so a fixed order.
@@ -13,12 +14,18 @@
 
 #include <cstdint>
 
+#include "cuda/dependent_launch.cuh"
 #include "spgemm/csr.hpp"
 
 namespace spgemm::amg::gpu::kernels {
 
 inline constexpr int lanczos_threads = 256;
-inline constexpr int lanczos_parts = 1024;  // partial sums of a dot product, reduced by one block
+inline constexpr int lanczos_parts = 4096;  // partial sums of a dot product (a block's each), reduced by one block
+// Blocks of the vector kernels at most: more leave each block too little
+// work to weigh its reduction and lengthen the last block's sum, where the
+// product's gathers want more blocks (lanczos_parts) to keep rows in flight
+// (docs/amg.md).
+inline constexpr int lanczos_vector_blocks = 1024;
 
 // The recurrence's state: alpha_k and beta_k of every step, the steps taken
 // when it stopped (0 while it runs), the blocks of the running kernel that
@@ -51,6 +58,7 @@ __device__ __forceinline__ double sum_of_parts(const double* partial) {
   using reduce = cub::BlockReduce<double, lanczos_threads>;
   __shared__ typename reduce::TempStorage temp;
   double sum = 0;
+#pragma unroll 8
   for (int i = static_cast<int>(threadIdx.x); i < static_cast<int>(gridDim.x); i += lanczos_threads)
     sum += __ldcg(partial + i);
   return reduce(temp).Sum(sum);
@@ -65,6 +73,8 @@ __global__ void __launch_bounds__(lanczos_threads)
                          const double* __restrict__ v, double* __restrict__ w, int k, lanczos_state st) {
   using reduce = cub::BlockReduce<double, lanczos_threads>;
   __shared__ typename reduce::TempStorage temp;
+  cuda::wait_for_previous_grid();
+  cuda::release_next_grid();
   if (*st.stopped) return;
   const std::int64_t groups = static_cast<std::int64_t>(gridDim.x) * (blockDim.x / G);
   const int lane = static_cast<int>(threadIdx.x % G);
@@ -99,6 +109,8 @@ __global__ void __launch_bounds__(lanczos_threads)
                                  double* __restrict__ w, lanczos_state st) {
   using reduce = cub::BlockReduce<double, lanczos_threads>;
   __shared__ typename reduce::TempStorage temp;
+  cuda::wait_for_previous_grid();
+  cuda::release_next_grid();
   if (*st.stopped) return;
   const double a = st.alpha[k];
   const double b = k > 0 ? st.beta[k - 1] : 0.0;
@@ -125,6 +137,8 @@ __global__ void __launch_bounds__(lanczos_threads)
 __global__ void __launch_bounds__(lanczos_threads)
     lanczos_next_kernel(std::int64_t n, int k, const double* __restrict__ s, const double* __restrict__ w,
                         double* __restrict__ out, double* __restrict__ u, lanczos_state st) {
+  cuda::wait_for_previous_grid();
+  cuda::release_next_grid();
   if (*st.stopped) return;
   const double scale = 1.0 / st.beta[k];
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;

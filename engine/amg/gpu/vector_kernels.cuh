@@ -92,12 +92,13 @@ __global__ void __launch_bounds__(threads)
 }
 
 // A group of G lanes per row (as spmv_kernel: coalesced, where a thread per
-// row read its row alone); the lane holding the diagonal writes.
+// row read its row alone); the group's first lane writes 1 / a_ii to
+// `inverse` and |a_ii|^-1/2 to `inverse_sqrt`, each where not null.
 template <int G>
 __global__ void __launch_bounds__(threads)
     inverse_diagonal_kernel(std::int64_t rows, const offset_t* __restrict__ off, const index_t* __restrict__ col,
-                            const double* __restrict__ val, bool square_root, double* __restrict__ out,
-                            unsigned long long* __restrict__ first_bad) {
+                            const double* __restrict__ val, double* __restrict__ inverse,
+                            double* __restrict__ inverse_sqrt, unsigned long long* __restrict__ first_bad) {
   const std::int64_t groups = static_cast<std::int64_t>(gridDim.x) * (blockDim.x / G);
   const int lane = static_cast<int>(threadIdx.x % G);
   const unsigned mask = G == 32 ? 0xffffffffu : ((1u << G) - 1u) << ((threadIdx.x & 31u) & ~static_cast<unsigned>(G - 1));
@@ -114,7 +115,8 @@ __global__ void __launch_bounds__(threads)
     }
     if (lane == 0) {
       if (d == 0) atomicMin(first_bad, static_cast<unsigned long long>(i));
-      out[i] = square_root ? 1.0 / sqrt(fabs(d)) : 1.0 / d;
+      if (inverse != nullptr) inverse[i] = 1.0 / d;
+      if (inverse_sqrt != nullptr) inverse_sqrt[i] = 1.0 / sqrt(fabs(d));
     }
   }
 }

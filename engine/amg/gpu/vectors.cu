@@ -23,10 +23,10 @@ void launch_spmv(const cuda::csr_view<double>& a, const double* x, double alpha,
 }
 
 template <int G>
-void launch_inverse_diagonal(const cuda::csr_view<double>& a, bool square_root, double* out,
+void launch_inverse_diagonal(const cuda::csr_view<double>& a, double* inverse, double* inverse_sqrt,
                              unsigned long long* first_bad, cudaStream_t stream) {
   kernels::inverse_diagonal_kernel<G><<<blocks_for(a.rows * G), kernels::threads, 0, stream>>>(
-      a.rows, a.row_offsets, a.col_indices, a.values, square_root, out, first_bad);
+      a.rows, a.row_offsets, a.col_indices, a.values, inverse, inverse_sqrt, first_bad);
   SPGEMM_CUDA_CHECK_LAUNCH();
 }
 
@@ -74,20 +74,26 @@ void spmv(const cuda::csr_view<double>& a, const double* x, double alpha, double
   }
 }
 
-std::int64_t inverse_diagonal(const cuda::csr_view<double>& a, bool square_root, double* out,
-                              cuda::memory_resource& memory, cudaStream_t stream) {
+std::int64_t inverse_diagonals(const cuda::csr_view<double>& a, double* inverse, double* inverse_sqrt,
+                               cuda::memory_resource& memory, cudaStream_t stream) {
   if (a.rows == 0) return -1;
   cuda::device_buffer<unsigned long long> first_bad(memory, 1, stream);
   SPGEMM_CUDA_CHECK(cudaMemsetAsync(first_bad.data(), 0xff, sizeof(unsigned long long), stream));
   switch (group_width(a.nnz / a.rows)) {
-    case 2: launch_inverse_diagonal<2>(a, square_root, out, first_bad.data(), stream); break;
-    case 4: launch_inverse_diagonal<4>(a, square_root, out, first_bad.data(), stream); break;
-    case 8: launch_inverse_diagonal<8>(a, square_root, out, first_bad.data(), stream); break;
-    case 16: launch_inverse_diagonal<16>(a, square_root, out, first_bad.data(), stream); break;
-    default: launch_inverse_diagonal<32>(a, square_root, out, first_bad.data(), stream); break;
+    case 2: launch_inverse_diagonal<2>(a, inverse, inverse_sqrt, first_bad.data(), stream); break;
+    case 4: launch_inverse_diagonal<4>(a, inverse, inverse_sqrt, first_bad.data(), stream); break;
+    case 8: launch_inverse_diagonal<8>(a, inverse, inverse_sqrt, first_bad.data(), stream); break;
+    case 16: launch_inverse_diagonal<16>(a, inverse, inverse_sqrt, first_bad.data(), stream); break;
+    default: launch_inverse_diagonal<32>(a, inverse, inverse_sqrt, first_bad.data(), stream); break;
   }
   const unsigned long long bad = cuda::read_back(first_bad.data(), stream);
   return bad == ~0ull ? -1 : static_cast<std::int64_t>(bad);
+}
+
+std::int64_t inverse_diagonal(const cuda::csr_view<double>& a, bool square_root, double* out,
+                              cuda::memory_resource& memory, cudaStream_t stream) {
+  return square_root ? inverse_diagonals(a, nullptr, out, memory, stream)
+                     : inverse_diagonals(a, out, nullptr, memory, stream);
 }
 
 }  // namespace spgemm::amg::gpu
