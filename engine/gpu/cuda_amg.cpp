@@ -155,8 +155,7 @@ class cuda_operations final : public amg::operations {
     const device_guard on(context_->device);
     const cuda::csr_view<double> m = f64(a).view();
     auto out = std::make_unique<cuda_vector>(context_, m.rows, stream());
-    const std::int64_t bad = amg::gpu::inverse_diagonal(m, square_root, out->data(), context_->memory, stream());
-    if (bad >= 0) throw_bad_input("row " + std::to_string(bad) + " has no nonzero diagonal entry");
+    write_inverse_diagonals(m, square_root ? nullptr : out->data(), square_root ? out->data() : nullptr);
     return out;
   }
 
@@ -165,9 +164,7 @@ class cuda_operations final : public amg::operations {
     const cuda::csr_view<double> m = f64(a).view();
     auto inverse = std::make_unique<cuda_vector>(context_, m.rows, stream());
     auto inverse_sqrt = std::make_unique<cuda_vector>(context_, m.rows, stream());
-    const std::int64_t bad =
-        amg::gpu::inverse_diagonals(m, inverse->data(), inverse_sqrt->data(), context_->memory, stream());
-    if (bad >= 0) throw_bad_input("row " + std::to_string(bad) + " has no nonzero diagonal entry");
+    write_inverse_diagonals(m, inverse->data(), inverse_sqrt->data());
     return {std::move(inverse), std::move(inverse_sqrt)};
   }
 
@@ -250,6 +247,13 @@ class cuda_operations final : public amg::operations {
   }
 
  private:
+  // 1 / a_ii into `inverse`, |a_ii|^-1/2 into `inverse_sqrt` (either may be
+  // null); error(bad_input) naming the first row without a nonzero diagonal.
+  void write_inverse_diagonals(const cuda::csr_view<double>& m, double* inverse, double* inverse_sqrt) {
+    const std::int64_t bad = amg::gpu::inverse_diagonals(m, inverse, inverse_sqrt, context_->memory, stream());
+    if (bad >= 0) throw_bad_input("row " + std::to_string(bad) + " has no nonzero diagonal entry");
+  }
+
   cudaStream_t stream() const { return stream_.get(); }
 
   // A pass's matrix, made on a resource capped at `limit`, complete and

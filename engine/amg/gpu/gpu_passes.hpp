@@ -49,10 +49,8 @@ void spmv(const cuda::csr_view<double>& a, const double* x, double alpha, double
 void lanczos(const cuda::csr_view<double>& a, const double* s, double* v, double* u, double* w, double* prev,
              int steps, std::vector<double>& alpha, std::vector<double>& beta, cuda::memory_resource& memory,
              cudaStream_t stream);
-// 1 / a_ii (or |a_ii|^-1/2): -1 where every row has a nonzero diagonal, else the first row without (read back).
-std::int64_t inverse_diagonal(const cuda::csr_view<double>& a, bool square_root, double* out,
-                              cuda::memory_resource& memory, cudaStream_t stream);
-// Both in one pass over A: 1 / a_ii into `inverse`, |a_ii|^-1/2 into `inverse_sqrt`.
+// One pass over A: 1 / a_ii into `inverse` and |a_ii|^-1/2 into `inverse_sqrt`, each where not null;
+// -1 where every row has a nonzero diagonal, else the first row without (read back).
 std::int64_t inverse_diagonals(const cuda::csr_view<double>& a, double* inverse, double* inverse_sqrt,
                                cuda::memory_resource& memory, cudaStream_t stream);
 

@@ -4,10 +4,10 @@
 // with those of w . w, beta likewise; the next v and S v) and no read back,
 // where the portable loop (amg::operations::lanczos) reads two dot products
 // back per step. Each kernel starts while the one before it finishes
-// (cuda/dependent_launch.cuh) and waits for it, then reads `stopped` (set at an invariant
-// subspace) and does nothing once it is. Products and sums rounded one by
-// one, as the CPU's loops; the partial sums over a fixed grid, summed in one
-// order by whichever block is last, so a fixed order.
+// (cuda/dependent_launch.cuh) and waits for it, then reads `stopped` (set
+// at an invariant subspace) and does nothing once it is. Products and sums
+// rounded one by one, as the CPU's loops; the partial sums over a fixed
+// grid, summed in one order by whichever block is last, so a fixed order.
 #pragma once
 
 #include <cub/block/block_reduce.cuh>

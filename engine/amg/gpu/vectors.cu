@@ -90,10 +90,4 @@ std::int64_t inverse_diagonals(const cuda::csr_view<double>& a, double* inverse,
   return bad == ~0ull ? -1 : static_cast<std::int64_t>(bad);
 }
 
-std::int64_t inverse_diagonal(const cuda::csr_view<double>& a, bool square_root, double* out,
-                              cuda::memory_resource& memory, cudaStream_t stream) {
-  return square_root ? inverse_diagonals(a, nullptr, out, memory, stream)
-                     : inverse_diagonals(a, out, nullptr, memory, stream);
-}
-
 }  // namespace spgemm::amg::gpu
