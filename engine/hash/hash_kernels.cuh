@@ -23,9 +23,11 @@
 //    exactly as the sequential CPU loop does: deterministic. Then each entry
 //    goes to its place in C by its rank among the row's columns (a bit per
 //    column of their span, write_ranked), or, where the span is too wide for
-//    the table's memory, the table is sorted by column in registers
-//    (group_bitonic_sort; empty keys last) and the first nnz slots are
-//    written out;
+//    the table's memory, the table is sorted by column in registers and
+//    the first nnz slots are written out: keys that carry their slot where
+//    the span leaves the bits for it (group_bitonic_sort_keys: the values
+//    stay in the table), else (key, value) pairs (group_bitonic_sort);
+//    empty keys last;
 //  * short rows of the warp bins (at most 32 entries of A, a few products
 //    per lane): no table at all, short_rows.cuh;
 //  * dense rows (beyond the largest shared table): the same with a bitmap and
@@ -405,6 +407,30 @@ __device__ __forceinline__ void numeric_table_row(std::int64_t row, unsigned cha
   const std::size_t table_bytes = Warp ? reinterpret_cast<unsigned char*>(t.keys + table) - table_storage
                                        : dynamic_shared_bytes() - static_cast<std::size_t>(table_storage - base);
   if (write_ranked<Warp, ITEMS, T>(keys, vals, lo, hi, table_storage, table_bytes, c_off[row], c_col, c_val)) return;
+  const offset_t out = c_off[row];
+  const int nnz = static_cast<int>(c_off[row + 1] - out);
+  const int slot_bits = __ffs(table) - 1;
+  if (slot_keys_fit(static_cast<long long>(hi) - lo, slot_bits)) {
+    // Sort the keys with their slots; the values stay in the table.
+    unsigned packed[ITEMS];
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i) {
+      packed[i] = keys[i] == empty_key ? empty_slot_key
+                                       : (static_cast<unsigned>(keys[i] - lo) << slot_bits) | static_cast<unsigned>(i * g + rank);
+    }
+    group_bitonic_sort_keys<Warp, ITEMS>(packed, reinterpret_cast<unsigned*>(t.keys));
+    grp::sync();
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i) t.keys[swizzled<index_t>(rank * ITEMS + i)] = static_cast<index_t>(packed[i]);
+    grp::sync();
+    const unsigned slot_mask = static_cast<unsigned>(table - 1);
+    for (int i = rank; i < nnz; i += g) {
+      const unsigned p = static_cast<unsigned>(t.keys[swizzled<index_t>(i)]);
+      c_col[out + i] = static_cast<index_t>(p >> slot_bits) + lo;
+      c_val[out + i] = t.vals[p & slot_mask];
+    }
+    return;
+  }
   group_bitonic_sort<Warp, ITEMS, T>(keys, vals, t.keys, t.vals);
   grp::sync();
 #pragma unroll
@@ -414,8 +440,6 @@ __device__ __forceinline__ void numeric_table_row(std::int64_t row, unsigned cha
     t.vals[swizzled<T>(e)] = vals[i];
   }
   grp::sync();
-  const offset_t out = c_off[row];
-  const int nnz = static_cast<int>(c_off[row + 1] - out);
   for (int i = rank; i < nnz; i += g) {
     c_col[out + i] = t.keys[swizzled<index_t>(i)];
     c_val[out + i] = t.vals[swizzled<T>(i)];

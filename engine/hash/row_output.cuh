@@ -1,8 +1,10 @@
 // A row's table written to C in column order, for the hash method's numeric
 // kernels (hash_kernels.cuh): by each entry's rank among the row's columns
 // where their span fits the table's memory (write_ranked), else by a bitonic
-// network over the whole table (group_bitonic_sort) and a swizzled copy
-// through shared memory (swizzled).
+// network over the whole table -- over keys that carry their slot where the
+// span leaves the bits for it (group_bitonic_sort_keys), else over (key,
+// value) pairs (group_bitonic_sort) -- and a swizzled copy through shared
+// memory (swizzled).
 #pragma once
 
 #include <cstddef>
@@ -88,6 +90,71 @@ __device__ __forceinline__ void group_bitonic_sort(index_t (&k)[ITEMS], T (&v)[I
     }
   }
 }
+
+// The same network over keys alone (one 32-bit word per element: a
+// compare-exchange is a min and a max, a step across lanes one shuffle), for
+// keys that carry their slot in the table (pack_slot_keys): a third of the
+// shuffles and selects of a (key, 8-byte value) pair, the values staying in
+// the table. sk: ITEMS * group-size words of shared memory (block groups).
+template <bool Warp, int ITEMS>
+__device__ __forceinline__ void group_bitonic_sort_keys(unsigned (&k)[ITEMS], unsigned* sk) {
+  using grp = group<Warp>;
+  const int rank = grp::rank();
+  const int n = ITEMS * grp::size();
+  const int base = rank * ITEMS;
+  for (int size = 2; size <= n; size <<= 1) {
+    for (int stride = size >> 1; stride >= ITEMS; stride >>= 1) {
+      if (!Warp && stride >= 32 * ITEMS) {
+        const int g = grp::size();
+        const int partner = rank ^ (stride / ITEMS);
+        grp::sync();
+#pragma unroll
+        for (int i = 0; i < ITEMS; ++i) sk[i * g + rank] = k[i];
+        grp::sync();
+#pragma unroll
+        for (int i = 0; i < ITEMS; ++i) {
+          const int e = base + i;
+          const unsigned pk = sk[i * g + partner];
+          const bool keep_min = ((e & size) == 0) == ((e & stride) == 0);
+          k[i] = keep_min ? min(k[i], pk) : max(k[i], pk);
+        }
+      } else {
+        const int lanes = stride / ITEMS;
+#pragma unroll
+        for (int i = 0; i < ITEMS; ++i) {
+          const int e = base + i;
+          const unsigned pk = __shfl_xor_sync(full_mask, k[i], lanes);
+          const bool keep_min = ((e & size) == 0) == ((e & stride) == 0);
+          k[i] = keep_min ? min(k[i], pk) : max(k[i], pk);
+        }
+      }
+    }
+#pragma unroll
+    for (int s = ITEMS / 2; s > 0; s >>= 1) {
+      if (s < size) {
+#pragma unroll
+        for (int i = 0; i < ITEMS; ++i) {
+          if ((i & s) == 0) {
+            const int j = i | s;
+            const bool up = ((base + i) & size) == 0;
+            const unsigned a = min(k[i], k[j]);
+            const unsigned b = max(k[i], k[j]);
+            k[i] = up ? a : b;
+            k[j] = up ? b : a;
+          }
+        }
+      }
+    }
+  }
+}
+
+// Keys that carry their slot: (column - lo) above the slot's slot_bits bits,
+// empty slots all ones (last). Possible where the row's span needs at most
+// 32 - slot_bits bits less one, so that no key reads as empty.
+__host__ __device__ constexpr bool slot_keys_fit(long long span, int slot_bits) {
+  return slot_bits < 31 && (span >> (31 - slot_bits)) == 0;
+}
+constexpr unsigned empty_slot_key = 0xffffffffu;
 
 // Where element e of a sorted table lies in shared memory between the sort
 // and the write-out: threads store their ITEMS consecutive elements (e =

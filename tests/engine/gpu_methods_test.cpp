@@ -267,6 +267,26 @@ TEST_P(GpuMethod, BlockTableRowsLocalAndSpread) {
   });
 }
 
+// Rows of C whose columns span more than their table's memory holds a bit
+// for, written out by sorting the table: every table size from 64 to 16,384
+// slots, the keys carrying their slot where the span leaves the bits for it
+// (B of 100,000 and 1,500,000 columns) and (key, value) pairs where it does
+// not (5,000,000 columns); bins fused and launched on their own.
+TEST_P(GpuMethod, SortedRowsAcrossSpans) {
+  both([&](auto tag) {
+    using T = decltype(tag);
+    const auto a = testing::with_lengths<T>(48, 3000, {8, 25, 60, 120, 250, 500, 1000, 2000, 3, 0}, 84);
+    for (const std::int64_t cols : {100000, 1500000, 5000000}) {
+      SCOPED_TRACE(cols);
+      const auto b = testing::random_csr<T>(3000, cols, 8, 85 + static_cast<std::uint64_t>(cols));
+      expect_product(a, b, algo());
+      tuning unfused;
+      unfused.fuse_max_products = 0;
+      expect_product(a, b, tuned(unfused));
+    }
+  });
+}
+
 // A * A^T of a wide matrix with few rows (LP constraint matrices: nw04 is 36
 // x 87,482 with 17,700 entries per row): few rows of many products into a
 // few dozen columns (the dense method splits such rows across a cluster),
