@@ -38,4 +38,31 @@ void exclusive_scan_in_place(V* data, std::int64_t items, memory_resource& memor
   SPGEMM_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp.data(), bytes, data, items, stream));
 }
 
+// Where an item holds `marker`, the last item before it that does not (the
+// first item must not): the lengths of rows that repeat the row before
+// (planner/row_repeats.hpp), filled in after a structure pass skipped them.
+template <typename V>
+struct last_unmarked {
+  V marker;
+  __device__ V operator()(V before, V at) const { return at == marker ? before : at; }
+};
+
+// Storage of fill_marked_in_place over `items` values of type V.
+template <typename V>
+std::size_t fill_marked_bytes(std::int64_t items) {
+  std::size_t bytes = 0;
+  SPGEMM_CUDA_CHECK(
+      cub::DeviceScan::InclusiveScan(nullptr, bytes, static_cast<V*>(nullptr), last_unmarked<V>{V{}}, items));
+  return bytes;
+}
+
+// data[0, items) with every marked item replaced as last_unmarked says, on
+// `stream`; the storage is drawn from `memory` and freed before it returns.
+template <typename V>
+void fill_marked_in_place(V* data, std::int64_t items, V marker, memory_resource& memory, cudaStream_t stream) {
+  std::size_t bytes = fill_marked_bytes<V>(items);
+  device_buffer<unsigned char> temp(memory, bytes, stream);
+  SPGEMM_CUDA_CHECK(cub::DeviceScan::InclusiveScan(temp.data(), bytes, data, last_unmarked<V>{marker}, items, stream));
+}
+
 }  // namespace spgemm::cuda

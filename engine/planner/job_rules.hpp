@@ -47,6 +47,13 @@ struct row_stats {
   // (col >= row); measured with the longest row (planner/statistics.hpp).
   bool lower_triangular = false;
   bool upper_triangular = false;
+  // Rows that look like the row before them: as long, and their first and
+  // last columns the same (same_candidates; empty rows after empty rows too)
+  // or each one further (shifted_candidates). Measured with the longest row:
+  // cheap counts that decide whether the exact pass (planner/row_repeats.hpp)
+  // is worth running.
+  std::int64_t same_candidates = 0;
+  std::int64_t shifted_candidates = 0;
   double mean_row_length() const { return rows > 0 ? static_cast<double>(nnz) / static_cast<double>(rows) : 0.0; }
 };
 

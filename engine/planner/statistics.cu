@@ -24,6 +24,15 @@ unsigned pass_blocks(Kernel kernel, std::int64_t threads) {
   return cuda::reduction_blocks(kernel, threads, helper_threads);
 }
 
+// The words max_row_length_kernel wrote into `s`.
+void take_row_lengths(const ull* found, row_stats& s) {
+  s.max_row_length = static_cast<std::int64_t>(found[0]);
+  s.lower_triangular = found[1] == 0;
+  s.upper_triangular = found[2] == 0;
+  s.same_candidates = static_cast<std::int64_t>(found[3]);
+  s.shifted_candidates = static_cast<std::int64_t>(found[4]);
+}
+
 }  // namespace
 
 row_stats compute_row_stats(const cuda::structure_view& m, cuda::memory_resource& memory, cudaStream_t stream) {
@@ -31,17 +40,16 @@ row_stats compute_row_stats(const cuda::structure_view& m, cuda::memory_resource
   s.rows = m.rows;
   s.nnz = m.nnz;
   if (m.rows == 0 || m.nnz == 0) return s;
-  cuda::device_buffer<ull> out(memory, 3, stream);
-  SPGEMM_CUDA_CHECK(cudaMemsetAsync(out.data(), 0, 3 * sizeof(ull), stream));
+  constexpr int words = kernels::row_length_words;
+  cuda::device_buffer<ull> out(memory, words, stream);
+  SPGEMM_CUDA_CHECK(cudaMemsetAsync(out.data(), 0, out.bytes(), stream));
   const unsigned blocks = pass_blocks(kernels::max_row_length_kernel, m.rows);
   kernels::max_row_length_kernel<<<blocks, helper_threads, 0, stream>>>(m.rows, m.row_offsets, m.col_indices,
                                                                          out.data());
   SPGEMM_CUDA_CHECK_LAUNCH();
-  ull found[3];
-  cuda::read_back(out.data(), 3, found, stream);
-  s.max_row_length = static_cast<std::int64_t>(found[0]);
-  s.lower_triangular = found[1] == 0;
-  s.upper_triangular = found[2] == 0;
+  ull found[words];
+  cuda::read_back(out.data(), words, found, stream);
+  take_row_lengths(found, s);
   return s;
 }
 
@@ -53,9 +61,12 @@ matrix_facts measure_matrix(const cuda::structure_view& m, bool blocks, cuda::me
   const size_mask candidates = blocks ? shape_candidates(m.rows, m.cols, m.nnz) : 0;
   f.blocks = candidates;
   if (m.rows == 0 || m.nnz == 0) return f;
-  // Words: the longest row and both sides of the diagonal, the diagonal
-  // distance's units, the broken block sizes.
-  cuda::device_buffer<ull> out(memory, statistics_scratch_bytes / sizeof(ull), stream);
+  // Words: the longest row, both sides of the diagonal and the repeat
+  // candidates, the diagonal distance's units, the broken block sizes.
+  constexpr int distance_word = kernels::row_length_words;
+  constexpr int broken_word = distance_word + 1;
+  static_assert((broken_word + 1) * sizeof(ull) == statistics_scratch_bytes);
+  cuda::device_buffer<ull> out(memory, broken_word + 1, stream);
   SPGEMM_CUDA_CHECK(cudaMemsetAsync(out.data(), 0, out.bytes(), stream));
   kernels::max_row_length_kernel<<<pass_blocks(kernels::max_row_length_kernel, m.rows), helper_threads, 0, stream>>>(
       m.rows, m.row_offsets, m.col_indices, out.data());
@@ -64,24 +75,22 @@ matrix_facts measure_matrix(const cuda::structure_view& m, bool blocks, cuda::me
   if (m.cols > 0) {
     kernels::diagonal_distance_kernel<<<pass_blocks(kernels::diagonal_distance_kernel, m.rows * lanes),
                                         helper_threads, 0, stream>>>(m.rows, m.cols, lanes, m.row_offsets,
-                                                                     m.col_indices, out.data() + 3);
+                                                                     m.col_indices, out.data() + distance_word);
     SPGEMM_CUDA_CHECK_LAUNCH();
   }
-  auto* broken = reinterpret_cast<unsigned*>(out.data() + 4);
+  auto* broken = reinterpret_cast<unsigned*>(out.data() + broken_word);
   if (candidates != 0) {
     kernels::detect_kernel<<<pass_blocks(kernels::detect_kernel, m.rows * lanes), helper_threads, 0, stream>>>(
         m.rows, lanes, m.row_offsets, m.col_indices, candidates, broken);
     SPGEMM_CUDA_CHECK_LAUNCH();
   }
-  ull found[5];
-  cuda::read_back(out.data(), 5, found, stream);
-  f.rows.max_row_length = static_cast<std::int64_t>(found[0]);
-  f.rows.lower_triangular = found[1] == 0;
-  f.rows.upper_triangular = found[2] == 0;
-  f.rows.diagonal_distance = static_cast<double>(found[3]) / static_cast<double>(1u << kernels::diagonal_units_log2) /
-                             static_cast<double>(m.nnz);
+  ull found[broken_word + 1];
+  cuda::read_back(out.data(), broken_word + 1, found, stream);
+  take_row_lengths(found, f.rows);
+  f.rows.diagonal_distance = static_cast<double>(found[distance_word]) /
+                             static_cast<double>(1u << kernels::diagonal_units_log2) / static_cast<double>(m.nnz);
   unsigned broken_host = 0;
-  std::memcpy(&broken_host, &found[4], sizeof broken_host);
+  std::memcpy(&broken_host, &found[broken_word], sizeof broken_host);
   f.blocks = candidates & ~broken_host;
   return f;
 }

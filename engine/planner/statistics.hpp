@@ -37,11 +37,11 @@ inline int stats_lanes(std::int64_t rows, std::int64_t nnz) {
 }
 inline constexpr std::int64_t stats_long_row = 64;
 
-// The device scratch one measurement below holds while it runs (five words).
-inline constexpr std::size_t statistics_scratch_bytes = 5 * sizeof(unsigned long long);
+// The device scratch one measurement below holds while it runs (seven words).
+inline constexpr std::size_t statistics_scratch_bytes = 7 * sizeof(unsigned long long);
 
-// Rows, nnz, the longest row of `m` and on which sides of the diagonal its
-// entries lie (diagonal_distance left 0).
+// Rows, nnz, the longest row of `m`, on which sides of the diagonal its
+// entries lie and its repeat candidates (diagonal_distance left 0).
 row_stats compute_row_stats(const cuda::structure_view& m, cuda::memory_resource& memory, cudaStream_t stream);
 
 // What the planner reads of one matrix: its row_stats (diagonal_distance

@@ -33,25 +33,45 @@ struct max_op {
 };
 
 // out[0]: the longest row; out[1] (out[2]) nonzero where an entry lies above
-// (below) the diagonal: a row's last (first) column past (before) its row.
+// (below) the diagonal: a row's last (first) column past (before) its row;
+// out[3] (out[4]) += the rows that look like the row before, the same
+// (shifted) (row_stats::same_candidates, shifted_candidates).
+inline constexpr int row_length_words = 5;
+
 __global__ void __launch_bounds__(helper_threads)
     max_row_length_kernel(std::int64_t rows, const offset_t* __restrict__ off, const index_t* __restrict__ col,
                           ull* __restrict__ out) {
   using reduce = cub::BlockReduce<ull, helper_threads>;
   __shared__ typename reduce::TempStorage temp;
   ull m = 0;
+  ull same = 0;
+  ull shifted = 0;
   bool above = false, below = false;
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < rows;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    const ull len = static_cast<ull>(off[i + 1] - off[i]);
+    const offset_t begin = off[i];
+    const offset_t end = off[i + 1];
+    const ull len = static_cast<ull>(end - begin);
     m = len > m ? len : m;
     if (len > 0) {
-      above |= col[off[i + 1] - 1] > i;
-      below |= col[off[i]] < i;
+      above |= col[end - 1] > i;
+      below |= col[begin] < i;
+    }
+    if (i > 0 && begin - off[i - 1] == end - begin) {
+      const index_t step = len == 0 ? 0 : col[begin] - col[off[i - 1]];
+      const bool looks = len == 0 || ((step == 0 || step == 1) && col[end - 1] - col[begin - 1] == step);
+      same += looks && step == 0 ? 1 : 0;
+      shifted += looks && step == 1 ? 1 : 0;
     }
   }
   m = reduce(temp).Reduce(m, max_op{});
   if (threadIdx.x == 0) atomicMax(out, m);
+  __syncthreads();
+  same = reduce(temp).Sum(same);
+  if (threadIdx.x == 0 && same != 0) atomicAdd(out + 3, same);
+  __syncthreads();
+  shifted = reduce(temp).Sum(shifted);
+  if (threadIdx.x == 0 && shifted != 0) atomicAdd(out + 4, shifted);
   if (__syncthreads_or(above) && threadIdx.x == 0) atomicOr(out + 1, 1ull);
   if (__syncthreads_or(below) && threadIdx.x == 0) atomicOr(out + 2, 1ull);
 }

@@ -24,12 +24,23 @@ struct left_factor {
   bool is_explicit() const { return columns != nullptr; }
 };
 
+// The rows of an explicit left factor and of B that repeat the row before
+// them (planner/row_repeats.hpp), for the structure pass to skip; a null
+// array: none known.
+struct known_repeats {
+  const unsigned char* left = nullptr;
+  const unsigned char* b = nullptr;
+};
+
 // Structure pass: c_lengths[r] = nnz of row r of C, r < rows. Values unused.
 // b_stage_capacity (see rmerge_tuning.hpp): entries of B each warp stages in
-// shared memory; 0 stages none.
+// shared memory; 0 stages none. Where `repeats` shows that row r of C has the
+// structure of row r - 1 (the same, or shifted by one column), c_lengths[r]
+// is planner::repeated_length, to be replaced by the length before it.
 void launch_mul_limited_count(pass_config pass, std::int64_t rows, const offset_t* left_off,
                               const index_t* left_col, const offset_t* b_off, const index_t* b_col,
-                              offset_t* c_lengths, cudaStream_t stream, int b_stage_capacity);
+                              offset_t* c_lengths, cudaStream_t stream, int b_stage_capacity,
+                              known_repeats repeats = {});
 
 // Value pass: fills the rows of C at c_off. stage_capacity (see
 // rmerge_tuning.hpp): entries of C each warp stages in shared memory; 0

@@ -38,7 +38,7 @@ void launch_values(const left_factor<T>& left, const value_args<T>& v, cudaStrea
     if (shared > 0) cuda::allow_max_dynamic_shared(kernel);
     kernel<<<blocks, block_threads, shared, stream>>>(left.rows, left.offsets, left.columns, left.values, v.b_off,
                                                       v.b_col, v.b_val, v.c_off, v.c_col, v.c_val, v.stage_capacity,
-                                                      v.b_stage_capacity);
+                                                      v.b_stage_capacity, known_repeats{});
   } else {
     // c_col null: the last pass of a split plan, numeric only; its rows per
     // thread are the split's (4 but where tuning sets them).
@@ -54,7 +54,7 @@ void launch_values(const left_factor<T>& left, const value_args<T>& v, cudaStrea
     if (shared > 0) cuda::allow_max_dynamic_shared(kernel);
     kernel<<<blocks, block_threads, shared, stream>>>(left.rows, left.offsets, nullptr, nullptr, v.b_off, v.b_col,
                                                       v.b_val, v.c_off, v.c_col, v.c_val, v.stage_capacity,
-                                                      v.b_stage_capacity);
+                                                      v.b_stage_capacity, known_repeats{});
   }
   SPGEMM_CUDA_CHECK_LAUNCH();
 }

@@ -9,9 +9,12 @@
 // MulLimited and set L <- ceil(L / M). The last product uses the smallest
 // sufficient sub-warp. Each MulLimited pass: structure kernel (row lengths),
 // cub::DeviceScan (int64) into offsets, nnz read back, C allocated, value
-// kernel.
+// kernel. A one-pass plan's structure kernel may skip the rows of C that
+// repeat the row before (rmerge_tuning.hpp, skips_repeats), their lengths
+// filled in by a scan before the offsets'.
 // Workspace: at most two intermediates at once, plus the offsets of the
-// left factors (2 (m + 1) + chunks + 1 int64), and CUB scan storage;
+// left factors (2 (m + 1) + chunks + 1 int64), and CUB scan storage (and
+// the repeat flags, a byte a row of A and of B, where rows are skipped);
 // bounded before running by estimate_from() (intermediate l holds at most
 // sum over level-l chunks of min(products, cols of B) entries).
 // Complexity: O(products) merged entries in the first pass, then shrinking;
@@ -33,6 +36,7 @@
 #include "cuda/reduction_grid.hpp"
 #include "cuda/scan.cuh"
 #include "cuda/warp_primitives.cuh"
+#include "planner/row_repeats.hpp"
 #include "planner/statistics.hpp"
 #include "rmerge/mul_limited.hpp"
 #include "rmerge/rmerge.hpp"
@@ -146,14 +150,19 @@ __global__ void chunk_offsets_kernel(std::int64_t rows, const offset_t* __restri
 }
 
 // One MulLimited product C = G * B (both passes); b_stage: entries of B a
-// warp stages (0: none).
+// warp stages (0: none); repeats: the rows of G and B the structure pass
+// may skip (G explicit).
 template <typename T>
 device_csr<T> mul_limited(pass_config pass, const left_factor<T>& g, const cuda::csr_view<T>& b, int b_stage,
-                          memory_resource& memory, cudaStream_t stream, const cancel_token& cancel) {
+                          known_repeats repeats, memory_resource& memory, cudaStream_t stream,
+                          const cancel_token& cancel) {
   device_csr<T> c = cuda::with_offsets<T>(g.rows, b.cols, memory, stream);
   SPGEMM_CUDA_CHECK(cudaMemsetAsync(c.row_offsets.data() + g.rows, 0, sizeof(offset_t), stream));
   launch_mul_limited_count(pass, g.rows, g.offsets, g.columns, b.row_offsets, b.col_indices,
-                           c.row_offsets.data(), stream, b_stage);
+                           c.row_offsets.data(), stream, b_stage, repeats);
+  if (repeats.left != nullptr) {
+    cuda::fill_marked_in_place(c.row_offsets.data(), g.rows, planner::repeated_length, memory, stream);
+  }
   cuda::exclusive_scan_in_place(c.row_offsets.data(), g.rows + 1, memory, stream);
   c.nnz = read_back(c.row_offsets.data() + g.rows, stream);
   cancel.throw_if_cancelled();
@@ -212,6 +221,58 @@ product_bounds compute_bounds(const cuda::structure_view& a, const cuda::structu
   bounds.nnz_c_bound = static_cast<std::int64_t>(host[3 * p.split_levels + 1]);
   bounds.products = static_cast<std::int64_t>(host[3 * p.split_levels + 2]);
   return bounds;
+}
+
+// The rows of A and B whose repeats the structure pass of plan `p` skips
+// (rmerge_tuning.hpp, skips_repeats): A's where it pays, B's where A's
+// shifted rows count (B = A: A's flags serve). B's row shape is asked for
+// only where A looks shifted (a fresh B would be measured for nothing).
+struct repeat_plan {
+  bool a = false;
+  bool b = false;
+  bool b_is_a = false;
+};
+
+repeat_plan plan_repeats(const method::job& job, const plan& p) {
+  repeat_plan r;
+  const row_stats& a = job.facts.a_rows();
+  const double b_mean_row = job.b.rows > 0 ? static_cast<double>(job.b.nnz) / static_cast<double>(job.b.rows) : 0.0;
+  if (p.split_levels > 0 || !skips_repeats(p, a, true, b_mean_row)) return r;
+  r.b_is_a = job.a.row_offsets == job.b.row_offsets && job.a.col_indices == job.b.col_indices;
+  const bool b_shifted = looks_shifted(a) && (r.b_is_a || looks_shifted(job.facts.b_rows()));
+  r.a = skips_repeats(p, a, b_shifted, b_mean_row);
+  r.b = r.a && b_shifted && !r.b_is_a;
+  return r;
+}
+
+std::size_t repeat_bytes(const repeat_plan& r, std::int64_t a_rows, std::int64_t b_rows) {
+  if (!r.a) return 0;
+  return static_cast<std::size_t>(a_rows) + (r.b ? static_cast<std::size_t>(b_rows) : 0) +
+         cuda::fill_marked_bytes<offset_t>(a_rows);
+}
+
+// The flags of repeat_plan, found on the job's stream.
+struct repeat_flags {
+  device_buffer<unsigned char> a;
+  device_buffer<unsigned char> b;
+  known_repeats known;
+};
+
+repeat_flags find_repeats(const repeat_plan& r, const cuda::structure_view& a, const cuda::structure_view& b,
+                          memory_resource& memory, cudaStream_t stream) {
+  repeat_flags f;
+  if (!r.a || a.rows == 0) return f;
+  f.a = device_buffer<unsigned char>(memory, static_cast<std::size_t>(a.rows), stream);
+  planner::find_row_repeats(a, f.a.data(), stream);
+  f.known.left = f.a.data();
+  if (r.b_is_a) {
+    f.known.b = f.a.data();
+  } else if (r.b && b.rows > 0) {
+    f.b = device_buffer<unsigned char>(memory, static_cast<std::size_t>(b.rows), stream);
+    planner::find_row_repeats(b, f.b.data(), stream);
+    f.known.b = f.b.data();
+  }
+  return f;
 }
 
 // Bytes multiply_planned() with plan `p` allocates at most (exact = false).
@@ -294,7 +355,8 @@ last_pass_input<T> split_passes(const cuda::csr_view<T>& a, const cuda::csr_view
       g.columns = a.col_indices;
       g.values = a.values;
     }
-    device_csr<T> next = mul_limited(p.split, g, in.split ? in.intermediate.view() : b, 0, memory, stream, cancel);
+    device_csr<T> next =
+        mul_limited(p.split, g, in.split ? in.intermediate.view() : b, 0, known_repeats{}, memory, stream, cancel);
     g_off.reset();
     in.intermediate = std::move(next);  // frees the intermediate before it
     in.split = true;
@@ -312,13 +374,16 @@ last_pass_input<T> split_passes(const cuda::csr_view<T>& a, const cuda::csr_view
 }
 
 // C = A * B with plan `p`; b_stage: entries of B a warp of the last pass
-// stages (0: none; unused where the plan splits).
+// stages (0: none; unused where the plan splits); repeats: the rows the
+// structure pass skips (one-pass plans).
 template <typename T>
 device_csr<T> multiply_planned(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, const plan& p, int b_stage,
-                               memory_resource& memory, cudaStream_t stream, const cancel_token& cancel) {
+                               const repeat_plan& repeats, memory_resource& memory, cudaStream_t stream,
+                               const cancel_token& cancel) {
   last_pass_input<T> in = split_passes(a, b, p, memory, stream, cancel);
+  const repeat_flags flags = find_repeats(repeats, a.structure(), b.structure(), memory, stream);
   device_csr<T> c = mul_limited(p.last, in.left, in.split ? in.intermediate.view() : b, in.split ? 0 : b_stage,
-                                memory, stream, cancel);
+                                flags.known, memory, stream, cancel);
   c.cols = b.cols;
   return c;
 }
@@ -337,6 +402,12 @@ memory_estimate estimate(const method::job& job) {
   const plan p = make_plan(job.facts.a_rows(), job.tuning.rmerge);
   memory_estimate e =
       estimate_from(p, compute_bounds(job.a, job.b, p, job.memory, job.stream), job.a.rows, job.value_bytes);
+  const repeat_plan repeats = plan_repeats(job, p);
+  if (repeats.a) {
+    // Held through the structure pass, beside C's offsets and the scan's storage.
+    e.workspace_bytes += repeat_bytes(repeats, job.a.rows, job.b.rows);
+    e.method += ", repeated rows skipped";
+  }
   const int b_stage = b_stage_of(job, p);
   if (b_stage > 0) e.method += ", B staged (" + std::to_string(b_stage) + " per warp)";
   return e;
@@ -346,8 +417,9 @@ template <typename T>
 device_csr<T> run(const method::job& job, const cuda::csr_view<T>& a, const cuda::csr_view<T>& b) {
   const plan p = make_plan(job.facts.a_rows(), job.tuning.rmerge);
   const int b_stage = b_stage_of(job, p);
+  const repeat_plan repeats = plan_repeats(job, p);
   job.cancel.throw_if_cancelled();
-  return multiply_planned(a, b, p, b_stage, job.memory, job.stream, job.cancel);
+  return multiply_planned(a, b, p, b_stage, repeats, job.memory, job.stream, job.cancel);
 }
 
 template device_csr<float> run(const method::job&, const cuda::csr_view<float>&, const cuda::csr_view<float>&);

@@ -27,6 +27,8 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "planner/row_repeats.hpp"
+#include "rmerge/mul_limited.hpp"
 #include "spgemm/csr.hpp"
 
 namespace spgemm::rmerge {
@@ -212,19 +214,22 @@ struct cursor {
 };
 
 // Count: write the length of row r of C to c_off[r] (c_col, c_val, left_val
-// and b_val unused). Otherwise: write row r at c_off[r]. Known: the offsets
+// and b_val unused); with SkipRepeats (explicit G), planner::repeated_length where
+// `repeats` shows it to be the row before's, merging nothing (an
+// instantiation of its own: the check cost the others' merge loop 10% on
+// Andrews). Otherwise: write row r at c_off[r]. Known: the offsets
 // are a known structure's (a numeric-only pass) and the values alone are
 // written (c_col unused), within c_off[r + 1]: the structure of another
 // product writes no entry past its row, and the rest of a row it does not
 // fill holds zeros.
 // Launch bounds (128, 8): 64 registers, no spills; with (128) alone ptxas
 // spills in the merge loop of some instantiations (docs/planner.md, RMerge).
-template <int W, int R, bool Explicit, bool Count, typename T, bool Known = false>
+template <int W, int R, bool Explicit, bool Count, typename T, bool Known = false, bool SkipRepeats = false>
 __global__ void __launch_bounds__(128, 8) mul_limited_kernel(
     std::int64_t rows, const offset_t* __restrict__ left_off, const index_t* __restrict__ left_col,
     const T* __restrict__ left_val, const offset_t* __restrict__ b_off, const index_t* __restrict__ b_col,
     const T* __restrict__ b_val, offset_t* __restrict__ c_off, index_t* __restrict__ c_col,
-    T* __restrict__ c_val, int stage_capacity, int b_stage_capacity) {
+    T* __restrict__ c_val, int stage_capacity, int b_stage_capacity, known_repeats repeats) {
   static_assert(W == 2 || W == 4 || W == 8 || W == 16 || W == 32, "sub-warp size");
   static_assert(R == 1 || R == 2 || R == 4, "rows per thread");
   const std::int64_t thread = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -273,8 +278,26 @@ __global__ void __launch_bounds__(128, 8) mul_limited_kernel(
     }
   }
 
+  // Row r of C repeats row r - 1 where row r of G does the same, or where it
+  // repeats it shifted and so does every row of B it takes.
+  bool repeat = false;
+  if constexpr (SkipRepeats) {
+    static_assert(Count && Explicit, "the structure pass of an explicit left factor skips repeats");
+    const unsigned char f = active ? repeats.left[row] : 0;
+    int shifted = (f & planner::repeat_shifted) != 0 && repeats.b != nullptr ? 1 : 0;
+    if (shifted != 0) {
+      const offset_t left_begin = left_off[row];
+      const offset_t left_end = left_off[row + 1];
+      for (offset_t e = left_begin + lane; e < left_end; e += W) {
+        shifted &= (repeats.b[left_col[e]] & planner::repeat_shifted) != 0 ? 1 : 0;
+      }
+    }
+    shifted = subwarp_min<W>(shifted);
+    repeat = (f & planner::repeat_same) != 0 || shifted != 0;
+  }
+
   cursor<Explicit, Count, T> cur[R];
-  if (active) {
+  if (active && !repeat) {
     const offset_t left_begin = left_off[row];
     const offset_t left_end = left_off[row + 1];
 #pragma unroll
@@ -337,7 +360,7 @@ __global__ void __launch_bounds__(128, 8) mul_limited_kernel(
     }
   };
   int cursors = 0;  // of this lane: its entries of the row, W apart
-  if (active) {
+  if (active && !repeat) {
     const offset_t len = left_off[row + 1] - left_off[row];
     const offset_t mine = len > lane ? (len - lane + W - 1) / W : 0;
     cursors = static_cast<int>(mine < R ? mine : R);
@@ -361,7 +384,7 @@ __global__ void __launch_bounds__(128, 8) mul_limited_kernel(
     merge(std::integral_constant<int, 1>{});
   }
   if constexpr (Count) {
-    if (active && lane == 0) c_off[row] = out;
+    if (active && lane == 0) c_off[row] = repeat ? planner::repeated_length : out;
   } else {
     if constexpr (Known) {
       if (lane == 0) {

@@ -102,6 +102,27 @@ inline int b_stage_capacity(const pass_config& pass, const row_stats& a, const r
   return static_cast<int>(std::min<std::int64_t>((bound + 31) / 32 * 32, most));
 }
 
+// Repeated rows (planner/row_repeats.hpp) in a one-pass plan: the structure
+// pass skips the rows of C that repeat the row before (the rows of a FEM
+// node's unknowns, a stencil's rows along its first axis), at the price of a
+// pass over A (and over B where it is another matrix) and a scan that fills
+// their lengths in, about 20 us on an H200 whatever they save: taken where
+// at least a quarter of A's rows look skippable (row_stats::same_candidates,
+// and shifted_candidates where B's rows look shifted too: a shifted row of A
+// repeats in C only where its rows of B do) and they hold 2^24 products in
+// the mean (the structure pass merges about 2^24 products in 50 us there:
+// poisson3d7:100's 48 million in 128 us; bodyy5, fe_pwt and luxembourg_osm,
+// a million or less, were 10-20 us slower with the skip).
+inline constexpr double repeats_min_products = double{1 << 24};
+
+inline bool looks_shifted(const row_stats& b) { return 4 * b.shifted_candidates >= b.rows; }
+
+inline bool skips_repeats(const plan& p, const row_stats& a, bool b_looks_shifted, double b_mean_row) {
+  const std::int64_t skippable = a.same_candidates + (b_looks_shifted ? a.shifted_candidates : 0);
+  const double products = static_cast<double>(skippable) * a.mean_row_length() * b_mean_row;
+  return p.split_levels == 0 && 4 * skippable >= a.rows && products >= repeats_min_products;
+}
+
 // The numeric pass alone of a split plan (rmerge.cu, run_numeric): on A of
 // few rows, RMerge's passes with the last one writing values alone on the
 // known structure; on more, the table's numeric pass (the block method's: a

@@ -234,6 +234,91 @@ TYPED_TEST(GpuRmerge, StagedRowsOfB) {
   }
 }
 
+// `m` with the last entry of every k-th row (from `first`) dropped: those
+// rows, and the rows after them, repeat the row before them no more.
+template <typename T>
+csr_matrix<T> without_last_entries(const csr_matrix<T>& m, std::int64_t first, std::int64_t k) {
+  csr_matrix<T> out;
+  out.rows = m.rows;
+  out.cols = m.cols;
+  for (std::int64_t r = 0; r < m.rows; ++r) {
+    offset_t end = m.row_offsets[r + 1];
+    if (r >= first && (r - first) % k == 0 && end > m.row_offsets[r]) --end;
+    for (offset_t e = m.row_offsets[r]; e < end; ++e) {
+      out.col_indices.push_back(m.col_indices[e]);
+      out.values.push_back(m.values[e]);
+    }
+    out.row_offsets.push_back(static_cast<offset_t>(out.col_indices.size()));
+  }
+  return out;
+}
+
+// Every row of `m` `times` times over, with values of its own.
+template <typename T>
+csr_matrix<T> rows_repeated(const csr_matrix<T>& m, int times, std::uint64_t seed) {
+  csr_matrix<T> out;
+  out.rows = m.rows * times;
+  out.cols = m.cols;
+  for (std::int64_t r = 0; r < m.rows; ++r) {
+    for (int t = 0; t < times; ++t) {
+      for (offset_t e = m.row_offsets[r]; e < m.row_offsets[r + 1]; ++e) out.col_indices.push_back(m.col_indices[e]);
+      out.row_offsets.push_back(static_cast<offset_t>(out.col_indices.size()));
+    }
+  }
+  out.values.assign(out.col_indices.size(), T(1));
+  return testing::with_random_values(out, seed);
+}
+
+// The structure pass skips the rows of C that repeat the row before
+// (rmerge_tuning.hpp, skips_repeats): shifted rows of a stencil times itself,
+// times a B whose rows break the shift here and there (those rows of C are
+// merged), identical rows of FEM nodes' unknowns and of a repeated random
+// matrix times a B of no repeats, runs of empty rows; the plan says so. Rows
+// of more than one merge pass (a split plan) are merged whole.
+TYPED_TEST(GpuRmerge, RepeatedRowsSkipped) {
+  using T = TypeParam;
+  // Each large enough for the skip to pay (rmerge_tuning.hpp: 2^24 products in repeated rows).
+  const auto stencil = to<T>(testing::with_random_values(generate("poisson3d27:36"), 91));
+  const auto broken = without_last_entries(stencil, 5, 37);
+  const auto fem = to<T>(testing::with_random_values(generate("femblocks:22:3"), 92));
+  const auto repeated = rows_repeated(testing::random_csr<T>(6000, 5000, 60, 93), 3, 94);
+  const auto random_b = testing::random_csr<T>(5000, 4000, 120, 95);
+  const auto empty_runs = testing::with_lengths<T>(40000, 5000, {0, 0, 0, 0, 0, 0, 0, 100}, 96);
+  const auto long_rows = rows_repeated(testing::random_csr<T>(6000, 5000, 300, 97), 3, 98);
+  const auto sparse_b = testing::random_csr<T>(5000, 4000, 4, 99);
+  struct product {
+    const char* what;
+    const csr_matrix<T>& a;
+    const csr_matrix<T>& b;
+    bool skips;
+  };
+  for (const product& p : {product{"stencil squared", stencil, stencil, true},
+                           product{"stencil times broken", stencil, broken, true},
+                           product{"broken times stencil", broken, stencil, true},
+                           product{"fem squared", fem, fem, true},
+                           product{"repeated rows times random", repeated, random_b, true},
+                           product{"empty runs times random", empty_runs, random_b, true},
+                           product{"long repeated rows (split)", long_rows, sparse_b, false}}) {
+    SCOPED_TRACE(p.what);
+    multiply_options options;
+    options.algo = algorithm::rmerge;
+    const memory_estimate e = gpu().estimate_multiply(*gpu().store(p.a), *gpu().store(p.b), options);
+    EXPECT_EQ(e.method.find("repeated rows skipped") != std::string::npos, p.skips) << e.method;
+    expect_product(p.a, p.b, options);
+  }
+  // A times itself by one handle: A's flags serve as B's.
+  backend& g = gpu();
+  const auto s = g.store(stencil);
+  multiply_options options;
+  options.algo = algorithm::rmerge;
+  const memory_estimate e = g.estimate_multiply(*s, *s, options);
+  const auto c = std::get<csr_matrix<T>>(g.fetch(*g.multiply(*s, *s, options, e.total(), {}, nullptr)));
+  const auto ref = cpu_multiply(stencil, stencil);
+  ASSERT_EQ(c.row_offsets, ref.row_offsets);
+  ASSERT_EQ(c.col_indices, ref.col_indices);
+  EXPECT_LE(scaled_max_error(c, ref, stencil, stencil), tolerance<T>());
+}
+
 TYPED_TEST(GpuRmerge, Deterministic) {
   using T = TypeParam;
   const auto a = to<T>(testing::with_random_values(generate("rmat:10:8"), 3));

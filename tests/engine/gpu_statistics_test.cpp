@@ -6,12 +6,14 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include <gtest/gtest.h>
 
 #include "gpu/cuda_stored_matrix.hpp"
 #include "planner/block_structure.hpp"
 #include "planner/job_rules.hpp"
+#include "spgemm/generate.hpp"
 #include "gpu_test_support.hpp"
 #include "test_matrices.hpp"
 
@@ -45,6 +47,40 @@ TEST(GpuStatistics, RowShapeAtEveryLaneWidth) {
       EXPECT_EQ(stats.max_row_length, longest);
       EXPECT_NEAR(stats.diagonal_distance, mean_distance(a), 1e-6);
     }
+  }
+}
+
+// Rows as long as the row before, their first and last columns the same
+// (empty rows after empty rows too) or each one further
+// (planner::row_stats::same_candidates, shifted_candidates).
+std::pair<std::int64_t, std::int64_t> repeat_candidates(const csr_matrix<double>& m) {
+  std::int64_t same = 0;
+  std::int64_t shifted = 0;
+  for (std::int64_t r = 1; r < m.rows; ++r) {
+    const std::int64_t len = m.row_length(r);
+    if (len != m.row_length(r - 1)) continue;
+    if (len == 0) {
+      ++same;
+      continue;
+    }
+    const index_t step = m.col_indices[m.row_offsets[r]] - m.col_indices[m.row_offsets[r - 1]];
+    if (m.col_indices[m.row_offsets[r + 1] - 1] - m.col_indices[m.row_offsets[r] - 1] != step) continue;
+    same += step == 0 ? 1 : 0;
+    shifted += step == 1 ? 1 : 0;
+  }
+  return {same, shifted};
+}
+
+TEST(GpuStatistics, RepeatCandidates) {
+  SPGEMM_REQUIRE_GPU();
+  const auto runs = testing::with_lengths<double>(900, 400, {0, 0, 3, 3}, 6);
+  for (const char* spec : {"poisson3d7:12", "femblocks:6:3", "er:2000:4", ""}) {
+    SCOPED_TRACE(spec);
+    const csr_matrix<double> a = *spec != 0 ? testing::with_random_values(generate(spec), 5) : runs;
+    const planner::row_stats stats = on_gpu(gpu().store(a)).row_stats(nullptr);
+    const auto [same, shifted] = repeat_candidates(a);
+    EXPECT_EQ(stats.same_candidates, same);
+    EXPECT_EQ(stats.shifted_candidates, shifted);
   }
 }
 

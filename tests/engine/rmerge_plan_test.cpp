@@ -62,6 +62,35 @@ TEST(RmergePlan, NumericPassByLevelsOnFewSplitRows) {
   EXPECT_FALSE(numeric_by_levels(make_plan(longest(100, 30000, 600), {32, 2}), 100, h100_sms));
 }
 
+// The structure pass skips repeated rows where a quarter of A's rows look
+// skippable and they hold 2^24 products in the mean; shifted rows count only
+// where B's look shifted too; never in a split plan.
+TEST(RmergePlan, SkipsRepeatsWhereTheyPay) {
+  row_stats stencil = longest(1'000'000, 7'000'000, 7);  // 49 products a row
+  stencil.shifted_candidates = 900'000;
+  const plan one_pass = make_plan(stencil, {});
+  EXPECT_TRUE(skips_repeats(one_pass, stencil, true, 7.0));
+  EXPECT_FALSE(skips_repeats(one_pass, stencil, false, 7.0));  // B's rows not shifted
+  EXPECT_TRUE(looks_shifted(stencil));
+
+  row_stats small = stencil;  // 0.9 million products in repeated rows
+  small.rows = 20'000;
+  small.nnz = 140'000;
+  small.shifted_candidates = 18'000;
+  EXPECT_FALSE(skips_repeats(make_plan(small, {}), small, true, 7.0));
+
+  row_stats nodes = longest(100'000, 5'400'000, 81);  // 2,916 products a row
+  nodes.same_candidates = 30'000;
+  EXPECT_TRUE(skips_repeats(make_plan(nodes, {}), nodes, false, 54.0));
+  nodes.same_candidates = 20'000;  // a fifth
+  EXPECT_FALSE(skips_repeats(make_plan(nodes, {}), nodes, false, 54.0));
+
+  row_stats split = nodes;
+  split.same_candidates = 60'000;
+  split.max_row_length = 162;
+  EXPECT_FALSE(skips_repeats(make_plan(split, {}), split, false, 54.0));
+}
+
 TEST(RmergePlan, StagesOnlyWhereTheyPay) {
   // The value pass stages C's rows of narrow sub-warps only, in multiples of 32.
   EXPECT_EQ(stage_capacity({32, 4}, 1000, 100000), 0);
