@@ -126,6 +126,22 @@ __global__ void __launch_bounds__(helper_threads)
   }
 }
 
+// A split plan's first left factor (chunks of A's rows): the chunk of row i
+// repeats the chunk before it where both rows are of one chunk and row i has
+// the columns of row i - 1 (a_flags: planner/row_repeats.hpp); chunk_start:
+// the first chunk of every row (rows + 1).
+__global__ void chunk_repeats_kernel(std::int64_t rows, const offset_t* __restrict__ chunk_start,
+                                     const unsigned char* __restrict__ a_flags, unsigned char* __restrict__ g_flags) {
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < rows;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const offset_t first = chunk_start[i];
+    const offset_t end = chunk_start[i + 1];
+    const bool single = end - first == 1 && i > 0 && first - chunk_start[i - 1] == 1;
+    const bool same = single && (a_flags[i] & planner::repeat_same) != 0;
+    for (offset_t c = first; c < end; ++c) g_flags[c] = same ? planner::repeat_same : 0;
+  }
+}
+
 // Splitting: counts[i] = ceil(len_i / m).
 __global__ void chunk_count_kernel(std::int64_t rows, const offset_t* __restrict__ off, std::int64_t m,
                                    offset_t* __restrict__ counts) {
@@ -224,9 +240,10 @@ product_bounds compute_bounds(const cuda::structure_view& a, const cuda::structu
 }
 
 // The rows of A and B whose repeats the structure pass of plan `p` skips
-// (rmerge_tuning.hpp, skips_repeats): A's where it pays, B's where A's
-// shifted rows count (B = A: A's flags serve). B's row shape is asked for
-// only where A looks shifted (a fresh B would be measured for nothing).
+// (rmerge_tuning.hpp, skips_repeats): A's where it pays (a split plan: in its
+// first pass), B's where A's shifted rows count (B = A: A's flags serve).
+// B's row shape is asked for only where A looks shifted (a fresh B would be
+// measured for nothing).
 struct repeat_plan {
   bool a = false;
   bool b = false;
@@ -237,7 +254,11 @@ repeat_plan plan_repeats(const method::job& job, const plan& p) {
   repeat_plan r;
   const row_stats& a = job.facts.a_rows();
   const double b_mean_row = job.b.rows > 0 ? static_cast<double>(job.b.nnz) / static_cast<double>(job.b.rows) : 0.0;
-  if (p.split_levels > 0 || !skips_repeats(p, a, true, b_mean_row)) return r;
+  if (!skips_repeats(p, a, true, b_mean_row)) return r;
+  if (p.split_levels > 0) {
+    r.a = true;
+    return r;
+  }
   r.b_is_a = job.a.row_offsets == job.b.row_offsets && job.a.col_indices == job.b.col_indices;
   const bool b_shifted = looks_shifted(a) && (r.b_is_a || looks_shifted(job.facts.b_rows()));
   r.a = skips_repeats(p, a, b_shifted, b_mean_row);
@@ -245,10 +266,13 @@ repeat_plan plan_repeats(const method::job& job, const plan& p) {
   return r;
 }
 
-std::size_t repeat_bytes(const repeat_plan& r, std::int64_t a_rows, std::int64_t b_rows) {
+// first_rows: the rows of the left factor of the pass that skips them (A's,
+// or a split plan's chunks).
+std::size_t repeat_bytes(const repeat_plan& r, std::int64_t a_rows, std::int64_t b_rows, std::int64_t first_rows) {
   if (!r.a) return 0;
-  return static_cast<std::size_t>(a_rows) + (r.b ? static_cast<std::size_t>(b_rows) : 0) +
-         cuda::fill_marked_bytes<offset_t>(a_rows);
+  const std::size_t chunk_flags = first_rows != a_rows ? static_cast<std::size_t>(first_rows) : 0;
+  return static_cast<std::size_t>(a_rows) + chunk_flags + (r.b ? static_cast<std::size_t>(b_rows) : 0) +
+         cuda::fill_marked_bytes<offset_t>(first_rows);
 }
 
 // The flags of repeat_plan, found on the job's stream.
@@ -317,10 +341,11 @@ struct last_pass_input {
 };
 
 // The split passes of plan `p` (p.split_levels and p.last must suit A's
-// longest row).
+// longest row); repeats: whether the first skips the chunks that repeat.
 template <typename T>
 last_pass_input<T> split_passes(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, const plan& p,
-                                memory_resource& memory, cudaStream_t stream, const cancel_token& cancel) {
+                                const repeat_plan& repeats, memory_resource& memory, cudaStream_t stream,
+                                const cancel_token& cancel) {
   const std::int64_t m = a.rows;
   last_pass_input<T> in;
   // The remaining left factor: A itself (explicit) until the first split.
@@ -355,8 +380,18 @@ last_pass_input<T> split_passes(const cuda::csr_view<T>& a, const cuda::csr_view
       g.columns = a.col_indices;
       g.values = a.values;
     }
+    repeat_flags flags;
+    device_buffer<unsigned char> chunk_flags;
+    if (!in.split && repeats.a && m > 0) {
+      flags = find_repeats(repeats, a.structure(), b.structure(), memory, stream);
+      chunk_flags = device_buffer<unsigned char>(memory, static_cast<std::size_t>(chunks), stream);
+      chunk_repeats_kernel<<<helper_blocks(m), helper_threads, 0, stream>>>(m, next_off.data(), flags.a.data(),
+                                                                            chunk_flags.data());
+      SPGEMM_CUDA_CHECK_LAUNCH();
+      flags.known.left = chunk_flags.data();
+    }
     device_csr<T> next =
-        mul_limited(p.split, g, in.split ? in.intermediate.view() : b, 0, known_repeats{}, memory, stream, cancel);
+        mul_limited(p.split, g, in.split ? in.intermediate.view() : b, 0, flags.known, memory, stream, cancel);
     g_off.reset();
     in.intermediate = std::move(next);  // frees the intermediate before it
     in.split = true;
@@ -380,8 +415,9 @@ template <typename T>
 device_csr<T> multiply_planned(const cuda::csr_view<T>& a, const cuda::csr_view<T>& b, const plan& p, int b_stage,
                                const repeat_plan& repeats, memory_resource& memory, cudaStream_t stream,
                                const cancel_token& cancel) {
-  last_pass_input<T> in = split_passes(a, b, p, memory, stream, cancel);
-  const repeat_flags flags = find_repeats(repeats, a.structure(), b.structure(), memory, stream);
+  last_pass_input<T> in = split_passes(a, b, p, repeats, memory, stream, cancel);
+  const repeat_flags flags =
+      p.split_levels == 0 ? find_repeats(repeats, a.structure(), b.structure(), memory, stream) : repeat_flags{};
   device_csr<T> c = mul_limited(p.last, in.left, in.split ? in.intermediate.view() : b, in.split ? 0 : b_stage,
                                 flags.known, memory, stream, cancel);
   c.cols = b.cols;
@@ -400,12 +436,13 @@ int b_stage_of(const method::job& job, const plan& p) {
 
 memory_estimate estimate(const method::job& job) {
   const plan p = make_plan(job.facts.a_rows(), job.tuning.rmerge);
-  memory_estimate e =
-      estimate_from(p, compute_bounds(job.a, job.b, p, job.memory, job.stream), job.a.rows, job.value_bytes);
+  const product_bounds bounds = compute_bounds(job.a, job.b, p, job.memory, job.stream);
+  memory_estimate e = estimate_from(p, bounds, job.a.rows, job.value_bytes);
   const repeat_plan repeats = plan_repeats(job, p);
   if (repeats.a) {
-    // Held through the structure pass, beside C's offsets and the scan's storage.
-    e.workspace_bytes += repeat_bytes(repeats, job.a.rows, job.b.rows);
+    // Held through the structure pass that skips them, beside what it holds.
+    const std::int64_t first_rows = p.split_levels > 0 ? bounds.intermediates[0].rows : job.a.rows;
+    e.workspace_bytes += repeat_bytes(repeats, job.a.rows, job.b.rows, first_rows);
     e.method += ", repeated rows skipped";
   }
   const int b_stage = b_stage_of(job, p);
@@ -452,7 +489,7 @@ void run_numeric(const method::job& job, const cuda::csr_view<T>& a, const cuda:
   if (s.nnz == 0) return;
   SPGEMM_CUDA_CHECK(cudaMemcpyAsync(c.col_indices.data(), s.col_indices, c.col_indices.bytes(),
                                     cudaMemcpyDeviceToDevice, job.stream));
-  const last_pass_input<T> in = split_passes(a, b, p, job.memory, job.stream, job.cancel);
+  const last_pass_input<T> in = split_passes(a, b, p, repeat_plan{}, job.memory, job.stream, job.cancel);
   const cuda::csr_view<T> right = in.split ? in.intermediate.view() : b;
   launch_mul_limited_values<T>(p.last, in.left, right.row_offsets, right.col_indices, right.values, s.row_offsets,
                                nullptr, c.values.data(), job.stream, stage_capacity(p.last, a.rows, s.nnz),

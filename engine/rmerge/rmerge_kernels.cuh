@@ -296,8 +296,14 @@ __global__ void __launch_bounds__(128, 8) mul_limited_kernel(
     repeat = (f & planner::repeat_same) != 0 || shifted != 0;
   }
 
+  // A row of an implicit G with one entry (a split plan's row of one chunk)
+  // is that row of B: its length, or its entries copied W at a time, no
+  // merge (femblocks:30:6's last pass, rows of one chunk of 389 entries on
+  // 2-lane sub-warps: 2.3 ms merging).
+  const bool single = !Explicit && !Known && active && left_off[row + 1] - left_off[row] == 1;
+
   cursor<Explicit, Count, T> cur[R];
-  if (active && !repeat) {
+  if (active && !repeat && !single) {
     const offset_t left_begin = left_off[row];
     const offset_t left_end = left_off[row + 1];
 #pragma unroll
@@ -322,16 +328,17 @@ __global__ void __launch_bounds__(128, 8) mul_limited_kernel(
   // entries on 16 lanes use one cursor of four).
   offset_t out = Count || !active ? 0 : c_off[row];
   const offset_t row_end = Known && active ? c_off[row + 1] : 0;
-  const auto put = [&](index_t column, T value) {
-    const offset_t slot = out - window_begin;
+  const auto put_at = [&](offset_t at, index_t column, T value) {
+    const offset_t slot = at - window_begin;
     if (staged && slot < stage_capacity) {
       stage_col[slot] = column;
       stage_val[slot] = value;
     } else {
-      if constexpr (!Known) c_col[out] = column;
-      c_val[out] = value;
+      if constexpr (!Known) c_col[at] = column;
+      c_val[at] = value;
     }
   };
+  const auto put = [&](index_t column, T value) { put_at(out, column, value); };
   const auto merge = [&](auto used) {
     constexpr int U = decltype(used)::value;
     for (;;) {
@@ -360,7 +367,7 @@ __global__ void __launch_bounds__(128, 8) mul_limited_kernel(
     }
   };
   int cursors = 0;  // of this lane: its entries of the row, W apart
-  if (active && !repeat) {
+  if (active && !repeat && !single) {
     const offset_t len = left_off[row + 1] - left_off[row];
     const offset_t mine = len > lane ? (len - lane + W - 1) / W : 0;
     cursors = static_cast<int>(mine < R ? mine : R);
@@ -382,6 +389,15 @@ __global__ void __launch_bounds__(128, 8) mul_limited_kernel(
     }
   } else {
     merge(std::integral_constant<int, 1>{});
+  }
+  if (single) {
+    const offset_t b_row = left_off[row];
+    const offset_t b_begin = b_off[b_row];
+    const offset_t length = b_off[b_row + 1] - b_begin;
+    if constexpr (!Count) {
+      for (offset_t k = lane; k < length; k += W) put_at(out + k, b_col[b_begin + k], b_val[b_begin + k]);
+    }
+    out += length;
   }
   if constexpr (Count) {
     if (active && lane == 0) c_off[row] = repeat ? planner::repeated_length : out;

@@ -102,9 +102,12 @@ inline int b_stage_capacity(const pass_config& pass, const row_stats& a, const r
   return static_cast<int>(std::min<std::int64_t>((bound + 31) / 32 * 32, most));
 }
 
-// Repeated rows (planner/row_repeats.hpp) in a one-pass plan: the structure
-// pass skips the rows of C that repeat the row before (the rows of a FEM
-// node's unknowns, a stencil's rows along its first axis), at the price of a
+// Repeated rows (planner/row_repeats.hpp): the structure pass of a one-pass
+// plan skips the rows of C that repeat the row before (the rows of a FEM
+// node's unknowns, a stencil's rows along its first axis); a split plan's
+// first pass skips the chunk of a row of A of one chunk that has the columns
+// of the row before, itself of one chunk (the rows of a FEM node of more
+// unknowns, most of them short of the merge factor), at the price of a
 // pass over A (and over B where it is another matrix) and a scan that fills
 // their lengths in, about 20 us on an H200 whatever they save: taken where
 // at least a quarter of A's rows look skippable (row_stats::same_candidates,
@@ -118,9 +121,11 @@ inline constexpr double repeats_min_products = double{1 << 24};
 inline bool looks_shifted(const row_stats& b) { return 4 * b.shifted_candidates >= b.rows; }
 
 inline bool skips_repeats(const plan& p, const row_stats& a, bool b_looks_shifted, double b_mean_row) {
-  const std::int64_t skippable = a.same_candidates + (b_looks_shifted ? a.shifted_candidates : 0);
+  // A split plan's chunks of rows of the same columns alone.
+  const bool shifted = b_looks_shifted && p.split_levels == 0;
+  const std::int64_t skippable = a.same_candidates + (shifted ? a.shifted_candidates : 0);
   const double products = static_cast<double>(skippable) * a.mean_row_length() * b_mean_row;
-  return p.split_levels == 0 && 4 * skippable >= a.rows && products >= repeats_min_products;
+  return 4 * skippable >= a.rows && products >= repeats_min_products;
 }
 
 // The numeric pass alone of a split plan (rmerge.cu, run_numeric): on A of

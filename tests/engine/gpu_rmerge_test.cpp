@@ -273,14 +273,16 @@ csr_matrix<T> rows_repeated(const csr_matrix<T>& m, int times, std::uint64_t see
 // (rmerge_tuning.hpp, skips_repeats): shifted rows of a stencil times itself,
 // times a B whose rows break the shift here and there (those rows of C are
 // merged), identical rows of FEM nodes' unknowns and of a repeated random
-// matrix times a B of no repeats, runs of empty rows; the plan says so. Rows
-// of more than one merge pass (a split plan) are merged whole.
+// matrix times a B of no repeats, runs of empty rows, FEM rows of up to 162
+// entries (a split plan: its first pass skips the rows of one chunk); the
+// plan says so, and does not where the repeated rows hold too few products.
 TYPED_TEST(GpuRmerge, RepeatedRowsSkipped) {
   using T = TypeParam;
   // Each large enough for the skip to pay (rmerge_tuning.hpp: 2^24 products in repeated rows).
   const auto stencil = to<T>(testing::with_random_values(generate("poisson3d27:36"), 91));
   const auto broken = without_last_entries(stencil, 5, 37);
   const auto fem = to<T>(testing::with_random_values(generate("femblocks:22:3"), 92));
+  const auto fem_split = to<T>(testing::with_random_values(generate("femblocks:14:6"), 90));
   const auto repeated = rows_repeated(testing::random_csr<T>(6000, 5000, 60, 93), 3, 94);
   const auto random_b = testing::random_csr<T>(5000, 4000, 120, 95);
   const auto empty_runs = testing::with_lengths<T>(40000, 5000, {0, 0, 0, 0, 0, 0, 0, 100}, 96);
@@ -298,7 +300,8 @@ TYPED_TEST(GpuRmerge, RepeatedRowsSkipped) {
                            product{"fem squared", fem, fem, true},
                            product{"repeated rows times random", repeated, random_b, true},
                            product{"empty runs times random", empty_runs, random_b, true},
-                           product{"long repeated rows (split)", long_rows, sparse_b, false}}) {
+                           product{"fem of long rows squared (split)", fem_split, fem_split, true},
+                           product{"long repeated rows, few products", long_rows, sparse_b, false}}) {
     SCOPED_TRACE(p.what);
     multiply_options options;
     options.algo = algorithm::rmerge;

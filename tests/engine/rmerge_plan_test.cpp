@@ -64,7 +64,7 @@ TEST(RmergePlan, NumericPassByLevelsOnFewSplitRows) {
 
 // The structure pass skips repeated rows where a quarter of A's rows look
 // skippable and they hold 2^24 products in the mean; shifted rows count only
-// where B's look shifted too; never in a split plan.
+// where B's look shifted too, and not in a split plan.
 TEST(RmergePlan, SkipsRepeatsWhereTheyPay) {
   row_stats stencil = longest(1'000'000, 7'000'000, 7);  // 49 products a row
   stencil.shifted_candidates = 900'000;
@@ -88,7 +88,10 @@ TEST(RmergePlan, SkipsRepeatsWhereTheyPay) {
   row_stats split = nodes;
   split.same_candidates = 60'000;
   split.max_row_length = 162;
-  EXPECT_FALSE(skips_repeats(make_plan(split, {}), split, false, 54.0));
+  EXPECT_TRUE(skips_repeats(make_plan(split, {}), split, false, 54.0));
+  split.same_candidates = 0;
+  split.shifted_candidates = 60'000;
+  EXPECT_FALSE(skips_repeats(make_plan(split, {}), split, true, 54.0));
 }
 
 TEST(RmergePlan, StagesOnlyWhereTheyPay) {
