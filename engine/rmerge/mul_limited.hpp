@@ -40,7 +40,7 @@ struct known_repeats {
 void launch_mul_limited_count(pass_config pass, std::int64_t rows, const offset_t* left_off,
                               const index_t* left_col, const offset_t* b_off, const index_t* b_col,
                               offset_t* c_lengths, cudaStream_t stream, int b_stage_capacity,
-                              known_repeats repeats = {});
+                              known_repeats repeats);
 
 // Value pass: fills the rows of C at c_off. stage_capacity (see
 // rmerge_tuning.hpp): entries of C each warp stages in shared memory; 0

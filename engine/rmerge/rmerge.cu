@@ -9,12 +9,13 @@
 // MulLimited and set L <- ceil(L / M). The last product uses the smallest
 // sufficient sub-warp. Each MulLimited pass: structure kernel (row lengths),
 // cub::DeviceScan (int64) into offsets, nnz read back, C allocated, value
-// kernel. A one-pass plan's structure kernel may skip the rows of C that
-// repeat the row before (rmerge_tuning.hpp, skips_repeats), their lengths
-// filled in by a scan before the offsets'.
+// kernel. The structure kernel of a one-pass plan, or of a split plan's
+// first pass, may skip the rows that repeat the row before (rmerge_tuning.hpp,
+// skips_repeats), their lengths filled in by a scan before the offsets'.
 // Workspace: at most two intermediates at once, plus the offsets of the
 // left factors (2 (m + 1) + chunks + 1 int64), and CUB scan storage (and
-// the repeat flags, a byte a row of A and of B, where rows are skipped);
+// the repeat flags, a byte a row of A, of B and of the first split's
+// chunks, where rows are skipped);
 // bounded before running by estimate_from() (intermediate l holds at most
 // sum over level-l chunks of min(products, cols of B) entries).
 // Complexity: O(products) merged entries in the first pass, then shrinking;
@@ -266,13 +267,12 @@ repeat_plan plan_repeats(const method::job& job, const plan& p) {
   return r;
 }
 
-// first_rows: the rows of the left factor of the pass that skips them (A's,
-// or a split plan's chunks).
-std::size_t repeat_bytes(const repeat_plan& r, std::int64_t a_rows, std::int64_t b_rows, std::int64_t first_rows) {
+// chunks: the rows of a split plan's first left factor (0: a one-pass plan),
+// whose flags and fill it holds besides A's.
+std::size_t repeat_bytes(const repeat_plan& r, std::int64_t a_rows, std::int64_t b_rows, std::int64_t chunks) {
   if (!r.a) return 0;
-  const std::size_t chunk_flags = first_rows != a_rows ? static_cast<std::size_t>(first_rows) : 0;
-  return static_cast<std::size_t>(a_rows) + chunk_flags + (r.b ? static_cast<std::size_t>(b_rows) : 0) +
-         cuda::fill_marked_bytes<offset_t>(first_rows);
+  return static_cast<std::size_t>(a_rows) + static_cast<std::size_t>(chunks) +
+         (r.b ? static_cast<std::size_t>(b_rows) : 0) + cuda::fill_marked_bytes<offset_t>(chunks > 0 ? chunks : a_rows);
 }
 
 // The flags of repeat_plan, found on the job's stream.
@@ -441,8 +441,8 @@ memory_estimate estimate(const method::job& job) {
   const repeat_plan repeats = plan_repeats(job, p);
   if (repeats.a) {
     // Held through the structure pass that skips them, beside what it holds.
-    const std::int64_t first_rows = p.split_levels > 0 ? bounds.intermediates[0].rows : job.a.rows;
-    e.workspace_bytes += repeat_bytes(repeats, job.a.rows, job.b.rows, first_rows);
+    const std::int64_t chunks = p.split_levels > 0 ? bounds.intermediates[0].rows : 0;
+    e.workspace_bytes += repeat_bytes(repeats, job.a.rows, job.b.rows, chunks);
     e.method += ", repeated rows skipped";
   }
   const int b_stage = b_stage_of(job, p);
