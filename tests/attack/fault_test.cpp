@@ -138,7 +138,7 @@ TEST(faults, a_deadline_during_a_long_cpu_multiply_stops_it_within_a_second) {
   bool stopped = false;
   while (!stopped && std::chrono::steady_clock::now() - started < 1300ms) {
     const v1::ServerStatus s = server_status(server.stub());
-    stopped = s.jobs_running() == 0 && s.devices(0).reserved_bytes() == 0;
+    stopped = s.jobs_running() == 0 && s.queue_depth() == 0 && s.devices(0).reserved_bytes() == 0;
     if (!stopped) std::this_thread::sleep_for(20ms);
   }
   EXPECT_TRUE(stopped) << "the multiply ran on past its deadline";

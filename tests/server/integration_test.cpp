@@ -288,6 +288,19 @@ v1::ServerStatus server_status(v1::Spgemm::Stub& stub) {
   return s;
 }
 
+// The status once no job is queued, running or holding device memory (or
+// after ten seconds). A cancelled job can still be queued, in its admission
+// (reserving memory) or ending (freeing it): all three must be over.
+v1::ServerStatus settled_status(v1::Spgemm::Stub& stub) {
+  v1::ServerStatus s;
+  for (int i = 0; i < 200; ++i) {
+    s = server_status(stub);
+    if (s.devices(0).reserved_bytes() == 0 && s.jobs_running() == 0 && s.queue_depth() == 0) break;
+    std::this_thread::sleep_for(50ms);
+  }
+  return s;
+}
+
 using spgemmd::testing::http_get;
 using spgemmd::testing::metric;
 
@@ -601,12 +614,7 @@ TEST_F(service_test, cancellation_and_deadline_free_memory) {
   const std::string h = upload_ok(stub(), big);
   const int64_t cached = server_status(stub()).devices(0).cached_bytes();
   auto wait_idle = [&] {
-    v1::ServerStatus s;
-    for (int i = 0; i < 200; ++i) {
-      s = server_status(stub());
-      if (s.devices(0).reserved_bytes() == 0 && s.jobs_running() == 0 && s.queue_depth() == 0) break;
-      std::this_thread::sleep_for(50ms);
-    }
+    const v1::ServerStatus s = settled_status(stub());
     EXPECT_EQ(s.devices(0).reserved_bytes(), 0);
     EXPECT_EQ(s.jobs_running(), 0);
     EXPECT_EQ(s.queue_depth(), 0);
@@ -673,14 +681,11 @@ TEST_F(service_test, repeated_slow_kept_product_is_announced) {
   while (reader->Read(&part)) {
   }
   EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::CANCELLED);
-  for (int i = 0; i < 200; ++i) {
-    const v1::ServerStatus s = server_status(stub());
-    if (s.devices(0).reserved_bytes() == 0 && s.jobs_running() == 0) break;
-    std::this_thread::sleep_for(50ms);
-  }
+  const v1::ServerStatus s = settled_status(stub());
   v1::MatrixInfo info;
   EXPECT_EQ(describe(stub(), part.kept().handle(), &info).error_code(), grpc::StatusCode::NOT_FOUND);
-  const v1::ServerStatus s = server_status(stub());
+  EXPECT_EQ(s.jobs_running(), 0);
+  EXPECT_EQ(s.queue_depth(), 0);
   EXPECT_EQ(s.devices(0).reserved_bytes(), 0);
   EXPECT_EQ(s.devices(0).cached_bytes(), cached);
 }
