@@ -1,20 +1,7 @@
 #include "spgemmd_child.hpp"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <atomic>
-#include <cstdlib>
-#include <fstream>
+#include <filesystem>
 #include <optional>
-#include <sstream>
 #include <thread>
 
 #include <grpcpp/generic/generic_stub.h>
@@ -29,105 +16,22 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// Execs `args` (args[0] the binary) as a child with stderr to `log` (where
-// given) and RLIMIT_AS `address_space` (where > 0); its pid.
-pid_t spawn(std::vector<std::string> args, const std::string& log, std::size_t address_space) {
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  const pid_t pid = fork();
-  if (pid == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);  // a test killed midway leaves no server behind
-    if (!log.empty() && std::freopen(log.c_str(), "w", stderr) == nullptr) _exit(126);
-    if (address_space > 0) {
-      rlimit limit{address_space, address_space};
-      setrlimit(RLIMIT_AS, &limit);
-    }
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  return pid;
+// --backend=cpu, then `flags`.
+std::vector<std::string> with_cpu_backend(const std::vector<std::string>& flags) {
+  std::vector<std::string> all = {"--backend=cpu"};
+  all.insert(all.end(), flags.begin(), flags.end());
+  return all;
 }
 
 }  // namespace
 
-spgemmd_child::spgemmd_child(const std::vector<std::string>& flags, std::size_t address_space_bytes) {
-  static std::atomic<int> counter{0};
-  dir_ = fs::temp_directory_path() / ("spgemmd-attack-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
-  fs::create_directories(dir_);
-  const char* binary = std::getenv("SPGEMMD");
-  std::vector<std::string> args = {binary && *binary ? binary : SPGEMMD_BINARY,
-                                   "--listen=127.0.0.1:0",
-                                   "--port_file=" + (dir_ / "port").string(),
-                                   "--metrics_listen=127.0.0.1:0",
-                                   "--metrics_port_file=" + (dir_ / "metrics_port").string(),
-                                   "--backend=cpu",
-                                   "--cpu_threads=2",
-                                   "--grace_seconds=5"};
-  args.insert(args.end(), flags.begin(), flags.end());
-  pid_ = spawn(args, (dir_ / "log").string(), address_space_bytes);
-  for (int i = 0; i < 400 && port_ == 0; ++i) {
-    std::this_thread::sleep_for(50ms);
-    std::ifstream p(dir_ / "port"), m(dir_ / "metrics_port");
-    int port = 0, mport = 0;
-    if ((p >> port) && (m >> mport)) {
-      metrics_port_ = mport;
-      port_ = port;
-    }
-    if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
-      pid_ = -1;
-      break;
-    }
-  }
-  if (port_ == 0) return;
-  channel_ = grpc::CreateChannel(address(), grpc::InsecureChannelCredentials());
-  stub_ = v1::Spgemm::NewStub(channel_);
-}
-
-spgemmd_child::~spgemmd_child() {
-  if (pid_ > 0) {
-    kill(pid_, SIGKILL);
-    waitpid(pid_, nullptr, 0);
-  }
-  std::error_code ec;
-  fs::remove_all(dir_, ec);
-}
-
-std::string spgemmd_child::log() const {
-  std::ifstream in(dir_ / "log");
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-int64_t spgemmd_child::rss_bytes() const {
-  std::ifstream status("/proc/" + std::to_string(pid_) + "/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::stoll(line.substr(6)) * 1024;
-  }
-  return -1;
-}
-
-void spgemmd_child::signal(int sig) const {
-  if (pid_ > 0) kill(pid_, sig);
-}
-
-int spgemmd_child::wait_exit(std::chrono::milliseconds within) {
-  const auto end = std::chrono::steady_clock::now() + within;
-  while (pid_ > 0 && std::chrono::steady_clock::now() < end) {
-    int status = 0;
-    if (waitpid(pid_, &status, WNOHANG) == pid_) {
-      pid_ = -1;
-      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    }
-    std::this_thread::sleep_for(10ms);
-  }
-  return -1;
-}
+spgemmd_child::spgemmd_child(const std::vector<std::string>& flags, std::size_t address_space_bytes)
+    : spgemmd_server(with_cpu_backend(flags), {/*metrics=*/true, address_space_bytes}) {}
 
 pid_t spawn_self(const std::vector<std::string>& args) {
   std::vector<std::string> all = {fs::read_symlink("/proc/self/exe").string(), "--child"};
   all.insert(all.end(), args.begin(), args.end());
-  return spawn(all, "", 0);
+  return spgemmd::testing::spawn(all);
 }
 
 grpc::Status raw_call(const std::shared_ptr<grpc::Channel>& channel, const std::string& method, const std::vector<std::string>& messages,

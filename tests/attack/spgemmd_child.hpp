@@ -6,8 +6,7 @@
 #include <sys/types.h>
 
 #include <chrono>
-#include <cstdint>
-#include <filesystem>
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,6 +16,7 @@
 #include "http_scrape.hpp"
 #include "spgemm/csr.hpp"
 #include "spgemm/v1/spgemm.grpc.pb.h"
+#include "spgemmd_server.hpp"
 
 namespace spgemm::attack {
 
@@ -34,40 +34,14 @@ constexpr bool address_sanitized = false;
 constexpr bool address_sanitized = false;
 #endif
 
-// spgemmd (the build's, or $SPGEMMD) on 127.0.0.1 with the CPU backend,
-// metrics on a free loopback port, and `flags` after those. Killed when
-// destroyed, unless it exited.
-class spgemmd_child {
+// spgemmd on 127.0.0.1 with the CPU backend (whatever SPGEMM_TEST_BACKEND
+// says), metrics on a free loopback port, and `flags` after those. Killed
+// when destroyed, unless it exited.
+class spgemmd_child : public spgemmd::testing::spgemmd_server {
  public:
   // `address_space_bytes` > 0: the child runs under that RLIMIT_AS, so that
   // allocations fail before the machine's memory runs out.
   explicit spgemmd_child(const std::vector<std::string>& flags, std::size_t address_space_bytes = 0);
-  ~spgemmd_child();
-  spgemmd_child(const spgemmd_child&) = delete;
-  spgemmd_child& operator=(const spgemmd_child&) = delete;
-
-  bool ok() const { return port_ != 0; }
-  pid_t pid() const { return pid_; }
-  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
-  int metrics_port() const { return metrics_port_; }
-  std::shared_ptr<grpc::Channel> channel() const { return channel_; }
-  spgemm::v1::Spgemm::Stub& stub() { return *stub_; }
-  std::string log() const;
-
-  // Resident memory now (VmRSS), in bytes.
-  int64_t rss_bytes() const;
-  // Sends `sig`; no wait.
-  void signal(int sig) const;
-  // Waits up to `within` for the exit; its status (128 + signal where
-  // killed), or -1 where it did not exit in time.
-  int wait_exit(std::chrono::milliseconds within);
-
- private:
-  std::filesystem::path dir_;
-  pid_t pid_ = -1;
-  int port_ = 0, metrics_port_ = 0;
-  std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<spgemm::v1::Spgemm::Stub> stub_;
 };
 
 // Starts this binary as a child client (`--child MODE ARGS...`); its pid.
@@ -114,7 +88,7 @@ result multiply(spgemm::v1::Spgemm::Stub& stub, const std::string& a, const std:
 result download(spgemm::v1::Spgemm::Stub& stub, const std::string& handle);
 spgemm::v1::ServerStatus server_status(spgemm::v1::Spgemm::Stub& stub);
 
-// Waits (up to 10 s) until the server holds no reservation and runs no job; whether it did.
+// Waits (up to 10 s) until the server holds no reservation, runs no job and queues none; whether it did.
 bool settles(spgemm::v1::Spgemm::Stub& stub);
 
 }  // namespace spgemm::attack

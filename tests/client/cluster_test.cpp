@@ -27,12 +27,9 @@ namespace sc = spgemm::client;
 
 // One spgemmd of the cluster: a single CPU thread (three share two cores) and
 // no grace on SIGTERM, so a stop cancels what it runs.
-std::unique_ptr<spgemmd_process> start_member(int index, std::string* failure) {
-  static int starts = 0;  // every start gets fresh files
-  auto p = std::make_unique<spgemmd_process>();
-  *failure = p->start("cluster" + std::to_string(index) + "." + std::to_string(++starts),
-                      {"--backend=cpu", "--cpu_threads=1", "--grace_seconds=0", "--warmup=false"});
-  return p;
+std::unique_ptr<spgemmd_process> start_member() {
+  return std::make_unique<spgemmd_process>(
+      std::vector<std::string>{"--backend=cpu", "--cpu_threads=1", "--grace_seconds=0", "--warmup=false"});
 }
 
 sc::csr_matrix to_client(const spgemm::csr_matrix<double>& m) {
@@ -82,9 +79,8 @@ class Cluster : public ::testing::Test {
   void SetUp() override {
     scratch_dir();
     for (int i = 0; i < 3; ++i) {
-      std::string failure;
-      servers_.push_back(start_member(i, &failure));
-      ASSERT_TRUE(failure.empty()) << failure;
+      servers_.push_back(start_member());
+      ASSERT_TRUE(servers_.back()->serving()) << servers_.back()->failure();
       addresses_.push_back(servers_.back()->address());
     }
   }

@@ -44,7 +44,7 @@ struct secured_server {
     while (in >> word && word != "token:") {
     }
     in >> token;
-    error = server.start("secured", {"--backend=cpu", "--tls_cert=" + file("tls.crt"), "--tls_key=" + file("tls.key"),
+    error = server.start({"--backend=cpu", "--tls_cert=" + file("tls.crt"), "--tls_key=" + file("tls.key"),
                                      "--tls_client_ca=" + file("ca.crt"), "--tokens_file=" + file("tokens")});
   }
   std::string file(const std::string& name) const { return dir + "/" + name; }

@@ -42,8 +42,7 @@ std::string dense_blocks_file(int blocks, int b) {
 class CliInterrupt : public ::testing::Test {
  protected:
   void SetUp() override {
-    const std::string tag = ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    ASSERT_EQ(server_.start(tag, {"--backend=cpu", "--cpu_threads=1"}), "");
+    ASSERT_EQ(server_.start({"--backend=cpu", "--cpu_threads=1"}), "");
     sc::connection_options o;
     o.address = server_.address();
     o.deadline = std::chrono::seconds(30);

@@ -20,10 +20,10 @@ bool contains(const std::string& haystack, const std::string& needle) {
 
 TEST(ServerStart, ASecondServerOnATakenPortFailsToStart) {
   spgemmd_process first;
-  ASSERT_EQ(first.start("first", {"--backend=cpu"}), "");
+  ASSERT_EQ(first.start({"--backend=cpu"}), "");
   spgemmd_process second;
   // The later --listen wins over the helper's 127.0.0.1:0.
-  const std::string failure = second.start("second", {"--backend=cpu", "--listen=" + first.address()});
+  const std::string failure = second.start({"--backend=cpu", "--listen=" + first.address()});
   EXPECT_TRUE(contains(failure, "exited early")) << failure;
   EXPECT_TRUE(contains(failure, "cannot listen on " + first.address() + ": the port is taken")) << failure;
 }

@@ -31,12 +31,6 @@ std::string read_all(const std::string& path) {
   return ss.str();
 }
 
-// The CPU unless SPGEMM_TEST_BACKEND says otherwise ("auto" on the GPU host).
-std::string test_backend() {
-  const char* env = std::getenv("SPGEMM_TEST_BACKEND");
-  return env && *env ? env : "cpu";
-}
-
 struct server_process {
   spgemmd_process process;
   std::string address;
@@ -45,7 +39,7 @@ struct server_process {
   void stop() { process.stop(SIGTERM); }
 
   void start() {
-    failure = process.start("spgemmd", {"--backend=" + test_backend()});
+    failure = process.start({});
     address = process.address();
   }
 };
@@ -69,66 +63,6 @@ struct scratch {
 };
 
 }  // namespace
-
-std::string spgemmd_binary() {
-  const char* env = std::getenv("SPGEMMD");
-  return env && *env ? env : SPGEMMD_PATH;
-}
-
-std::string spgemmd_process::start(const std::string& tag, const std::vector<std::string>& flags) {
-  const std::string binary = spgemmd_binary();
-  if (::access(binary.c_str(), X_OK) != 0) {
-    return "spgemmd not found at " + binary + " (build target spgemmd, or set SPGEMMD)";
-  }
-  const std::string port_file = scratch_path(tag + ".port");
-  const std::string log_file = scratch_path(tag + ".log");
-  std::vector<std::string> args = {binary, "--listen=127.0.0.1:0", "--port_file=" + port_file, "--metrics_listen="};
-  args.insert(args.end(), flags.begin(), flags.end());
-  std::vector<char*> argv;  // made before fork: the child may only make async-signal-safe calls
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_ = ::fork();
-  if (pid_ == 0) {
-    int fd = ::open(log_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd >= 0) {
-      ::dup2(fd, STDOUT_FILENO);
-      ::dup2(fd, STDERR_FILENO);
-    }
-    ::execv(binary.c_str(), argv.data());
-    ::_exit(127);
-  }
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
-      pid_ = -1;
-      return "spgemmd exited early; its log:\n" + read_all(log_file);
-    }
-    std::string port = read_all(port_file);
-    while (!port.empty() && (port.back() == '\n' || port.back() == ' ')) port.pop_back();
-    if (!port.empty()) {
-      address_ = "127.0.0.1:" + port;
-      return "";
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  stop(SIGKILL);
-  return "spgemmd did not write its port within 20 s; its log:\n" + read_all(log_file);
-}
-
-void spgemmd_process::stop(int sig) {
-  if (pid_ <= 0) return;
-  ::kill(pid_, sig);
-  for (int i = 0; i < 200; ++i) {
-    if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
-      pid_ = -1;
-      return;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(25));
-  }
-  ::kill(pid_, SIGKILL);
-  ::waitpid(pid_, nullptr, 0);
-  pid_ = -1;
-}
 
 const std::string& scratch_dir() {
   static scratch s;

@@ -1,4 +1,4 @@
-// Helpers of the client tests: a spgemmd started on loopback, the CLI run as
+// Helpers of the client tests: a spgemmd shared by the tests of a process, the CLI run as
 // a child process, scratch files and the shared matrices.
 #pragma once
 
@@ -9,35 +9,13 @@
 #include <string>
 #include <vector>
 
+#include "spgemmd_process.hpp"
+
 namespace spgemm::client_test {
 
-// SPGEMMD, or the build's spgemmd.
-std::string spgemmd_binary();
-
-// A spgemmd child process listening on a free port of 127.0.0.1; its output
-// goes to a log in the scratch dir. Stopped (SIGTERM) when destroyed.
-class spgemmd_process {
- public:
-  spgemmd_process() = default;
-  spgemmd_process(const spgemmd_process&) = delete;
-  spgemmd_process& operator=(const spgemmd_process&) = delete;
-  ~spgemmd_process() { stop(SIGTERM); }
-
-  // Starts spgemmd_binary() with `flags` after the listen, port file and
-  // metrics flags (a flag given again in `flags` wins); its files are
-  // TAG.port and TAG.log in the scratch dir. Empty on success, else what went
-  // wrong (with the log).
-  std::string start(const std::string& tag, const std::vector<std::string>& flags);
-  // Sends `sig`, waits up to 5 s for the exit, then SIGKILLs.
-  void stop(int sig);
-
-  // "127.0.0.1:PORT" once started.
-  const std::string& address() const { return address_; }
-
- private:
-  pid_t pid_ = -1;
-  std::string address_;
-};
+// spgemmd as a child process (tests/server/spgemmd_process.hpp).
+using spgemmd::testing::spgemmd_binary;
+using spgemmd::testing::spgemmd_process;
 
 // A spgemmd (CPU backend unless SPGEMM_TEST_BACKEND says otherwise) on 127.0.0.1, started lazily and shared by the
 // tests of one process; stopped at exit.

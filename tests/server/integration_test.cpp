@@ -2,18 +2,12 @@
 // child process on a loopback port, driven through the generated stub.
 #include <gtest/gtest.h>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <thread>
 
 #include <grpcpp/grpcpp.h>
@@ -27,6 +21,7 @@
 #include "spgemm/multiply.hpp"
 #include "spgemm/reference.hpp"
 #include "spgemm/v1/spgemm.grpc.pb.h"
+#include "spgemmd_server.hpp"
 #include "wire/chunk_codec.hpp"
 
 namespace v1 = spgemm::v1;
@@ -38,109 +33,18 @@ namespace {
 
 // ---- the server process ------------------------------------------------------
 
-// The backend the tests run the server on: the CPU unless SPGEMM_TEST_BACKEND
-// says otherwise ("auto" on the GPU host runs the same suite on the GPUs).
-std::string test_backend() {
-  const char* env = std::getenv("SPGEMM_TEST_BACKEND");
-  return env && *env ? env : "cpu";
-}
+using spgemmd::testing::spgemmd_options;
+using spgemmd::testing::spgemmd_server;
+using spgemmd::testing::test_backend;
+
+// The servers whose metrics the tests read.
+const spgemmd_options with_metrics{/*metrics=*/true, /*address_space_bytes=*/0};
 
 // The name of the server's first device: "cpu" on the CPU backend, else the first GPU.
 std::string first_device() { return test_backend() == "cpu" ? "cpu" : "cuda:0"; }
 
 // A Prometheus series of the first device, e.g. spgemmd_cache_bytes{device="cpu"}.
 std::string device_series(const std::string& name) { return name + "{device=\"" + first_device() + "\"}"; }
-
-class server_process {
- public:
-  explicit server_process(std::vector<std::string> extra) {
-    static std::atomic<int> counter{0};
-    dir_ = fs::temp_directory_path() /
-           ("spgemmd-test-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
-    fs::create_directories(dir_);
-    const char* binary = std::getenv("SPGEMMD");
-    std::vector<std::string> args = {binary && *binary ? binary : SPGEMMD_BINARY,
-                                     "--listen=127.0.0.1:0",
-                                     "--port_file=" + (dir_ / "port").string(),
-                                     "--metrics_listen=127.0.0.1:0",
-                                     "--metrics_port_file=" + (dir_ / "metrics_port").string(),
-                                     "--backend=" + test_backend(),
-                                     "--cpu_threads=2",
-                                     "--grace_seconds=5"};
-    args.insert(args.end(), extra.begin(), extra.end());
-    pid_ = fork();
-    if (pid_ == 0) {
-      const std::string log = (dir_ / "log").string();
-      if (FILE* f = std::freopen(log.c_str(), "w", stderr); f == nullptr) _exit(126);
-      std::vector<char*> argv;
-      for (auto& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      execv(argv[0], argv.data());
-      _exit(127);
-    }
-    for (int i = 0; i < 300 && port_ == 0; ++i) {
-      std::this_thread::sleep_for(50ms);
-      std::ifstream p(dir_ / "port"), m(dir_ / "metrics_port");
-      int port = 0, mport = 0;
-      if ((p >> port) && (m >> mport)) {
-        metrics_port_ = mport;
-        port_ = port;
-      }
-      int status = 0;
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        break;
-      }
-    }
-    if (port_ == 0) {
-      ADD_FAILURE() << "spgemmd did not start; its log:\n" << log();
-      return;
-    }
-    channel_ = grpc::CreateChannel("127.0.0.1:" + std::to_string(port_), grpc::InsecureChannelCredentials());
-    stub_ = v1::Spgemm::NewStub(channel_);
-  }
-
-  ~server_process() {
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-
-  // SIGTERM; returns the exit status (or -1 when it did not exit in time).
-  int terminate(std::chrono::seconds within = 15s) {
-    kill(pid_, SIGTERM);
-    const auto end = std::chrono::steady_clock::now() + within;
-    while (std::chrono::steady_clock::now() < end) {
-      int status = 0;
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-      }
-      std::this_thread::sleep_for(20ms);
-    }
-    return -1;
-  }
-
-  std::string log() const {
-    std::ifstream in(dir_ / "log");
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  }
-
-  bool ok() const { return port_ != 0; }
-  v1::Spgemm::Stub& stub() { return *stub_; }
-  std::shared_ptr<grpc::Channel> channel() { return channel_; }
-  int metrics_port() const { return metrics_port_; }
-
- private:
-  fs::path dir_;
-  pid_t pid_ = -1;
-  int port_ = 0, metrics_port_ = 0;
-  std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<v1::Spgemm::Stub> stub_;
-};
 
 // ---- wire helpers ------------------------------------------------------------
 
@@ -341,16 +245,16 @@ csr leading_block(const csr& m, int64_t k) {
 
 class service_test : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() { server_ = new server_process({}); }
+  static void SetUpTestSuite() { server_ = new spgemmd_server({}, with_metrics); }
   static void TearDownTestSuite() {
     delete server_;
     server_ = nullptr;
   }
-  void SetUp() override { ASSERT_TRUE(server_ && server_->ok()); }
+  void SetUp() override { ASSERT_TRUE(server_ && server_->ok()) << (server_ ? server_->failure() : ""); }
   v1::Spgemm::Stub& stub() { return server_->stub(); }
-  static server_process* server_;
+  static spgemmd_server* server_;
 };
-server_process* service_test::server_ = nullptr;
+spgemmd_server* service_test::server_ = nullptr;
 
 }  // namespace
 
@@ -746,9 +650,10 @@ TEST_F(service_test, ttl_expires_unused_matrices) {
 TEST(service_budget, scheduler_stays_within_a_small_budget) {
   constexpr int64_t budget = 6 << 20;
   constexpr int64_t host_budget = 40 << 20;
-  server_process server({"--device_budget_bytes=" + std::to_string(budget), "--workers=3", "--max_queue=64",
-                         "--host_budget_bytes=" + std::to_string(host_budget)});
-  ASSERT_TRUE(server.ok());
+  spgemmd_server server({"--device_budget_bytes=" + std::to_string(budget), "--workers=3", "--max_queue=64",
+                         "--host_budget_bytes=" + std::to_string(host_budget)},
+                        with_metrics);
+  ASSERT_TRUE(server.ok()) << server.failure();
   // 10 matrices of ~0.6 MB: together more than the budget, so some spill to the host.
   std::vector<csr> mats;
   std::vector<std::string> handles;
@@ -828,8 +733,9 @@ TEST(service_budget, scheduler_stays_within_a_small_budget) {
 // shows in Status and the metrics.
 TEST(service_panels, a_product_larger_than_a_device_is_split_over_every_device) {
   constexpr int64_t budget = 6 << 20;
-  server_process server({"--device_budget_bytes=" + std::to_string(budget), "--cpu_backends=2", "--cpu_threads=1"});
-  ASSERT_TRUE(server.ok());
+  spgemmd_server server({"--device_budget_bytes=" + std::to_string(budget), "--cpu_backends=2", "--cpu_threads=1"},
+                        with_metrics);
+  ASSERT_TRUE(server.ok()) << server.failure();
   const csr dense = spgemm::generate("poisson3d27:20");
   const csr squared = spgemm::cpu_multiply(dense, dense);
   const std::string hd = upload_ok(server.stub(), dense);
@@ -853,11 +759,11 @@ TEST(service_panels, a_product_larger_than_a_device_is_split_over_every_device) 
 }
 
 TEST(service_shutdown, sigterm_stops_gracefully) {
-  server_process server({});
-  ASSERT_TRUE(server.ok());
+  spgemmd_server server({});
+  ASSERT_TRUE(server.ok()) << server.failure();
   const std::string h = upload_ok(server.stub(), spgemm::generate("poisson2d5:10"));
   ASSERT_FALSE(h.empty());
-  EXPECT_EQ(server.terminate(), 0) << server.log();
+  EXPECT_EQ(server.stop(SIGTERM, 15s), 0) << server.log();
   result r = multiply(server.stub(), h, h, false, "", 2000ms);
   EXPECT_EQ(r.status.error_code(), grpc::StatusCode::UNAVAILABLE);
   EXPECT_NE(server.log().find("event=stopped"), std::string::npos);

@@ -589,7 +589,7 @@ TEST_F(security_test, an_address_other_hosts_reach_needs_tls_and_tokens_or_insec
   ASSERT_TRUE(secured.serving()) << secured.log();
   v1::ServerStatus status;
   EXPECT_CODE(tenant_client(tls_channel(secured), admin_token).status(&status), grpc::StatusCode::OK);
-  spgemmd_process local({});  // loopback: neither needed
+  spgemmd_process local({"--listen=127.0.0.1:0"});  // loopback: neither needed
   EXPECT_TRUE(local.serving()) << local.log();
 }
 

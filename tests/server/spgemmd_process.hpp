@@ -1,108 +1,82 @@
-// spgemmd started as a child process for a test: on a free port (written to
-// a port file in a temporary folder of its own), CPU backend unless
-// SPGEMM_TEST_BACKEND says otherwise, its stderr kept as its log. A test
-// sends it signals, and reads how it ended.
+// spgemmd started as a child process by a test (the server, attack and client
+// suites): the build's binary or $SPGEMMD, on a free loopback port that it
+// writes to a port file in a temporary folder of its own, its output kept as
+// its log. It dies with the test's process; the object's end kills it.
 #pragma once
 
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include <sys/types.h>
 
-#include <atomic>
 #include <chrono>
-#include <cstdlib>
+#include <cstddef>
+#include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace spgemmd::testing {
 
+// $SPGEMMD, else the build's spgemmd.
+std::string spgemmd_binary();
+// The backend of the servers the suites start: SPGEMM_TEST_BACKEND ("auto"
+// on a GPU host runs a suite on the GPUs), else "cpu".
+std::string test_backend();
+
+// Forks and execs `args` (args[0] the binary) with stdout and stderr to `log`
+// (where given) and RLIMIT_AS `address_space` (where > 0); the child dies
+// with the caller. Its pid, or -1.
+pid_t spawn(std::vector<std::string> args, const std::string& log = "", std::size_t address_space = 0);
+
+struct spgemmd_options {
+  bool metrics = false;                 // a Prometheus endpoint on a free loopback port
+  std::size_t address_space_bytes = 0;  // > 0: the child's RLIMIT_AS, so that allocations fail first
+};
+
 class spgemmd_process {
  public:
-  // Starts spgemmd with `flags` after the defaults (a loopback port, no
-  // metrics, two CPU threads), and waits until it serves or exits.
-  explicit spgemmd_process(const std::vector<std::string>& flags) {
-    using namespace std::chrono_literals;
-    static std::atomic<int> counter{0};
-    dir_ = std::filesystem::temp_directory_path() /
-           ("spgemmd-test-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
-    std::filesystem::create_directories(dir_);
-    const char* binary = std::getenv("SPGEMMD");
-    const char* backend = std::getenv("SPGEMM_TEST_BACKEND");
-    std::vector<std::string> args = {binary && *binary ? binary : SPGEMMD_BINARY,
-                                     "--listen=127.0.0.1:0",
-                                     "--port_file=" + (dir_ / "port").string(),
-                                     "--metrics_listen=",
-                                     std::string("--backend=") + (backend && *backend ? backend : "cpu"),
-                                     "--cpu_threads=2",
-                                     "--grace_seconds=5"};
-    args.insert(args.end(), flags.begin(), flags.end());
-    pid_ = fork();
-    if (pid_ == 0) {
-      if (std::freopen((dir_ / "log").c_str(), "w", stderr) == nullptr) _exit(126);
-      std::vector<char*> argv;
-      for (auto& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      execv(argv[0], argv.data());
-      _exit(127);
-    }
-    for (int i = 0; i < 600 && port_ == 0 && running(); ++i) {
-      std::this_thread::sleep_for(50ms);
-      std::ifstream p(dir_ / "port");
-      p >> port_;
-    }
-  }
-
-  ~spgemmd_process() {
-    if (running()) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
-
+  spgemmd_process() = default;
+  // start(flags, options), its failure left for serving() and failure().
+  explicit spgemmd_process(const std::vector<std::string>& flags, const spgemmd_options& options = {});
+  ~spgemmd_process();
   spgemmd_process(const spgemmd_process&) = delete;
   spgemmd_process& operator=(const spgemmd_process&) = delete;
 
-  bool serving() { return port_ != 0 && running(); }
+  // Starts spgemmd with `flags` after the defaults (the port, test_backend(),
+  // two CPU threads, a grace of 5 s, no metrics unless asked; a flag given
+  // again wins) and waits until it serves, exits, or 30 s passed. "" once it
+  // serves, else what went wrong, with its log. Once.
+  std::string start(const std::vector<std::string>& flags, const spgemmd_options& options = {});
+
+  // Its port came and it still runs.
+  bool serving();
+  // "" where it serves, else why not (with its log).
+  std::string failure();
   int port() const { return port_; }
+  int metrics_port() const { return metrics_port_; }
+  pid_t pid() const { return pid_; }
+  // "127.0.0.1:PORT".
   std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+  std::string log() const;
+  // Resident memory now (VmRSS), in bytes; -1 once it ended.
+  int64_t rss_bytes() const;
 
-  void signal(int sig) { kill(pid_, sig); }
-
+  // Sends `sig`; no wait.
+  void signal(int sig);
   // Its exit status once it ended within `within` (128 + the signal that
   // ended it), else -1.
-  int wait_exit(std::chrono::milliseconds within = std::chrono::seconds(15)) {
-    const auto end = std::chrono::steady_clock::now() + within;
-    while (running() && std::chrono::steady_clock::now() < end) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    return running() ? -1 : status_;
-  }
-
-  std::string log() const {
-    std::ifstream in(dir_ / "log");
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  }
+  int wait_exit(std::chrono::milliseconds within = std::chrono::seconds(15));
+  // Sends `sig`, waits up to `within` for the exit, else SIGKILLs it; its
+  // exit status.
+  int stop(int sig, std::chrono::milliseconds within = std::chrono::seconds(5));
 
  private:
-  bool running() {
-    if (exited_) return false;
-    int status = 0;
-    if (waitpid(pid_, &status, WNOHANG) != pid_) return true;
-    exited_ = true;
-    status_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    return false;
-  }
+  bool running();
 
   std::filesystem::path dir_;
   pid_t pid_ = -1;
-  int port_ = 0;
+  int port_ = 0, metrics_port_ = 0;
   bool exited_ = false;
   int status_ = -1;
+  std::string failure_;
 };
 
 }  // namespace spgemmd::testing
