@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -688,8 +689,13 @@ void run_triangles(environment& env, const options& o, matrix_job& job, report& 
   }
 }
 
-// transpose vs cusparse-csr2csc per matrix and their geometric mean.
-std::string transpose_ratio_line(const std::vector<row>& rows) {
+// Per matrix (in the order of the rows), the ratio of theirs(rows) ms to
+// ours(rows) ms over its rows that succeeded, and their geometric mean, after
+// `label`. `note` names what a matrix's ratio was against.
+std::string ratios_line(const std::vector<row>& rows, const std::string& label,
+                        const std::function<const row*(const std::vector<const row*>&)>& ours,
+                        const std::function<const row*(const std::vector<const row*>&)>& theirs,
+                        const std::function<std::string(const row&)>& note) {
   std::vector<std::string> names;
   for (const row& r : rows)
     if (std::find(names.begin(), names.end(), r.matrix) == names.end()) names.push_back(r.matrix);
@@ -697,54 +703,58 @@ std::string transpose_ratio_line(const std::vector<row>& rows) {
   double log_sum = 0;
   int count = 0;
   for (const std::string& name : names) {
-    const row* ours = nullptr;
-    const row* theirs = nullptr;
+    std::vector<const row*> done;
     for (const row& r : rows) {
-      if (r.matrix != name || r.status != "ok" || !std::isfinite(r.ms) || r.ms <= 0) continue;
-      if (r.algorithm == "transpose") ours = &r;
-      if (r.algorithm == "cusparse-csr2csc") theirs = &r;
+      if (r.matrix == name && r.status == "ok" && std::isfinite(r.ms) && r.ms > 0) done.push_back(&r);
     }
-    if (!ours || !theirs) continue;
-    const double ratio = theirs->ms / ours->ms;
-    parts += (parts.empty() ? "" : ", ") + name + " " + format("%.2f", ratio);
+    const row* mine = ours(done);
+    const row* other = theirs(done);
+    if (!mine || !other) continue;
+    const double ratio = other->ms / mine->ms;
+    parts += (parts.empty() ? "" : ", ") + name + " " + format("%.2f", ratio) + note(*other);
     log_sum += std::log(ratio);
     ++count;
   }
-  std::string line = "\ntranspose vs cusparse-csr2csc (cuSPARSE ms / ours ms, >1: ours faster): ";
+  const std::string line = "\n" + label + ": ";
   if (count == 0) return line + "no matrix where both succeeded\n";
   return line + parts + format("; geometric mean %.2f over %d matrices\n", std::exp(log_sum / count), count);
 }
 
-// Ours = the planner's rows ("auto") where the run has them, else RMerge's.
+// The first row that `pick` takes.
+const row* first_of(const std::vector<const row*>& rows, const std::function<bool(const row&)>& pick) {
+  for (const row* r : rows)
+    if (pick(*r)) return r;
+  return nullptr;
+}
+
+// transpose vs cusparse-csr2csc per matrix and their geometric mean.
+std::string transpose_ratio_line(const std::vector<row>& rows) {
+  return ratios_line(
+      rows, "transpose vs cusparse-csr2csc (cuSPARSE ms / ours ms, >1: ours faster)",
+      [](const auto& done) { return first_of(done, [](const row& r) { return r.algorithm == "transpose"; }); },
+      [](const auto& done) { return first_of(done, [](const row& r) { return r.algorithm == "cusparse-csr2csc"; }); },
+      [](const row&) { return std::string(); });
+}
+
+// Ours = the planner's rows ("auto") where the run has them, else RMerge's,
+// against the fastest cuSPARSE algorithm per matrix.
 std::string ratio_line(const std::vector<row>& rows) {
   bool have_auto = false;
   for (const row& r : rows) have_auto |= r.automatic;
   const std::string our_name = have_auto ? "auto" : "rmerge";
-  std::vector<std::string> names;
-  for (const row& r : rows)
-    if (std::find(names.begin(), names.end(), r.matrix) == names.end()) names.push_back(r.matrix);
-  std::string parts;
-  double log_sum = 0;
-  int count = 0;
-  for (const std::string& name : names) {
-    const row* ours = nullptr;
-    const row* best = nullptr;
-    for (const row& r : rows) {
-      if (r.matrix != name || r.status != "ok" || !std::isfinite(r.ms) || r.ms <= 0) continue;
-      if ((have_auto ? r.automatic : r.rmerge) && !ours) ours = &r;
-      if (r.cusparse && (!best || r.ms < best->ms)) best = &r;
-    }
-    if (!ours || !best) continue;
-    const double ratio = best->ms / ours->ms;
-    parts += (parts.empty() ? "" : ", ") + name + " " + format("%.2f", ratio) + " (" +
-             best->algorithm.substr(std::string("cusparse-").size()) + ")";
-    log_sum += std::log(ratio);
-    ++count;
-  }
-  std::string line = "\n" + our_name + " vs the fastest cuSPARSE ALG (cuSPARSE ms / " + our_name + " ms, >1: " +
-                     our_name + " faster): ";
-  if (count == 0) return line + "no matrix where both succeeded\n";
-  return line + parts + format("; geometric mean %.2f over %d matrices\n", std::exp(log_sum / count), count);
+  return ratios_line(
+      rows,
+      our_name + " vs the fastest cuSPARSE ALG (cuSPARSE ms / " + our_name + " ms, >1: " + our_name + " faster)",
+      [have_auto](const auto& done) {
+        return first_of(done, [have_auto](const row& r) { return have_auto ? r.automatic : r.rmerge; });
+      },
+      [](const auto& done) {
+        const row* best = nullptr;
+        for (const row* r : done)
+          if (r->cusparse && (!best || r->ms < best->ms)) best = r;
+        return best;
+      },
+      [](const row& best) { return " (" + best.algorithm.substr(std::string("cusparse-").size()) + ")"; });
 }
 
 int run(const options& o) {
