@@ -39,8 +39,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "examples", "graph"))  # as packaged (bench/package_device.sh --graph)
 sys.path.insert(0, os.path.join(HERE, "..", "client", "python", "examples", "graph"))  # in the source tree
 
-from graphs import read_adjacency, relabeled, skewed_degree_order  # noqa: E402
-import markov_clustering  # noqa: E402
+from graphs import read_adjacency  # noqa: E402
+from spgemm.algorithms import markov_clustering, relabeled, skewed_degree_order  # noqa: E402
 
 COLUMNS = ["graph", "vertices", "edges", "presorted", "presort_ms", "triangles", "triangles_graphblas", "spgemmd_ms", "spgemmd_e2e_ms",
            "edges_per_s", "graphblas_ms", "graphblas_edges_per_s", "speedup", "masked_ms", "unmasked_filter_ms",
@@ -148,7 +148,7 @@ def bench_stored(client: spgemm.Client, s: spgemm.RemoteMatrix, local: sp.sparra
 
 def bench_mcl(client: spgemm.Client, name: str, a: sp.sparray) -> Dict:
     started = time.perf_counter()
-    labels = markov_clustering.clusters(client, a)
+    labels = markov_clustering(client, a)
     seconds = time.perf_counter() - started
     return {"graph": "mcl:" + name, "vertices": a.shape[0], "edges": a.nnz // 2,
             "spgemmd_e2e_ms": seconds * 1e3, "method": "%d clusters" % len(np.unique(labels)), "status": "ok"}

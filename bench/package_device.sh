@@ -71,7 +71,7 @@ elif [ "$graph" = ON ]; then
   cp bench/run_graph_device.sh bench/graph_bench.py $dest/
   mkdir -p $dest/examples $dest/python-tests $dest/wheels
   cp -r client/python/examples/graph $dest/examples/
-  cp client/python/tests/{conftest.py,graph_oracle.py,test_semirings.py,test_graph_ops.py,test_examples.py} \
+  cp client/python/tests/{conftest.py,graph_oracle.py,test_semirings.py,test_graph_ops.py,test_algorithms.py} \
     $dest/python-tests/
   # Offline wheels for the GPU host's Python 3.12 (it has numpy, scipy, grpcio and pytest).
   python3 -m pip wheel -q --no-deps -w $dest/wheels ./client/python

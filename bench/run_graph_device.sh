@@ -58,7 +58,7 @@ if [[ "${GRAPH_TESTS:-1}" != "0" ]]; then
   echo "== the Python graph suites on the GPU backend"
   SPGEMMD="$DIR/bin/spgemmd" SPGEMM_TEST_BACKEND=auto SPGEMM_MATRICES="$DIR/matrices" SPGEMM_REQUIRE_SERVER=1 \
     "$PY" -m pytest -q -p no:cacheprovider "$DIR/python-tests/test_semirings.py" "$DIR/python-tests/test_graph_ops.py" \
-    "$DIR/python-tests/test_examples.py" >"$OUT/pytest.log" 2>&1
+    "$DIR/python-tests/test_algorithms.py" >"$OUT/pytest.log" 2>&1
   tests=$?
   tail -n 15 "$OUT/pytest.log"
   [[ $tests -ne 0 ]] && status=1

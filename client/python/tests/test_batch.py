@@ -1,6 +1,7 @@
 """Batch jobs (spgemm.batch and `spgemm batch`): chains run and written, a run resumed
 where the last stopped, UNAVAILABLE servers retried on the next, failures reported while
-other chains go on, chains as tasks of a Dask LocalCluster, the CLI's subcommand."""
+other chains go on, whole graph algorithms as jobs, chains as tasks of a Dask
+LocalCluster, the CLI's subcommand."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import numpy as np
 import pytest
 import scipy.io
 import scipy.sparse as sp
+from scipy.sparse import csgraph
 
 from conftest import REPO
 from spgemm import batch
@@ -119,9 +121,33 @@ def test_a_failure_is_reported_while_other_chains_go_on(job_file, server_address
     assert batch.main([str(path), "--no-progress"]) == 1
 
 
+def test_graph_algorithms_run_as_jobs_and_write_arrays(job_file, server_address: str, tmp_path: Path) -> None:
+    write, a, _ = job_file
+    path = write([server_address],
+                 "  - {name: tc, op: triangle_count, a: A, output: out/tc.txt}\n"
+                 "  - {name: levels, op: bfs, a: A, sources: [0, 3], hops: 2, output: out/levels.npy}\n"
+                 "  - {name: clusters, op: markov_clustering, a: A, inflation: 2.5, output: out/clusters.tsv}\n"
+                 "  - {name: dist, op: shortest_paths, a: L, output: out/dist.csv}\n")
+    got = by_job(batch.run(batch.load(str(path)), progress=False))
+    assert {r.status for r in got.values()} == {"done"}, [r.error for r in got.values()]
+    assert got["tc"].value == triangles(a) == float((tmp_path / "out" / "tc.txt").read_text())
+    levels = np.load(tmp_path / "out" / "levels.npy")
+    hops = csgraph.shortest_path(a, unweighted=True, indices=[0, 3])
+    np.testing.assert_array_equal(levels, np.where(hops <= 2, hops, -1).astype(np.int64))
+    labels = np.loadtxt(tmp_path / "out" / "clusters.tsv", dtype=np.int64)
+    assert labels.shape == (a.shape[0],) and set(labels) <= set(range(a.shape[0]))
+    dist = np.loadtxt(tmp_path / "out" / "dist.csv", delimiter=",")
+    np.testing.assert_array_equal(dist, csgraph.shortest_path(sp.tril(a, -1, format="csr"), directed=True))
+    rows = list(csv.DictReader(open(tmp_path / "out" / "summary.tsv"), delimiter="\t"))
+    assert {r["job"]: r["output"] for r in rows}["levels"].endswith("levels.npy")
+
+
 def test_bad_job_files_are_refused(tmp_path: Path) -> None:
     for jobs in ["  - {name: X, op: frobnicate, a: A}\n", "  - {name: X, op: select, a: Z}\n",
-                 "  - {name: A, op: select, a: A}\n", "  - {op: select, a: A}\n"]:
+                 "  - {name: A, op: select, a: A}\n", "  - {op: select, a: A}\n",
+                 # an algorithm's result is no operand, and it writes arrays
+                 "  - {name: N, op: triangle_count, a: A}\n  - {name: X, op: select, a: N}\n",
+                 "  - {name: N, op: bfs, a: A, sources: [0], output: n.mtx}\n"]:
         with pytest.raises(ValueError):
             batch.plan_of(__import__("yaml").safe_load("inputs: {A: a.mtx}\njobs:\n" + jobs))
 

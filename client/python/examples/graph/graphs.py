@@ -4,7 +4,6 @@ graphs networkx generates (its generators are the examples' generated inputs).""
 from __future__ import annotations
 
 import gzip
-from typing import Optional
 
 import numpy as np
 import scipy.io
@@ -33,25 +32,3 @@ def adjacency_of(g) -> sp.csr_array:
 
     return sp.csr_array(nx.to_scipy_sparse_array(g, nodelist=range(g.number_of_nodes()), dtype=np.float64,
                                                  format="csr"))
-
-
-def skewed_degree_order(a: sp.sparray) -> Optional[np.ndarray]:
-    """The vertices of the undirected graph `a` by decreasing degree where its degrees are
-    skewed (the mean of the 1,000 largest above 4 times the mean degree, the test LAGraph's
-    triangle count makes before it presorts), else None. Numbered so, a vertex's entries in
-    the strictly lower triangle are its edges to vertices of higher degree: no row of L is
-    longer than about sqrt(2 m), where a power-law graph's hubs would otherwise give rows
-    and columns of tens of thousands."""
-    degrees = np.diff(sp.csr_array(a).indptr)
-    if degrees.size == 0:
-        return None
-    largest = np.partition(degrees, max(degrees.size - 1000, 0))[max(degrees.size - 1000, 0):]
-    if largest.mean() <= 4 * degrees.mean():
-        return None
-    return np.argsort(-degrees, kind="stable")
-
-
-def relabeled(a: sp.sparray, order: np.ndarray) -> sp.csr_array:
-    """`a` with its vertices numbered as `order` lists them (order[new] = old)."""
-    a = sp.csr_array(a)
-    return sp.csr_array(a[order][:, order])

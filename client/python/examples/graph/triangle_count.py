@@ -14,20 +14,8 @@ from __future__ import annotations
 import argparse
 import time
 
-import scipy.sparse as sp
-
 import spgemm
-from graphs import read_adjacency, relabeled, skewed_degree_order
-
-
-def count_triangles(client: spgemm.Client, a: sp.sparray, presort: bool = True) -> int:
-    """Triangles of the undirected graph of `a` (symmetric; its values and diagonal do not
-    matter); `presort`: numbered by decreasing degree first where the degrees are skewed."""
-    order = skewed_degree_order(a) if presort else None
-    if order is not None:
-        a = relabeled(a, order)
-    with client.upload(a) as ra, ra.select("tril", -1) as l, l.mxm(l, "plus_pair", mask=l) as c:
-        return int(c.reduce_scalar() or 0)
+from graphs import read_adjacency
 
 
 def main() -> None:
@@ -38,7 +26,7 @@ def main() -> None:
     a = read_adjacency(args.graph, undirected=True)
     with spgemm.Client(args.address) as client:
         started = time.perf_counter()
-        n = count_triangles(client, a)
+        n = spgemm.algorithms.triangle_count(client, a)
         seconds = time.perf_counter() - started
     edges = a.nnz // 2
     print("%s: %d vertices, %d edges, %d triangles in %.3f s end to end (%.3g edges/s)"

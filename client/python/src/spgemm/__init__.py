@@ -6,13 +6,14 @@
     ...     with client.upload(A) as R:            # kept on the server
     ...         C3 = (R @ R @ R).fetch()
     ...     T = client.mxm(L, L, "plus_pair", mask=L)  # graph calls: spgemm.graph
+    ...     n = spgemm.algorithms.triangle_count(client, A)  # whole graph algorithms
 
 Errors are subclasses of :class:`SpgemmError` (``InvalidArgument``,
 ``NotFound``, ``ResourceExhausted``, ...), carrying the gRPC status code and
 the server's message.
 """
 
-from . import errors
+from . import algorithms, errors
 from .amg import Hierarchy, Level, SolveInfo
 from .client import Client, Operand, RemoteMatrix
 from .cluster import Cluster, PanelReport
@@ -23,6 +24,7 @@ from .info import DeviceStatus, JobStats, MatrixInfo, ServerStatus, TenantQuotas
 __version__: str = "0.1.0"
 
 __all__ = [
+    "algorithms",
     "Client",
     "Cluster",
     "PanelReport",

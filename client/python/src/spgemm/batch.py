@@ -16,9 +16,12 @@ A job file (YAML; ``spgemm batch JOBS.yaml`` or ``python -m spgemm.batch JOBS.ya
 ``op`` is a call of :class:`spgemm.Client` (``multiply``, ``transpose``, ``galerkin``,
 ``mxm``, ``ewise_add``, ``ewise_mult``, ``apply``, ``select``, ``top_k``,
 ``reduce_rowwise``, ``reduce_columnwise``, ``reduce_scalar``, ``scale_rows``,
-``scale_columns``, ``extract_rows``); its operands (``a``, ``b``, ``p``, ``v``,
-``mask``) name inputs or other jobs, ``X.T`` for the transpose of X; every other key is
-the call's keyword argument. Jobs chained by names form a chain, which runs on one server
+``scale_columns``, ``extract_rows``) or a whole graph algorithm of :mod:`spgemm.algorithms`
+(``triangle_count``, ``bfs`` with its ``sources`` and ``hops``, ``markov_clustering``,
+``shortest_paths``; a number or an array, written to .npy or text, e.g.
+``{name: levels, op: bfs, a: A, sources: [0, 42], output: out/levels.npy}``); its
+operands (``a``, ``b``, ``p``, ``v``, ``mask``) name inputs or other jobs, ``X.T`` for the
+transpose of X; every other key is the call's keyword argument. Jobs chained by names form a chain, which runs on one server
 with its intermediates kept there; chains run side by side, at most ``concurrency`` at
 once. A job with an ``output`` writes it (.mtx, .mtx.gz or .npz); a job whose output
 exists is skipped (a run resumes where the last one stopped) and read from the file
@@ -69,7 +72,21 @@ OPERANDS = {
     "scale_rows": ("a", "v"),
     "scale_columns": ("a", "v"),
     "extract_rows": ("a",),
+    "triangle_count": ("a",),
+    "bfs": ("a",),
+    "markov_clustering": ("a",),
+    "shortest_paths": ("a",),
 }
+
+#: Jobs that run a whole graph algorithm (spgemm.algorithms): their result is a number or
+#: a numpy array, written to .npy or text (.txt, .tsv, .csv), and no operand of a job.
+ALGORITHMS = {
+    "triangle_count": "triangle_count",
+    "bfs": "bfs_levels",
+    "markov_clustering": "markov_clustering",
+    "shortest_paths": "shortest_paths",
+}
+ARRAY_SUFFIXES = (".npy", ".txt", ".tsv", ".csv")
 
 SUMMARY_COLUMNS = ["job", "op", "status", "server", "attempts", "time_ms", "compute_ms", "gflops", "nnz", "value",
                    "output", "error"]
@@ -136,6 +153,7 @@ def plan_of(doc: Dict[str, Any], base: str = ".", servers: Optional[Sequence[str
     inputs = {str(k): _resolve(str(v), base) for k, v in (doc.get("inputs") or {}).items()}
     jobs: List[Job] = []
     names = set(inputs)
+    arrays: Dict[str, str] = {}  # jobs whose result is no matrix -> their op
     for raw in doc.get("jobs") or []:
         spec = dict(raw)
         name, op = str(spec.pop("name", "")), str(spec.pop("op", ""))
@@ -149,7 +167,15 @@ def plan_of(doc: Dict[str, Any], base: str = ".", servers: Optional[Sequence[str
         for ref in operands.values():
             if _base(ref) not in names:
                 raise ValueError("spgemm batch: job %s: %r is no input nor an earlier job" % (name, ref))
+            if _base(ref) in arrays:
+                raise ValueError("spgemm batch: job %s: %s gives no matrix (it is a %s)"
+                                 % (name, _base(ref), arrays[_base(ref)]))
         output = spec.pop("output", None)
+        if op in ALGORITHMS:
+            arrays[name] = op
+            if output and not str(output).endswith(ARRAY_SUFFIXES):
+                raise ValueError("spgemm batch: job %s: a %s writes %s files, not %r"
+                                 % (name, op, ", ".join(ARRAY_SUFFIXES), output))
         jobs.append(Job(name, op, operands, spec, _resolve(str(output), base) if output else None))
         names.add(name)
     listed = list(servers or doc.get("servers") or [_address.default_address()])
@@ -182,6 +208,22 @@ def write_matrix(path: str, m: sp.sparray) -> None:
         opener = gzip.open if path.endswith(".gz") else open
         with opener(tmp, "wb") as f:
             scipy.io.mmwrite(f, sp.coo_matrix(m))
+    os.replace(tmp, path)
+
+
+def write_array(path: str, value: Any) -> None:
+    """A number or an array as .npy, else as text (tab-separated: .tsv, .txt; commas: .csv),
+    written to a hidden file beside `path` and renamed once complete."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)) or ".", exist_ok=True)
+    folder, name = os.path.split(os.path.abspath(path))
+    tmp = os.path.join(folder, "." + name + ".partial")
+    array = np.atleast_1d(np.asarray(value))
+    with open(tmp, "wb") as f:
+        if path.endswith(".npy"):
+            np.save(f, array)
+        else:
+            integral = np.issubdtype(array.dtype, np.integer)
+            np.savetxt(f, array, fmt="%d" if integral else "%.17g", delimiter="," if path.endswith(".csv") else "\t")
     os.replace(tmp, path)
 
 
@@ -228,9 +270,14 @@ def chains(plan: Plan) -> List[List[Job]]:
 
 
 def _call(client: Any, job: Job, operand: Callable[[str], Any]) -> Any:
-    """Runs `job` on `client`; its result kept on the server (a float for reduce_scalar)."""
+    """Runs `job` on `client`; its result kept on the server (a float for reduce_scalar, the
+    algorithm's number or array for the algorithms)."""
     ops = {k: operand(v) for k, v in job.operands.items()}
     args = dict(job.args)
+    if job.op in ALGORITHMS:
+        from . import algorithms
+
+        return getattr(algorithms, ALGORITHMS[job.op])(client, ops["a"], **args)
     if job.op == "reduce_scalar":
         return client.reduce_scalar(ops["a"], **args)
     if job.op in ("multiply", "mxm"):  # a product is mxm over plus_times: it takes transposed operands
@@ -301,20 +348,24 @@ def _run_on(client: Any, server: str, chain: List[Job], inputs: Dict[str, str], 
             result = _call(client, job, operand)
             r = JobResult(job.name, job.op, "done", server)
             r.time_ms = (time.perf_counter() - started) * 1e3
-            if job.op == "reduce_scalar":
+            local_result = job.op == "reduce_scalar" or job.op in ALGORITHMS  # no matrix on the server
+            if job.op in ("reduce_scalar", "triangle_count"):
                 r.value = result
-            else:
+            elif not local_result:
                 held[job.name] = result
                 r.nnz = result.nnz
             stats = client.last_stats
-            if stats is not None:
+            if stats is not None and job.op not in ALGORITHMS:  # an algorithm's are its last step's only
                 r.compute_ms, r.gflops = stats.compute_ms, stats.gflops
             if job.output or post is not None:
-                local = result if job.op == "reduce_scalar" else result.fetch()
+                local = result if local_result else result.fetch()
                 if job.output:
-                    if job.op == "reduce_scalar":
-                        local = sp.csr_array((1, 1)) if result is None else sp.csr_array([[result]])
-                    write_matrix(job.output, local)
+                    if job.op in ALGORITHMS:
+                        write_array(job.output, local)
+                    else:
+                        if job.op == "reduce_scalar":
+                            local = sp.csr_array((1, 1)) if result is None else sp.csr_array([[result]])
+                        write_matrix(job.output, local)
                     r.output = job.output
                 if post is not None:
                     r.value = post(job.name, local)
