@@ -19,6 +19,7 @@ import scipy.io
 import scipy.sparse as sp
 from scipy.sparse import csgraph
 
+import spgemm
 from conftest import REPO
 from spgemm import batch
 
@@ -142,12 +143,54 @@ def test_graph_algorithms_run_as_jobs_and_write_arrays(job_file, server_address:
     assert {r["job"]: r["output"] for r in rows}["levels"].endswith("levels.npy")
 
 
+def poisson2d(n: int) -> sp.csr_array:
+    t = sp.diags_array([-np.ones(n - 1), 2 * np.ones(n), -np.ones(n - 1)], offsets=[-1, 0, 1], format="csr")
+    i = sp.identity(n, format="csr")
+    return sp.csr_array(sp.kron(t, i) + sp.kron(i, t))
+
+
+def test_amg_setup_and_solves_run_as_jobs(server_address: str, tmp_path: Path) -> None:
+    a = poisson2d(40)
+    rng = np.random.default_rng(3)
+    b1, b2 = rng.standard_normal(a.shape[0]), rng.standard_normal(a.shape[0])
+    scipy.io.mmwrite(str(tmp_path / "A.mtx"), a)
+    np.save(tmp_path / "b1.npy", b1)
+    np.savetxt(tmp_path / "b2.txt", b2, fmt="%.17g")
+    path = tmp_path / "jobs.yaml"
+    path.write_text(
+        "servers: [%s]\nsummary: out/summary.tsv\n"
+        "inputs: {A: A.mtx, b1: b1.npy, b2: b2.txt}\n"
+        "jobs:\n"
+        "  - {name: H, op: amg, a: A, max_coarse: 100, output: out/levels.tsv}\n"
+        "  - {name: x1, op: amg_solve, h: H, b: b1, tol: 1.0e-10, output: out/x1.npy}\n"
+        "  - {name: x2, op: amg_solve, h: H, b: b2, tol: 1.0e-10, output: out/x2.csv}\n" % server_address)
+    got = by_job(batch.run(batch.load(str(path)), progress=False))
+    assert {r.status for r in got.values()} == {"done"}, [r.error for r in got.values()]
+    for name, b in (("x1.npy", b1), ("x2.csv", b2)):
+        x = batch.read_array(str(tmp_path / "out" / name))
+        assert np.linalg.norm(b - a @ x) <= 1e-9 * np.linalg.norm(b)
+    assert got["x1"].value > 0 and got["H"].value >= 1.0  # iterations; operator complexity
+    levels = np.loadtxt(tmp_path / "out" / "levels.tsv", dtype=np.int64, ndmin=2)
+    assert levels[0].tolist()[:3] == [0, a.shape[0], a.nnz] and len(levels) >= 2 and levels[-1, 1] <= 100
+    assert (tmp_path / "out" / "levels.tsv").read_text().startswith("# level rows nnz block_size")
+    # A solve whose output is missing sets its hierarchy up again, though the levels' table exists.
+    (tmp_path / "out" / "x1.npy").unlink()
+    again = by_job(batch.run(batch.load(str(path)), progress=False))
+    assert [again[j].status for j in ("H", "x1", "x2")] == ["done", "done", "skipped"]
+    with spgemm.Client(server_address) as client:
+        assert client.list() == []  # the hierarchies and matrices of both runs deleted
+
+
 def test_bad_job_files_are_refused(tmp_path: Path) -> None:
     for jobs in ["  - {name: X, op: frobnicate, a: A}\n", "  - {name: X, op: select, a: Z}\n",
                  "  - {name: A, op: select, a: A}\n", "  - {op: select, a: A}\n",
                  # an algorithm's result is no operand, and it writes arrays
                  "  - {name: N, op: triangle_count, a: A}\n  - {name: X, op: select, a: N}\n",
-                 "  - {name: N, op: bfs, a: A, sources: [0], output: n.mtx}\n"]:
+                 "  - {name: N, op: bfs, a: A, sources: [0], output: n.mtx}\n",
+                 # a solve takes a hierarchy and an array; a setup a matrix
+                 "  - {name: X, op: amg_solve, h: A, b: A}\n",
+                 "  - {name: H, op: amg, a: A}\n  - {name: X, op: amg_solve, h: H, b: H}\n",
+                 "  - {name: H, op: amg, a: A}\n  - {name: X, op: select, a: H}\n"]:
         with pytest.raises(ValueError):
             batch.plan_of(__import__("yaml").safe_load("inputs: {A: a.mtx}\njobs:\n" + jobs))
 

@@ -6,7 +6,8 @@ A job file (YAML; ``spgemm batch JOBS.yaml`` or ``python -m spgemm.batch JOBS.ya
     concurrency: 4                      # chains running at once
     retries: 3                          # more attempts of a chain after UNAVAILABLE
     summary: summary.tsv                # one row per job: status, times, GFLOPS, nnz
-    inputs:                             # .mtx / .mtx.gz / .npz files, relative to the job file
+    inputs:                             # .mtx / .mtx.gz / .npz matrices, .npy / text arrays,
+                                        # relative to the job file
       A: graphs/ca-CondMat.mtx.gz
     jobs:
       - {name: L, op: select, a: A, selector: tril, thunk: -1}
@@ -19,9 +20,12 @@ A job file (YAML; ``spgemm batch JOBS.yaml`` or ``python -m spgemm.batch JOBS.ya
 ``scale_columns``, ``extract_rows``) or a whole graph algorithm of :mod:`spgemm.algorithms`
 (``triangle_count``, ``bfs`` with its ``sources`` and ``hops``, ``markov_clustering``,
 ``shortest_paths``; a number or an array, written to .npy or text, e.g.
-``{name: levels, op: bfs, a: A, sources: [0, 42], output: out/levels.npy}``); its
-operands (``a``, ``b``, ``p``, ``v``, ``mask``) name inputs or other jobs, ``X.T`` for the
-transpose of X; every other key is the call's keyword argument. Jobs chained by names form a chain, which runs on one server
+``{name: levels, op: bfs, a: A, sources: [0, 42], output: out/levels.npy}``), or AMG:
+``amg`` sets a hierarchy up on ``a`` (keyword arguments of :meth:`Client.amg`; its output
+the levels' table), ``amg_solve`` solves with it (``h``) for ``b``, an input array (.npy or
+text), to an array ``x``. Operands (``a``, ``b``, ``p``, ``v``, ``mask``, ``h``,
+``near_nullspace``, ``x0``) name inputs or other jobs, ``X.T`` for the transpose of a
+matrix X; every other key is the call's keyword argument. Jobs chained by names form a chain, which runs on one server
 with its intermediates kept there; chains run side by side, at most ``concurrency`` at
 once. A job with an ``output`` writes it (.mtx, .mtx.gz or .npz); a job whose output
 exists is skipped (a run resumes where the last one stopped) and read from the file
@@ -55,38 +59,57 @@ from .errors import SpgemmError, Unavailable
 
 __all__ = ["Plan", "Job", "JobResult", "load", "run", "main"]
 
-#: Calls a job may name, and which of its keys are operands.
-OPERANDS = {
-    "multiply": ("a", "b"),
-    "transpose": ("a",),
-    "galerkin": ("p", "a"),
-    "mxm": ("a", "b", "mask"),
-    "ewise_add": ("a", "b"),
-    "ewise_mult": ("a", "b"),
-    "apply": ("a",),
-    "select": ("a",),
-    "top_k": ("a",),
-    "reduce_rowwise": ("a",),
-    "reduce_columnwise": ("a",),
-    "reduce_scalar": ("a",),
-    "scale_rows": ("a", "v"),
-    "scale_columns": ("a", "v"),
-    "extract_rows": ("a",),
-    "triangle_count": ("a",),
-    "bfs": ("a",),
-    "markov_clustering": ("a",),
-    "shortest_paths": ("a",),
+# What a name stands for: a matrix (kept on the server), an array (numpy, in this
+# process: .npy or text files), an AMG hierarchy (kept on the server), a number.
+MATRIX, ARRAY, HIERARCHY, NUMBER = "matrix", "array", "hierarchy", "number"
+
+#: Calls a job may name: which of its keys are operands, and of what kind (every other
+#: key is the call's keyword argument).
+OPERANDS: Dict[str, Dict[str, str]] = {
+    "multiply": {"a": MATRIX, "b": MATRIX},
+    "transpose": {"a": MATRIX},
+    "galerkin": {"p": MATRIX, "a": MATRIX},
+    "mxm": {"a": MATRIX, "b": MATRIX, "mask": MATRIX},
+    "ewise_add": {"a": MATRIX, "b": MATRIX},
+    "ewise_mult": {"a": MATRIX, "b": MATRIX},
+    "apply": {"a": MATRIX},
+    "select": {"a": MATRIX},
+    "top_k": {"a": MATRIX},
+    "reduce_rowwise": {"a": MATRIX},
+    "reduce_columnwise": {"a": MATRIX},
+    "reduce_scalar": {"a": MATRIX},
+    "scale_rows": {"a": MATRIX, "v": MATRIX},
+    "scale_columns": {"a": MATRIX, "v": MATRIX},
+    "extract_rows": {"a": MATRIX},
+    "triangle_count": {"a": MATRIX},
+    "bfs": {"a": MATRIX},
+    "markov_clustering": {"a": MATRIX},
+    "shortest_paths": {"a": MATRIX},
+    "amg": {"a": MATRIX, "near_nullspace": ARRAY},
+    "amg_solve": {"h": HIERARCHY, "b": ARRAY, "x0": ARRAY},
 }
 
-#: Jobs that run a whole graph algorithm (spgemm.algorithms): their result is a number or
-#: a numpy array, written to .npy or text (.txt, .tsv, .csv), and no operand of a job.
+#: What a job gives where it is not a matrix.
+RESULTS = {
+    "reduce_scalar": NUMBER,
+    "triangle_count": ARRAY,
+    "bfs": ARRAY,
+    "markov_clustering": ARRAY,
+    "shortest_paths": ARRAY,
+    "amg": HIERARCHY,
+    "amg_solve": ARRAY,
+}
+
+#: Jobs that run a whole graph algorithm: the function of spgemm.algorithms.
 ALGORITHMS = {
     "triangle_count": "triangle_count",
     "bfs": "bfs_levels",
     "markov_clustering": "markov_clustering",
     "shortest_paths": "shortest_paths",
 }
+#: Files of arrays (and of a hierarchy's levels: text).
 ARRAY_SUFFIXES = (".npy", ".txt", ".tsv", ".csv")
+TEXT_SUFFIXES = (".txt", ".tsv", ".csv")
 
 SUMMARY_COLUMNS = ["job", "op", "status", "server", "attempts", "time_ms", "compute_ms", "gflops", "nnz", "value",
                    "output", "error"]
@@ -152,32 +175,31 @@ def plan_of(doc: Dict[str, Any], base: str = ".", servers: Optional[Sequence[str
     """A Plan from a job file's content (relative paths from `base`); checks names and chains."""
     inputs = {str(k): _resolve(str(v), base) for k, v in (doc.get("inputs") or {}).items()}
     jobs: List[Job] = []
-    names = set(inputs)
-    arrays: Dict[str, str] = {}  # jobs whose result is no matrix -> their op
+    kinds = {k: ARRAY if v.endswith(ARRAY_SUFFIXES) else MATRIX for k, v in inputs.items()}
     for raw in doc.get("jobs") or []:
         spec = dict(raw)
         name, op = str(spec.pop("name", "")), str(spec.pop("op", ""))
-        if not name or name in names:
+        if not name or name in kinds:
             raise ValueError("spgemm batch: every job needs a name of its own (got %r)" % name)
         if op not in OPERANDS:
             raise ValueError("spgemm batch: job %s: unknown op %r (known: %s)" % (name, op, ", ".join(OPERANDS)))
         operands = {k: str(spec.pop(k)) for k in OPERANDS[op] if k in spec}
-        if "a" not in operands and "p" not in operands:
-            raise ValueError("spgemm batch: job %s: %s needs its operand a" % (name, op))
-        for ref in operands.values():
-            if _base(ref) not in names:
+        first = next(iter(OPERANDS[op]))
+        if first not in operands and not (op == "galerkin" and "a" in operands):
+            raise ValueError("spgemm batch: job %s: %s needs its operand %s" % (name, op, first))
+        for key, ref in operands.items():
+            if _base(ref) not in kinds:
                 raise ValueError("spgemm batch: job %s: %r is no input nor an earlier job" % (name, ref))
-            if _base(ref) in arrays:
-                raise ValueError("spgemm batch: job %s: %s gives no matrix (it is a %s)"
-                                 % (name, _base(ref), arrays[_base(ref)]))
+            want, got = OPERANDS[op][key], kinds[_base(ref)]
+            if got != want or (ref.endswith(".T") and want != MATRIX):
+                raise ValueError("spgemm batch: job %s: its %s must be a %s; %s is a%s %s"
+                                 % (name, key, want, ref, "n" if got[0] in "aeiou" else "", got))
         output = spec.pop("output", None)
-        if op in ALGORITHMS:
-            arrays[name] = op
-            if output and not str(output).endswith(ARRAY_SUFFIXES):
-                raise ValueError("spgemm batch: job %s: a %s writes %s files, not %r"
-                                 % (name, op, ", ".join(ARRAY_SUFFIXES), output))
+        kinds[name] = RESULTS.get(op, MATRIX)
+        suffixes = {ARRAY: ARRAY_SUFFIXES, HIERARCHY: TEXT_SUFFIXES}.get(kinds[name])
+        if output and suffixes and not str(output).endswith(suffixes):
+            raise ValueError("spgemm batch: job %s: a %s writes %s files, not %r" % (name, op, ", ".join(suffixes), output))
         jobs.append(Job(name, op, operands, spec, _resolve(str(output), base) if output else None))
-        names.add(name)
     listed = list(servers or doc.get("servers") or [_address.default_address()])
     summary = doc.get("summary")
     return Plan(inputs, jobs, [_address.with_default_port(s) for s in listed], int(doc.get("concurrency", 4)),
@@ -196,6 +218,12 @@ def read_matrix(path: str) -> sp.csr_array:
     return sp.csr_array(m, dtype=np.float64 if m.dtype != np.float32 else np.float32)
 
 
+def read_array(path: str) -> np.ndarray:
+    if path.endswith(".npy"):
+        return np.load(path)
+    return np.loadtxt(path, delimiter="," if path.endswith(".csv") else None)
+
+
 def write_matrix(path: str, m: sp.sparray) -> None:
     """Written to a hidden file beside `path`, renamed once complete (no partial outputs)."""
     os.makedirs(os.path.dirname(os.path.abspath(path)) or ".", exist_ok=True)
@@ -211,9 +239,10 @@ def write_matrix(path: str, m: sp.sparray) -> None:
     os.replace(tmp, path)
 
 
-def write_array(path: str, value: Any) -> None:
-    """A number or an array as .npy, else as text (tab-separated: .tsv, .txt; commas: .csv),
-    written to a hidden file beside `path` and renamed once complete."""
+def write_array(path: str, value: Any, header: str = "") -> None:
+    """A number or an array as .npy, else as text (tab-separated: .tsv, .txt; commas: .csv;
+    `header` as its first line, after "# "), written to a hidden file beside `path` and
+    renamed once complete."""
     os.makedirs(os.path.dirname(os.path.abspath(path)) or ".", exist_ok=True)
     folder, name = os.path.split(os.path.abspath(path))
     tmp = os.path.join(folder, "." + name + ".partial")
@@ -223,7 +252,8 @@ def write_array(path: str, value: Any) -> None:
             np.save(f, array)
         else:
             integral = np.issubdtype(array.dtype, np.integer)
-            np.savetxt(f, array, fmt="%d" if integral else "%.17g", delimiter="," if path.endswith(".csv") else "\t")
+            np.savetxt(f, array, fmt="%d" if integral else "%.17g", delimiter="," if path.endswith(".csv") else "\t",
+                       header=header)
     os.replace(tmp, path)
 
 
@@ -234,7 +264,8 @@ def chains(plan: Plan) -> List[List[Job]]:
     """The jobs that must run, grouped into chains (jobs tied by names), each in file order.
 
     A job runs where its output is missing, or where it has none and is the end of a
-    chain (its result is only reported) or a job that runs needs it.
+    chain (its result is only reported) or a job that runs needs it; an AMG setup also
+    where a job that runs needs it (its output, the levels' table, is no hierarchy).
     """
     by_name = {j.name: j for j in plan.jobs}
     needed: Dict[str, bool] = {}
@@ -244,10 +275,11 @@ def chains(plan: Plan) -> List[List[Job]]:
             if s in users:
                 users[s].append(j.name)
     for j in reversed(plan.jobs):
+        used = any(needed[u] for u in users[j.name])
         if j.output:
-            needed[j.name] = not os.path.exists(j.output)
+            needed[j.name] = not os.path.exists(j.output) or (used and RESULTS.get(j.op) == HIERARCHY)
         else:
-            needed[j.name] = not users[j.name] or any(needed[u] for u in users[j.name])
+            needed[j.name] = not users[j.name] or used
     parent = {j.name: j.name for j in plan.jobs}
 
     def root(n: str) -> str:
@@ -278,6 +310,14 @@ def _call(client: Any, job: Job, operand: Callable[[str], Any]) -> Any:
         from . import algorithms
 
         return getattr(algorithms, ALGORITHMS[job.op])(client, ops["a"], **args)
+    if job.op == "amg":
+        return client.amg(ops["a"], ops.get("near_nullspace"), **args)
+    if job.op == "amg_solve":
+        x, info = ops["h"].solve(ops["b"], ops.get("x0"), **args)
+        if not info.converged:
+            raise ValueError("spgemm batch: job %s: CG did not converge in %d iterations (relative residual %.3g)"
+                             % (job.name, info.iterations, info.residuals[-1] if info.residuals else float("nan")))
+        return x, info
     if job.op == "reduce_scalar":
         return client.reduce_scalar(ops["a"], **args)
     if job.op in ("multiply", "mxm"):  # a product is mxm over plus_times: it takes transposed operands
@@ -332,14 +372,20 @@ def _run_on(client: Any, server: str, chain: List[Job], inputs: Dict[str, str], 
             post: Optional[Callable[[str, Any], Any]], transposed: Callable[[Any], Any],
             results: List[JobResult]) -> None:
     """Runs the chain's jobs in order, appending what each gave to `results`."""
-    held: Dict[str, Any] = {}  # name -> RemoteMatrix on this server
+    held: Dict[str, Any] = {}  # name -> RemoteMatrix or Hierarchy on this server
+    arrays: Dict[str, Any] = {}  # name -> an array or number here
     try:
         def operand(ref: str) -> Any:
             name = _base(ref)
+            if name in arrays:
+                return arrays[name]
             if name not in held:
                 path = inputs.get(name) or outputs.get(name)
                 if path is None:
                     raise ValueError("spgemm batch: %s has neither a file nor a result" % name)
+                if path.endswith(ARRAY_SUFFIXES):
+                    arrays[name] = read_array(path)
+                    return arrays[name]
                 held[name] = client.upload(read_matrix(path), name=name)
             return transposed(held[name]) if ref.endswith(".T") else held[name]
 
@@ -348,32 +394,48 @@ def _run_on(client: Any, server: str, chain: List[Job], inputs: Dict[str, str], 
             result = _call(client, job, operand)
             r = JobResult(job.name, job.op, "done", server)
             r.time_ms = (time.perf_counter() - started) * 1e3
-            local_result = job.op == "reduce_scalar" or job.op in ALGORITHMS  # no matrix on the server
-            if job.op in ("reduce_scalar", "triangle_count"):
+            kind = RESULTS.get(job.op, MATRIX)
+            if job.op == "amg":
+                r.value, r.compute_ms = result.operator_complexity, result.setup_ms["total"]
+            elif job.op == "amg_solve":
+                result, info = result
+                r.value, r.compute_ms = info.iterations, info.solve_ms
+            elif job.op in ("reduce_scalar", "triangle_count"):
                 r.value = result
-            elif not local_result:
+            if kind in (MATRIX, HIERARCHY):
                 held[job.name] = result
+            else:
+                arrays[job.name] = result
+            if kind == MATRIX:
                 r.nnz = result.nnz
             stats = client.last_stats
-            if stats is not None and job.op not in ALGORITHMS:  # an algorithm's are its last step's only
+            if stats is not None and (kind == MATRIX or job.op == "reduce_scalar"):  # the call's own
                 r.compute_ms, r.gflops = stats.compute_ms, stats.gflops
             if job.output or post is not None:
-                local = result if local_result else result.fetch()
+                local = result.fetch() if kind == MATRIX else result
                 if job.output:
-                    if job.op in ALGORITHMS:
-                        write_array(job.output, local)
-                    else:
-                        if job.op == "reduce_scalar":
-                            local = sp.csr_array((1, 1)) if result is None else sp.csr_array([[result]])
-                        write_matrix(job.output, local)
+                    _write_output(job, local)
                     r.output = job.output
                 if post is not None:
                     r.value = post(job.name, local)
             results.append(r)
     finally:
-        for m in held.values():
+        for m in reversed(list(held.values())):  # a hierarchy before the matrix it was set up from
             with contextlib.suppress(SpgemmError):
                 m.delete()
+
+
+def _write_output(job: Job, local: Any) -> None:
+    kind = RESULTS.get(job.op, MATRIX)
+    if kind == HIERARCHY:
+        table = [[i, level.rows, level.nnz, level.block_size] for i, level in enumerate(local.levels)]
+        write_array(job.output, np.array(table, dtype=np.int64), header="level rows nnz block_size")
+    elif kind == ARRAY:
+        write_array(job.output, local)
+    elif kind == NUMBER:
+        write_matrix(job.output, sp.csr_array((1, 1)) if local is None else sp.csr_array([[local]]))
+    else:
+        write_matrix(job.output, local)
 
 
 # -- the run -----------------------------------------------------------------
