@@ -385,7 +385,8 @@ int main(int argc, char** argv) {
   std::string batch_jobs;
   auto* batch = app.add_subcommand(
       "batch",
-      "Run a job file (YAML): products and graph steps chained by names over one or several servers, "
+      "Run a job file (YAML): products, graph steps, graph algorithms and AMG solves chained by names over "
+      "one or several servers, "
       "bounded concurrency, retries on UNAVAILABLE, resumable, a summary TSV (docs/graph.md). Runs the "
       "Python client's batch runner, `$SPGEMM_PYTHON -m spgemm.batch` (python3 by default); its options "
       "(--concurrency, --retries, --summary, --scheduler, --no-progress) pass through");

@@ -1,4 +1,4 @@
-"""Batch jobs: many products and graph steps, chained by names, over one or several servers.
+"""Batch jobs: products, graph steps, graph algorithms and AMG solves, chained by names, over one or several servers.
 
 A job file (YAML; ``spgemm batch JOBS.yaml`` or ``python -m spgemm.batch JOBS.yaml``)::
 
