@@ -144,7 +144,8 @@ int spgemmd_process::wait_exit(std::chrono::milliseconds within) {
 
 int spgemmd_process::stop(int sig, std::chrono::milliseconds within) {
   signal(sig);
-  if (wait_exit(within) < 0 && running()) {
+  wait_exit(within);
+  if (running()) {  // false where never started: kill(-1, ...) would signal every process
     kill(pid_, SIGKILL);
     wait_exit(within);
   }

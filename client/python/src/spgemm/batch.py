@@ -48,13 +48,13 @@ import os
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
 
 import numpy as np
 import scipy.io
 import scipy.sparse as sp
 
-from . import _address
+from . import _address, algorithms
 from .errors import SpgemmError, Unavailable
 
 __all__ = ["Plan", "Job", "JobResult", "load", "run", "main"]
@@ -100,16 +100,16 @@ RESULTS = {
     "amg_solve": ARRAY,
 }
 
-#: Jobs that run a whole graph algorithm: the function of spgemm.algorithms.
-ALGORITHMS = {
-    "triangle_count": "triangle_count",
-    "bfs": "bfs_levels",
-    "markov_clustering": "markov_clustering",
-    "shortest_paths": "shortest_paths",
+#: Jobs that run a whole graph algorithm of spgemm.algorithms.
+ALGORITHMS: Dict[str, Callable[..., Any]] = {
+    "triangle_count": algorithms.triangle_count,
+    "bfs": algorithms.bfs_levels,
+    "markov_clustering": algorithms.markov_clustering,
+    "shortest_paths": algorithms.shortest_paths,
 }
 #: Files of arrays (and of a hierarchy's levels: text).
-ARRAY_SUFFIXES = (".npy", ".txt", ".tsv", ".csv")
 TEXT_SUFFIXES = (".txt", ".tsv", ".csv")
+ARRAY_SUFFIXES = (".npy",) + TEXT_SUFFIXES
 
 SUMMARY_COLUMNS = ["job", "op", "status", "server", "attempts", "time_ms", "compute_ms", "gflops", "nnz", "value",
                    "output", "error"]
@@ -184,9 +184,8 @@ def plan_of(doc: Dict[str, Any], base: str = ".", servers: Optional[Sequence[str
         if op not in OPERANDS:
             raise ValueError("spgemm batch: job %s: unknown op %r (known: %s)" % (name, op, ", ".join(OPERANDS)))
         operands = {k: str(spec.pop(k)) for k in OPERANDS[op] if k in spec}
-        first = next(iter(OPERANDS[op]))
-        if first not in operands and not (op == "galerkin" and "a" in operands):
-            raise ValueError("spgemm batch: job %s: %s needs its operand %s" % (name, op, first))
+        if not operands.keys() & {"a", "p", "h"}:
+            raise ValueError("spgemm batch: job %s: %s needs its operand %s" % (name, op, next(iter(OPERANDS[op]))))
         for key, ref in operands.items():
             if _base(ref) not in kinds:
                 raise ValueError("spgemm batch: job %s: %r is no input nor an earlier job" % (name, ref))
@@ -224,37 +223,40 @@ def read_array(path: str) -> np.ndarray:
     return np.loadtxt(path, delimiter="," if path.endswith(".csv") else None)
 
 
-def write_matrix(path: str, m: sp.sparray) -> None:
-    """Written to a hidden file beside `path`, renamed once complete (no partial outputs)."""
+@contextlib.contextmanager
+def _replacing(path: str) -> Iterator[Any]:
+    """A binary file to write `path`'s content into: a hidden file beside it, renamed to
+    it once complete (no partial outputs)."""
     os.makedirs(os.path.dirname(os.path.abspath(path)) or ".", exist_ok=True)
     folder, name = os.path.split(os.path.abspath(path))
     tmp = os.path.join(folder, "." + name + ".partial")
-    if path.endswith(".npz"):
-        sp.save_npz(tmp, sp.csr_matrix(m))
-        tmp += ".npz" if not tmp.endswith(".npz") else ""
-    else:
-        opener = gzip.open if path.endswith(".gz") else open
-        with opener(tmp, "wb") as f:
-            scipy.io.mmwrite(f, sp.coo_matrix(m))
+    with open(tmp, "wb") as f:
+        yield f
     os.replace(tmp, path)
+
+
+def write_matrix(path: str, m: sp.sparray) -> None:
+    with _replacing(path) as f:
+        if path.endswith(".npz"):
+            sp.save_npz(f, sp.csr_matrix(m))
+        elif path.endswith(".gz"):
+            with gzip.open(f, "wb") as g:
+                scipy.io.mmwrite(g, sp.coo_matrix(m))
+        else:
+            scipy.io.mmwrite(f, sp.coo_matrix(m))
 
 
 def write_array(path: str, value: Any, header: str = "") -> None:
     """A number or an array as .npy, else as text (tab-separated: .tsv, .txt; commas: .csv;
-    `header` as its first line, after "# "), written to a hidden file beside `path` and
-    renamed once complete."""
-    os.makedirs(os.path.dirname(os.path.abspath(path)) or ".", exist_ok=True)
-    folder, name = os.path.split(os.path.abspath(path))
-    tmp = os.path.join(folder, "." + name + ".partial")
+    `header` as its first line, after "# ")."""
     array = np.atleast_1d(np.asarray(value))
-    with open(tmp, "wb") as f:
+    with _replacing(path) as f:
         if path.endswith(".npy"):
             np.save(f, array)
         else:
             integral = np.issubdtype(array.dtype, np.integer)
             np.savetxt(f, array, fmt="%d" if integral else "%.17g", delimiter="," if path.endswith(".csv") else "\t",
                        header=header)
-    os.replace(tmp, path)
 
 
 # -- chains ------------------------------------------------------------------
@@ -307,9 +309,7 @@ def _call(client: Any, job: Job, operand: Callable[[str], Any]) -> Any:
     ops = {k: operand(v) for k, v in job.operands.items()}
     args = dict(job.args)
     if job.op in ALGORITHMS:
-        from . import algorithms
-
-        return getattr(algorithms, ALGORITHMS[job.op])(client, ops["a"], **args)
+        return ALGORITHMS[job.op](client, ops["a"], **args)
     if job.op == "amg":
         return client.amg(ops["a"], ops.get("near_nullspace"), **args)
     if job.op == "amg_solve":
