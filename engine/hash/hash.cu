@@ -231,7 +231,7 @@ template <typename T, typename S>
 void fill_segments(const segment_work& work, const unsigned char* bins, const cuda::csr_view<T>& a, const cuda::csr_view<T>& b,
                    device_csr<T>& c, int sm_count, std::int64_t entry_passes, ull* next_item, S ring, cudaStream_t stream) {
   const auto kernel = kernels::numeric_segment_kernel<T, S>;
-  const std::size_t shared = planner::segment_shared_bytes(sizeof(T));
+  const std::size_t shared = planner::segment_shared_bytes(sizeof(T), work.width);
   cuda::allow_max_dynamic_shared(kernel);
   const int threads = planner::segment_block_threads;
   int per_sm = 0;

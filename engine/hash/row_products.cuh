@@ -82,7 +82,7 @@ struct whole_rows {
 // column ranges of the block tables (column_ranges per job, balanced by B's
 // columns: the warps of a block take disjoint ranges, so no two warps ever add
 // to the same entry of C and each commits its products in order, with no
-// barrier), and the segments of planner::segment_width columns.
+// barrier), and the segments of the job's width (planner::segment_width_for).
 constexpr int column_ranges = 32;
 struct column_range {
   const int* pos;

@@ -3,11 +3,11 @@
 // A row of C that is dense in the columns of B (planner::is_segment_row) is
 // computed per item (row, segment s): the columns [s W, (s + 1) W) of B,
 // W the job's width (planner::segment_width_for: a power of two up to
-// planner::segment_width, the size of the shared accumulator), by one
-// block. Its products are the parts of the rows of B inside the segment
-// (column_range over the segment starts of every row of B), enumerated in row
-// order by for_each_product_chunk. The
-// accumulator is dense in shared memory: one bit per column (which columns
+// planner::segment_width), by one block. Its products are the parts of the
+// rows of B inside the segment (column_range over the segment starts of every
+// row of B), enumerated in row order by for_each_product_chunk. The
+// accumulator is dense in shared memory, W columns (the launch's shared memory
+// follows W, planner::segment_shared_bytes): one bit per column (which columns
 // occur), one value per column, and one claim tag per column.
 //  * symbolic: per row, not per item: the bits of all columns of B at once
 //    (whole rows of B), counted per segment -> the offset of every item
@@ -129,6 +129,7 @@ constexpr int claim_passes = 2;
 
 struct claim_state {
   unsigned* owner;  // per column of the segment: the tag of its last claim
+  int width = 0;    // columns of a segment
   int* ranges;      // two (first, last) entry ranges, for rounds of either parity
   unsigned epoch = 0;
   unsigned round = 0;
@@ -209,7 +210,7 @@ __device__ __forceinline__ void ordered_add(const bool (&valid)[K], const int (&
   for (int k = 0; k < K; ++k) pending[k] = valid[k];
   for (int pass = 0; pass < claim_passes; ++pass) {
     if (cs.epoch + 1 == claim_epochs) {  // the tags would wrap: start over (uniform)
-      for (int i = threadIdx.x; i < planner::segment_width; i += blockDim.x) cs.owner[i] = 0;
+      for (int i = threadIdx.x; i < cs.width; i += blockDim.x) cs.owner[i] = 0;
       cs.epoch = 0;
       __syncthreads();
     }
@@ -286,13 +287,12 @@ __device__ __forceinline__ segment_item item_at(unsigned long long item, const i
 
 // Writes the item's entries out in column order (the set bits, scanned) and
 // resets the values (to `empty_value`) and bits it read. The whole block
-// calls it (one bitmap word per thread; the words past a narrower segment's
-// stay zero).
+// calls it (one bitmap word per thread, `words` of them).
 template <typename T>
-__device__ __forceinline__ void write_segment(const segment_item& it, unsigned* bits, T* vals, T empty_value,
-                                              index_t* __restrict__ c_col, T* __restrict__ c_val) {
+__device__ __forceinline__ void write_segment(const segment_item& it, unsigned* bits, int words, T* vals,
+                                              T empty_value, index_t* __restrict__ c_col, T* __restrict__ c_val) {
   const int w = static_cast<int>(threadIdx.x);
-  unsigned word = w < segment_words ? bits[w] : 0u;
+  unsigned word = w < words ? bits[w] : 0u;
   long long total = 0;
   const long long incl = block_inclusive_scan(__popc(word), total);
   offset_t at = it.begin + incl - __popc(word);
@@ -304,7 +304,7 @@ __device__ __forceinline__ void write_segment(const segment_item& it, unsigned* 
     ++at;
     word &= word - 1;
   }
-  if (w < segment_words) bits[w] = 0;
+  if (w < words) bits[w] = 0;
 }
 
 // Numeric: the block enumerates an item's products together and adds them
@@ -327,7 +327,7 @@ __global__ void __launch_bounds__(planner::segment_block_threads)
   const int g = static_cast<int>(blockDim.x);
   unsigned char* p8 = smem;
   T* vals = reinterpret_cast<T*>(p8);
-  p8 += sizeof(T) * planner::segment_width;
+  p8 += sizeof(T) * width;
   stage<T> st;
   st.b_begin = reinterpret_cast<offset_t*>(p8);
   p8 += 8 * g;
@@ -341,10 +341,12 @@ __global__ void __launch_bounds__(planner::segment_block_threads)
   cs.owner = reinterpret_cast<unsigned*>(p8);
   cs.ranges = ranges;
   cs.entry_passes = entry_passes;
-  p8 += sizeof(unsigned) * planner::segment_width;
+  cs.width = width;
+  p8 += sizeof(unsigned) * width;
   unsigned* bits = reinterpret_cast<unsigned*>(p8);
+  const int words = width / 32;
   const T empty_value = ring.template identity<T>();
-  for (int i = threadIdx.x; i < planner::segment_width; i += g) {
+  for (int i = threadIdx.x; i < width; i += g) {
     vals[i] = empty_value;
     cs.owner[i] = 0;
   }
@@ -352,7 +354,7 @@ __global__ void __launch_bounds__(planner::segment_block_threads)
     ranges[0] = INT_MAX;
     ranges[1] = -1;
   }
-  for (int w = threadIdx.x; w < segment_words; w += g) bits[w] = 0;
+  for (int w = threadIdx.x; w < words; w += g) bits[w] = 0;
   const unsigned long long items = static_cast<unsigned long long>(n) * static_cast<unsigned long long>(segments);
   unsigned long long item = 0;
   while (take_item(next_item, items, item)) {
@@ -368,7 +370,7 @@ __global__ void __launch_bounds__(planner::segment_block_threads)
         },
         ring);
     __syncthreads();
-    write_segment(it, bits, vals, empty_value, c_col, c_val);
+    write_segment(it, bits, words, vals, empty_value, c_col, c_val);
   }
 }
 

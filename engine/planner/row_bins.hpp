@@ -44,6 +44,12 @@ struct limits {
   std::int64_t segment_min_bound = tuning{}.segment_min_bound;
   // Segment rows: the narrowest segment (segment_width_for; tuning::segment_min_width).
   std::int64_t segment_min_width = tuning{}.segment_min_width;
+  // Segment rows: the widest segment whose numeric blocks fill an SM's threads
+  // (full_occupancy_segment_width; limits_for sets it from the device's shared memory).
+  std::int64_t segment_full_width = 4096;
+  // Segment rows: the widest segment a job may take (tuning::segment_max_width;
+  // 0: segment_width_for's rules).
+  std::int64_t segment_max_width = tuning{}.segment_max_width;
 };
 
 SPGEMM_HOST_DEVICE inline int log2_ceil(std::int64_t x) {
@@ -80,6 +86,7 @@ inline constexpr int segment_bin_count = 8;
 inline constexpr int max_bins = first_segment_bin + segment_bin_count;
 inline constexpr int segment_class_log2 = 10;  // the lightest class: products below 2^11
 inline constexpr int segment_width = 4096;
+inline constexpr std::int64_t min_segment_width = 64;  // two bitmap words
 inline constexpr int segment_block_threads = 256;
 inline constexpr std::int64_t max_segments = 256;  // B of up to 2^20 columns
 inline constexpr std::int64_t segment_density_inverse = 64;
@@ -119,10 +126,29 @@ inline bool segment_table_fits(std::int64_t b_rows, std::int64_t b_cols, std::in
 }
 
 // Dynamic shared memory of the numeric segment kernel: values, claim tags
-// and bits of segment_width columns, plus the staging of A's entries.
-inline std::size_t segment_shared_bytes(std::size_t value_bytes) {
-  return static_cast<std::size_t>(segment_width) * (value_bytes + 4) + segment_width / 8 +
+// and bits of the job's `width` columns, plus the staging of A's entries.
+inline std::size_t segment_shared_bytes(std::size_t value_bytes, std::int64_t width = segment_width) {
+  return static_cast<std::size_t>(width) * (value_bytes + 4) + static_cast<std::size_t>(width / 8) +
          static_cast<std::size_t>(segment_block_threads) * (16 + value_bytes);
+}
+
+// Numeric segment blocks an SM runs at once where shared memory allows: its
+// threads' limit (2048 on sm_80 and sm_90) over segment_block_threads.
+inline constexpr int segment_full_blocks_per_sm = 8;
+
+// The widest segment whose numeric blocks fit segment_full_blocks_per_sm to
+// an SM (max_shared: a block's opt-in shared memory; an SM holds 1 KiB more,
+// and reserves 1 KiB per block): 1024 columns in f64 on an H100 or H200,
+// 2048 in f32. A block of 4096 f64 columns (55 KiB) leaves an SM four blocks,
+// half its threads, and a block waits at a barrier per pass of ordered_add.
+inline std::int64_t full_occupancy_segment_width(std::size_t max_shared, std::size_t value_bytes) {
+  constexpr std::size_t reserved = 1024;
+  std::int64_t width = segment_width;
+  while (width > min_segment_width &&
+         segment_full_blocks_per_sm * (segment_shared_bytes(value_bytes, width) + reserved) > max_shared + reserved) {
+    width /= 2;
+  }
+  return width;
 }
 
 // Dynamic shared memory of the symbolic segment kernel: a bit per column of
@@ -260,6 +286,7 @@ inline limits limits_for(std::size_t max_shared, std::size_t value_bytes) {
          config_for_table(2 * l.numeric_max_table, value_bytes).shared_bytes <= max_shared)
     l.numeric_max_table *= 2;
   l.segment_rows = segment_shared_bytes(value_bytes) <= max_shared;
+  l.segment_full_width = full_occupancy_segment_width(max_shared, value_bytes);
   return l;
 }
 
@@ -321,23 +348,56 @@ struct job_stats {
 // columns), pilot87 A·Aᵀ (4.2 times) 0.30-0.31 / 0.25-0.27 (512); below the
 // start, sts4098 (3.2 times) 0.32 / 0.34-0.36 at 2048 columns, web-spam (2.2
 // times) 0.36 / 0.33-0.35.
-inline constexpr std::int64_t min_segment_width = 64;  // two bitmap words
 inline constexpr std::int64_t segment_blocks_per_sm = 4;
 inline constexpr double segment_tail_start = 4;
 inline constexpr double segment_tail_target = 2;
+// ... and then narrower for the occupancy of the numeric blocks: their shared
+// memory follows the width, so a width of limits::segment_full_width or less
+// runs segment_full_blocks_per_sm blocks a SM instead of four, and where the
+// items (segment rows times segments) are fewer than those blocks (mbeacxc:
+// 496 rows into 496 columns, one item each) narrower segments make more of
+// them. Each narrowing holds while an item's entry of A still brings
+// segment_min_item_products products in the mean (the products per entry of
+// A times the segment's share of B's columns): an item stages its row of A
+// again, two loads of segment starts an entry.
+inline constexpr double segment_min_item_products = 16;
+
+inline std::int64_t segment_rows_of(const job_stats& s) {
+  std::int64_t n = 0;
+  for (int i = 0; i < segment_bin_count; ++i) n += s.symbolic_bins[first_segment_bin + i];
+  return n;
+}
+
 inline int segment_width_for(const job_stats& s, const limits& lim, int sm_count) {
   std::int64_t width = segment_width;
   if (s.b_cols <= 0 || sm_count <= 0) return static_cast<int>(width);
-  const double mean = static_cast<double>(s.products) / static_cast<double>(segment_blocks_per_sm * sm_count);
-  const auto heaviest = [&](std::int64_t w) {
-    const double part = w < s.b_cols ? static_cast<double>(w) / static_cast<double>(s.b_cols) : 1.0;
-    return static_cast<double>(s.max_row_products) * part;
+  const auto can_halve = [&](std::int64_t narrowest) {
+    return width / 2 >= narrowest && segments_of(s.b_cols, width / 2) <= max_segments &&
+           segment_table_fits(s.b_rows, s.b_cols, s.nnz_a, s.nnz_b, width / 2);
   };
-  if (heaviest(width) <= segment_tail_start * mean) return static_cast<int>(width);
-  const std::int64_t narrowest = lim.segment_min_width > min_segment_width ? lim.segment_min_width : min_segment_width;
-  while (width / 2 >= narrowest && heaviest(width) > segment_tail_target * mean &&
-         segments_of(s.b_cols, width / 2) <= max_segments &&
-         segment_table_fits(s.b_rows, s.b_cols, s.nnz_a, s.nnz_b, width / 2)) {
+  if (lim.segment_max_width > 0) {
+    while (width > lim.segment_max_width && can_halve(min_segment_width)) width /= 2;
+    return static_cast<int>(width);
+  }
+  // A narrow B: an accumulator of its columns (one item a row either way).
+  while (width / 2 >= s.b_cols && width / 2 >= min_segment_width) width /= 2;
+  const double mean = static_cast<double>(s.products) / static_cast<double>(segment_blocks_per_sm * sm_count);
+  const auto share = [&](std::int64_t w) {
+    return w < s.b_cols ? static_cast<double>(w) / static_cast<double>(s.b_cols) : 1.0;
+  };
+  const auto heaviest = [&](std::int64_t w) { return static_cast<double>(s.max_row_products) * share(w); };
+  if (heaviest(width) > segment_tail_start * mean) {
+    const std::int64_t narrowest = lim.segment_min_width > min_segment_width ? lim.segment_min_width : min_segment_width;
+    while (heaviest(width) > segment_tail_target * mean && can_halve(narrowest)) width /= 2;
+  }
+  const double entry_products =
+      s.nnz_a > 0 ? static_cast<double>(s.products) / static_cast<double>(s.nnz_a) : 0.0;
+  const auto items_pay = [&](std::int64_t w) { return entry_products * share(w) >= segment_min_item_products; };
+  while (width > lim.segment_full_width && items_pay(width / 2) && can_halve(min_segment_width)) width /= 2;
+  const std::int64_t rows = segment_rows_of(s);
+  const std::int64_t blocks = segment_full_blocks_per_sm * static_cast<std::int64_t>(sm_count);
+  while (rows > 0 && rows * segments_of(s.b_cols, width) < blocks && items_pay(width / 2) &&
+         can_halve(min_segment_width)) {
     width /= 2;
   }
   return static_cast<int>(width);

@@ -116,6 +116,7 @@ limits job_limits(const cuda::structure_view& a, const cuda::structure_view& b, 
                      segment_symbolic_shared_bytes(b.cols) <= max_shared;
   lim.segment_min_bound = t.segment_min_bound;
   lim.segment_min_width = t.segment_min_width;
+  lim.segment_max_width = t.segment_max_width;
   return lim;
 }
 

@@ -38,6 +38,7 @@ std::string to_string(const tuning& t) {
          " rmerge_stage_b=" + std::to_string(t.rmerge_stage_b) +
          " segment_min_bound=" + std::to_string(t.segment_min_bound) +
          " segment_min_width=" + std::to_string(t.segment_min_width) +
+         " segment_max_width=" + std::to_string(t.segment_max_width) +
          " segment_entry_passes=" + std::to_string(t.segment_entry_passes) +
          " fuse_max_products=" + std::to_string(t.fuse_max_products) +
          " fused_block_rows_per_sm=" + std::to_string(t.fused_block_rows_per_sm) +
@@ -51,6 +52,7 @@ tuning tuning_from_environment() {
   read_setting("SPGEMM_RMERGE_STAGE_B", t.rmerge_stage_b);
   read_setting("SPGEMM_SEGMENT_MIN_BOUND", t.segment_min_bound);
   read_setting("SPGEMM_SEGMENT_MIN_WIDTH", t.segment_min_width);
+  read_setting("SPGEMM_SEGMENT_MAX_WIDTH", t.segment_max_width);
   read_setting("SPGEMM_SEGMENT_ENTRY_PASSES", t.segment_entry_passes);
   read_setting("SPGEMM_FUSE_MAX_PRODUCTS", t.fuse_max_products);
   read_setting("SPGEMM_FUSED_BLOCK_ROWS_PER_SM", t.fused_block_rows_per_sm);

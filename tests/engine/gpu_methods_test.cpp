@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <type_traits>
@@ -243,6 +244,35 @@ TEST_P(GpuMethod, NarrowSegmentsForAFewHeavyRows) {
       const auto again = gpu_multiply(a, b, tuned(t));
       ASSERT_EQ(first.col_indices, again.col_indices);
       EXPECT_EQ(std::memcmp(first.values.data(), again.values.data(), first.values.size() * sizeof(T)), 0);
+    }
+  });
+}
+
+// Segments of every width, the shared accumulator sized to each (a narrow
+// B of 200 columns, and rows of 3,000 columns over up to 47 segments): the
+// same product bit for bit, each entry of C the sum in A's order whatever
+// its segment.
+TEST_P(GpuMethod, SegmentsOfEveryWidthAgree) {
+  both([&](auto tag) {
+    using T = decltype(tag);
+    for (const std::int64_t cols : {std::int64_t{200}, std::int64_t{3000}}) {
+      SCOPED_TRACE(cols);
+      const auto a = testing::random_csr<T>(600, cols, 60, 48);
+      const auto b = with_hub_columns(testing::random_csr<T>(cols, cols, 40, 49), {0, 63, 64, 127, 128, cols - 1});
+      std::optional<csr_matrix<T>> first;
+      for (const std::int64_t max_width : {std::int64_t{64}, std::int64_t{128}, std::int64_t{1024}, std::int64_t{0}}) {
+        SCOPED_TRACE(max_width);
+        tuning t;
+        t.segment_max_width = max_width;
+        expect_product(a, b, tuned(t));
+        const auto c = gpu_multiply(a, b, tuned(t));
+        if (!first) {
+          first = c;
+          continue;
+        }
+        ASSERT_EQ(first->col_indices, c.col_indices);
+        EXPECT_EQ(std::memcmp(first->values.data(), c.values.data(), c.values.size() * sizeof(T)), 0);
+      }
     }
   });
 }

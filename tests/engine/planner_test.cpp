@@ -451,5 +451,45 @@ TEST(Planner, SegmentsNarrowWhereAFewHeavyRowsWouldBeTheTail) {
   EXPECT_EQ(segment_width_for(orani, lim, 0), segment_width);
 }
 
+TEST(Planner, SegmentsNarrowForTheOccupancyOfTheirBlocks) {
+  // An H100's or H200's 227 KiB a block: eight blocks of 1024 f64 columns a SM, of 2048 in f32.
+  const std::size_t h100 = 227 * 1024;
+  EXPECT_EQ(full_occupancy_segment_width(h100, 8), 1024);
+  EXPECT_EQ(full_occupancy_segment_width(h100, 4), 2048);
+  EXPECT_GT(8 * (segment_shared_bytes(8, 2048) + 1024), h100 + 1024);
+  limits lim = limits_for(h100, 8);
+  ASSERT_EQ(lim.segment_full_width, 1024);
+  // bcsstk33 squared: 71 products per entry of A over 8,738 columns: 16.6 an entry at 2048, 8.3 at 1024.
+  job_stats bcsstk = stats(8738, 583166, 140, 41186880, 20000);
+  bcsstk.b_rows = 8738;
+  bcsstk.nnz_b = 583166;
+  bcsstk.symbolic_bins[first_segment_bin] = 8738;
+  EXPECT_EQ(segment_width_for(bcsstk, lim, 132), 2048);
+  // mbeacxc squared: 496 rows into 496 columns, 120 products per entry: 128 columns make 1,984
+  // items for the 1,056 blocks of 132 SMs.
+  job_stats mbea = stats(496, 49920, 400, 5988684, 20000);
+  mbea.b_rows = 496;
+  mbea.nnz_b = 49920;
+  mbea.symbolic_bins[first_segment_bin] = 496;
+  EXPECT_EQ(segment_width_for(mbea, lim, 132), 128);
+  // rmat:18:16: 743 products per entry spread over 262,144 columns: 5.8 an entry at 2048.
+  job_stats rmat = stats(262144, 3941447, 40000, 2930000000, 9000000);
+  rmat.b_rows = 262144;
+  rmat.nnz_b = 3941447;
+  rmat.symbolic_bins[first_segment_bin] = 30000;
+  EXPECT_EQ(segment_width_for(rmat, lim, 132), segment_width);
+  // A B of 300 columns: an accumulator of 512.
+  job_stats narrow_b = mbea;
+  narrow_b.b_cols = 300;
+  narrow_b.symbolic_bins[first_segment_bin] = 5000;
+  EXPECT_EQ(segment_width_for(narrow_b, lim, 132), 512);
+  // The tuning's widest segment overrides the rules (rounded down to a power of two).
+  limits capped = lim;
+  capped.segment_max_width = 1500;
+  EXPECT_EQ(segment_width_for(bcsstk, capped, 132), 1024);
+  capped.segment_max_width = 1;
+  EXPECT_EQ(segment_width_for(bcsstk, capped, 132), min_segment_width);
+}
+
 }  // namespace
 }  // namespace spgemm::planner

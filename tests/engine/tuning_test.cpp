@@ -40,9 +40,11 @@ TEST(Tuning, NamesEveryField) {
   t.segment_entry_passes = 7;
   t.rmerge = {8, 2};
   t.segment_min_width = 1024;
+  t.segment_max_width = 256;
   const std::string text = to_string(t);
   EXPECT_NE(text.find("segment_entry_passes=7"), std::string::npos) << text;
   EXPECT_NE(text.find("segment_min_width=1024"), std::string::npos) << text;
+  EXPECT_NE(text.find("segment_max_width=256"), std::string::npos) << text;
   EXPECT_NE(text.find("rmerge=w8r2"), std::string::npos) << text;
   EXPECT_NE(to_string(t), to_string(tuning{}));
 }

@@ -36,6 +36,9 @@ struct tuning {
   // few heavy rows would be the numeric kernel's tail (planner::segment_width_for;
   // 4096, the widest, keeps every job at the full width).
   std::int64_t segment_min_width = 512;
+  // Hash method, segment rows: the widest segment, in columns (rounded down to
+  // a power of two, at least 64; 0: planner::segment_width_for's rules).
+  std::int64_t segment_max_width = 0;
   // Hash method, segment rows: a round of products spanning at most this
   // many entries of A orders its additions by one pass per entry (else by
   // claims and warp turns).
