@@ -75,18 +75,10 @@ std::size_t column_range_bytes(std::int64_t b_rows) {
          sizeof(int) * static_cast<std::size_t>(b_rows) * (kernels::column_ranges + 1);
 }
 
-// Rows of the segment bins (hist: rows per bin). Grouped, they lie together
-// in bin order, the heaviest first.
-std::int64_t segment_rows(const std::int64_t* hist) {
-  std::int64_t n = 0;
-  for (int i = 0; i < planner::segment_bin_count; ++i) n += hist[planner::first_segment_bin + i];
-  return n;
-}
-
 // Segment rows: the segment starts of every row of B; per row, its id and
 // an offset per segment (allocate_segments; the item counter is a counter).
 std::size_t segment_bytes(const planner::job_stats& s, const planner::limits& lim, int sm_count) {
-  const std::int64_t rows = segment_rows(s.symbolic_bins);
+  const std::int64_t rows = planner::segment_row_count(s.symbolic_bins);
   if (rows == 0) return 0;
   const int width = planner::segment_width_for(s, lim, sm_count);
   const auto segments = static_cast<std::size_t>(planner::segments_of(s.b_cols, width));
@@ -443,7 +435,7 @@ device_csr<T> run_over(const method::job& job, const cuda::csr_view<T>& a, const
     const kernels::bin_starts starts =
         group_rows(m, bins.data(), s.symbolic_bins, symbolic_cursors, perm.data(), stream);
     const int dense = planner::dense_bin(lim.symbolic_max_table);
-    seg = allocate_segments(b.structure(), segment_rows(s.symbolic_bins),
+    seg = allocate_segments(b.structure(), planner::segment_row_count(s.symbolic_bins),
                             planner::segment_width_for(s, lim, f.sm_count), memory, stream);
     device_buffer<unsigned> bitmaps;
     std::int64_t dense_blocks = 0;
@@ -592,7 +584,7 @@ device_csr<T> run_over(const method::job& job, const cuda::csr_view<T>& a, const
       SPGEMM_CUDA_CHECK_LAUNCH();
     });
   }
-  if (segment_rows(hist) > 0) {
+  if (planner::segment_row_count(hist) > 0) {
     launches.emplace_back([&](cudaStream_t st) {
       fill_segments<T>(seg, bins.data(), a, b, c, f.sm_count, t.segment_entry_passes,
                        counters.data() + kernels::counter_segment_item, ring, st);

@@ -362,9 +362,11 @@ inline constexpr double segment_tail_target = 2;
 // again, two loads of segment starts an entry.
 inline constexpr double segment_min_item_products = 16;
 
-inline std::int64_t segment_rows_of(const job_stats& s) {
+// Rows of the segment bins (hist: rows per bin). Grouped, they lie together
+// in bin order, the heaviest first.
+inline std::int64_t segment_row_count(const std::int64_t* hist) {
   std::int64_t n = 0;
-  for (int i = 0; i < segment_bin_count; ++i) n += s.symbolic_bins[first_segment_bin + i];
+  for (int i = 0; i < segment_bin_count; ++i) n += hist[first_segment_bin + i];
   return n;
 }
 
@@ -394,7 +396,7 @@ inline int segment_width_for(const job_stats& s, const limits& lim, int sm_count
       s.nnz_a > 0 ? static_cast<double>(s.products) / static_cast<double>(s.nnz_a) : 0.0;
   const auto items_pay = [&](std::int64_t w) { return entry_products * share(w) >= segment_min_item_products; };
   while (width > lim.segment_full_width && items_pay(width / 2) && can_halve(min_segment_width)) width /= 2;
-  const std::int64_t rows = segment_rows_of(s);
+  const std::int64_t rows = segment_row_count(s.symbolic_bins);
   const std::int64_t blocks = segment_full_blocks_per_sm * static_cast<std::int64_t>(sm_count);
   while (rows > 0 && rows * segments_of(s.b_cols, width) < blocks && items_pay(width / 2) &&
          can_halve(min_segment_width)) {
