@@ -272,6 +272,18 @@ void launch_block_table(const planner::table_config& cfg, const int* rows, std::
   SPGEMM_CUDA_CHECK_LAUNCH();
 }
 
+// The numeric kernel of one warp table bin: ITEMS = slots per lane.
+template <int ITEMS, typename T, typename S>
+void launch_warp_tables(const planner::table_config& cfg, const int* rows, std::int64_t n, const cuda::csr_view<T>& a,
+                        const cuda::csr_view<T>& b, device_csr<T>& c, S ring, cudaStream_t stream) {
+  const auto kernel = kernels::numeric_warp_tables_kernel<ITEMS, T, S>;
+  cuda::allow_max_dynamic_shared(kernel);
+  kernel<<<row_blocks(n, cfg), cfg.block_threads, cfg.shared_bytes, stream>>>(
+      rows, n, b.cols, a.row_offsets, a.col_indices, a.values, b.row_offsets, b.col_indices, b.values,
+      c.row_offsets.data(), c.col_indices.data(), c.values.data(), ring);
+  SPGEMM_CUDA_CHECK_LAUNCH();
+}
+
 // The numeric kernel of one table bin (rows: its n rows): a warp per row up
 // to planner::warp_max_table slots, else a block, on B's column ranges
 // where pos is given.
@@ -280,12 +292,14 @@ void launch_numeric_table(int bin, const int* rows, std::int64_t n, const int* p
                           const cuda::csr_view<T>& b, device_csr<T>& c, S ring, cudaStream_t stream) {
   const planner::table_config cfg = planner::config_for_table(planner::table_of_bin(bin), sizeof(T));
   if (cfg.warp_per_row) {
-    cuda::allow_max_dynamic_shared(kernels::numeric_warp_tables_kernel<T, S>);
-    kernels::numeric_warp_tables_kernel<T, S><<<row_blocks(n, cfg), cfg.block_threads, cfg.shared_bytes, stream>>>(
-        rows, n, cfg.table, b.cols, a.row_offsets, a.col_indices, a.values, b.row_offsets, b.col_indices, b.values,
-        c.row_offsets.data(), c.col_indices.data(), c.values.data(), ring);
-    SPGEMM_CUDA_CHECK_LAUNCH();
-    return;
+    switch (cfg.table / 32) {
+      case 1: return launch_warp_tables<1, T>(cfg, rows, n, a, b, c, ring, stream);
+      case 2: return launch_warp_tables<2, T>(cfg, rows, n, a, b, c, ring, stream);
+      case 4: return launch_warp_tables<4, T>(cfg, rows, n, a, b, c, ring, stream);
+      case 8: return launch_warp_tables<8, T>(cfg, rows, n, a, b, c, ring, stream);
+      case 16: return launch_warp_tables<16, T>(cfg, rows, n, a, b, c, ring, stream);
+      default: throw std::logic_error("hash: no warp table of " + std::to_string(cfg.table) + " slots");
+    }
   }
   const int items = cfg.table / cfg.block_threads;
   switch (items) {
@@ -303,6 +317,7 @@ struct fused_launch {
   kernels::fused_bins bins;
   unsigned blocks = 0;
   std::size_t shared_bytes = 0;
+  int max_items = 1;  // the most slots per thread of its bins (kernels::numeric_fused_kernel)
 };
 
 template <typename GroupBytes>
@@ -327,6 +342,7 @@ fused_launch plan_fused(int top, std::int64_t block_rows_max, bool copy_rows, co
     b.first_block[j + 1] = f.blocks;
     if (mode != kernels::fused_mode::copy_rows) {
       f.shared_bytes = std::max(f.shared_bytes, block ? group_bytes(threads, table) : warps * group_bytes(32, table));
+      f.max_items = std::max(f.max_items, table / (block ? threads : 32));
     }
   };
   for (int bin = top; bin >= planner::first_table_bin; --bin) {
@@ -338,6 +354,17 @@ fused_launch plan_fused(int top, std::int64_t block_rows_max, bool copy_rows, co
   }
   if (copy_rows) add(planner::bin_copy, kernels::fused_mode::copy_rows, 0);
   return f;
+}
+
+template <int MaxItems, typename T, typename S>
+void launch_numeric_fused(const fused_launch& fl, const cuda::csr_view<T>& a, const cuda::csr_view<T>& b,
+                          device_csr<T>& c, S ring, cudaStream_t stream) {
+  const auto kernel = kernels::numeric_fused_kernel<MaxItems, T, S>;
+  cuda::allow_max_dynamic_shared(kernel);
+  kernel<<<fl.blocks, planner::fused_block_threads, fl.shared_bytes, stream>>>(
+      fl.bins, b.cols, a.row_offsets, a.col_indices, a.values, b.row_offsets, b.col_indices, b.values,
+      c.row_offsets.data(), c.col_indices.data(), c.values.data(), ring);
+  SPGEMM_CUDA_CHECK_LAUNCH();
 }
 
 // The job's fused launches: the top table bin they take (below
@@ -567,11 +594,13 @@ device_csr<T> run_over(const method::job& job, const cuda::csr_view<T>& a, const
         plan_fused(fuse.top, fuse.block_rows_max, true, hist, starts, perm.data(), kernels::numeric_group_bytes<T>);
     if (fl.blocks > 0) {
       launches.emplace_back([&, fl](cudaStream_t st) {
-        cuda::allow_max_dynamic_shared(kernels::numeric_fused_kernel<T, S>);
-        kernels::numeric_fused_kernel<T, S><<<fl.blocks, planner::fused_block_threads, fl.shared_bytes, st>>>(
-            fl.bins, b.cols, a.row_offsets, a.col_indices, a.values, b.row_offsets, b.col_indices, b.values,
-            c.row_offsets.data(), c.col_indices.data(), c.values.data(), ring);
-        SPGEMM_CUDA_CHECK_LAUNCH();
+        switch (fl.max_items) {
+          case 1: return launch_numeric_fused<1, T>(fl, a, b, c, ring, st);
+          case 2: return launch_numeric_fused<2, T>(fl, a, b, c, ring, st);
+          case 4: return launch_numeric_fused<4, T>(fl, a, b, c, ring, st);
+          case 8: return launch_numeric_fused<8, T>(fl, a, b, c, ring, st);
+          default: return launch_numeric_fused<16, T>(fl, a, b, c, ring, st);
+        }
       });
     }
   } else if (hist[planner::bin_copy] > 0) {

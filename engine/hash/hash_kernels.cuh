@@ -446,34 +446,32 @@ __device__ __forceinline__ void numeric_table_row(std::int64_t row, unsigned cha
   }
 }
 
-// Numeric pass of one row by one warp, a table of `table` (32 .. 512) slots
-// at `base` (numeric_group_bytes).
-template <typename T, typename S>
-__device__ __forceinline__ void numeric_warp_row(std::int64_t row, unsigned char* base, int table, std::int64_t b_cols,
-                                                 const offset_t* __restrict__ a_off,
-                                                 const index_t* __restrict__ a_col, const T* __restrict__ a_val,
-                                                 const offset_t* __restrict__ b_off,
-                                                 const index_t* __restrict__ b_col, const T* __restrict__ b_val,
-                                                 const offset_t* __restrict__ c_off, index_t* __restrict__ c_col,
-                                                 T* __restrict__ c_val, S ring) {
-  const auto run = [&](auto items) {
-    numeric_table_row<true, decltype(items)::value, T>(row, base, block_split{nullptr, b_cols}, a_off, a_col, a_val,
-                                                       b_off, b_col, b_val, c_off, c_col, c_val, ring);
-  };
-  switch (table / 32) {
-    case 1: return run(std::integral_constant<int, 1>{});
-    case 2: return run(std::integral_constant<int, 2>{});
-    case 4: return run(std::integral_constant<int, 4>{});
-    case 8: return run(std::integral_constant<int, 8>{});
-    default: return run(std::integral_constant<int, 16>{});
+// Calls run(std::integral_constant<int, I>) with I = items (a power of two,
+// 1 .. MaxItems): a kernel instantiates the sorts of its largest tables only.
+template <int MaxItems, typename Run>
+__device__ __forceinline__ void with_items(int items, Run&& run) {
+  if constexpr (MaxItems >= 16) {
+    if (items >= 16) return run(std::integral_constant<int, 16>{});
   }
+  if constexpr (MaxItems >= 8) {
+    if (items >= 8) return run(std::integral_constant<int, 8>{});
+  }
+  if constexpr (MaxItems >= 4) {
+    if (items >= 4) return run(std::integral_constant<int, 4>{});
+  }
+  if constexpr (MaxItems >= 2) {
+    if (items >= 2) return run(std::integral_constant<int, 2>{});
+  }
+  run(std::integral_constant<int, 1>{});
 }
 
 // Numeric pass, one warp table bin: one warp per row, eight per block, a
-// table of `table` slots each.
-template <typename T, typename S>
+// table of ITEMS * 32 slots each. A kernel per table size: the registers of
+// the largest table's sort (ITEMS keys and values a lane) would otherwise
+// hold the small tables' kernels to three blocks an SM.
+template <int ITEMS, typename T, typename S>
 __global__ void __launch_bounds__(256)
-    numeric_warp_tables_kernel(const int* __restrict__ rows, std::int64_t n, int table, std::int64_t b_cols,
+    numeric_warp_tables_kernel(const int* __restrict__ rows, std::int64_t n, std::int64_t b_cols,
                                const offset_t* __restrict__ a_off, const index_t* __restrict__ a_col,
                                const T* __restrict__ a_val, const offset_t* __restrict__ b_off,
                                const index_t* __restrict__ b_col, const T* __restrict__ b_val,
@@ -483,8 +481,9 @@ __global__ void __launch_bounds__(256)
   const int gi = static_cast<int>(threadIdx.x >> 5);
   const std::int64_t r = static_cast<std::int64_t>(blockIdx.x) * (blockDim.x >> 5) + gi;
   if (r >= n) return;
-  numeric_warp_row<T>(rows[r], smem + static_cast<std::size_t>(gi) * numeric_group_bytes<T>(32, table), table, b_cols,
-                      a_off, a_col, a_val, b_off, b_col, b_val, c_off, c_col, c_val, ring);
+  numeric_table_row<true, ITEMS, T>(rows[r], smem + static_cast<std::size_t>(gi) * numeric_group_bytes<T>(32, 32 * ITEMS),
+                                    block_split{nullptr, b_cols}, a_off, a_col, a_val, b_off, b_col, b_val, c_off, c_col,
+                                    c_val, ring);
 }
 
 // Numeric pass, block tables of ITEMS * block-size slots: one block per row.
@@ -644,8 +643,11 @@ __global__ void __launch_bounds__(planner::fused_block_threads)
                            a_off, a_col, b_off, b_col, row_nnz);
 }
 
-template <typename T, typename S>
-__global__ void __launch_bounds__(planner::fused_block_threads)
+// MaxItems: the most slots per thread (warp rows: table / 32, block rows:
+// table / fused_block_threads) of the launch's bins. At least three blocks an
+// SM: left free, ptxas gives the sorts of 16 slots a lane 128 registers (two).
+template <int MaxItems, typename T, typename S>
+__global__ void __launch_bounds__(planner::fused_block_threads, 3)
     numeric_fused_kernel(fused_bins f, std::int64_t b_cols, const offset_t* __restrict__ a_off,
                          const index_t* __restrict__ a_col, const T* __restrict__ a_val,
                          const offset_t* __restrict__ b_off, const index_t* __restrict__ b_col,
@@ -657,16 +659,11 @@ __global__ void __launch_bounds__(planner::fused_block_threads)
   const int j = fused_bin_of(f, local);
   const int table = f.table[j];
   if (f.mode[j] == fused_mode::block_rows) {
-    const auto run = [&](auto items) {
+    with_items<MaxItems>(table / static_cast<int>(blockDim.x), [&](auto items) {
       numeric_table_row<false, decltype(items)::value, T>(f.rows[j][local], smem, block_split{}, a_off, a_col, a_val,
                                                           b_off, b_col, b_val, c_off, c_col, c_val, ring);
-    };
-    switch (table / static_cast<int>(blockDim.x)) {
-      case 1: return run(std::integral_constant<int, 1>{});
-      case 2: return run(std::integral_constant<int, 2>{});
-      case 4: return run(std::integral_constant<int, 4>{});
-      default: return run(std::integral_constant<int, 8>{});
-    }
+    });
+    return;
   }
   const int gi = static_cast<int>(threadIdx.x >> 5);
   const std::int64_t r = local * (blockDim.x >> 5) + gi;
@@ -675,8 +672,11 @@ __global__ void __launch_bounds__(planner::fused_block_threads)
     copy_row(f.rows[j][r], a_off, a_col, a_val, b_off, b_col, b_val, c_off, c_col, c_val, ring);
     return;
   }
-  numeric_warp_row<T>(f.rows[j][r], smem + static_cast<std::size_t>(gi) * numeric_group_bytes<T>(32, table), table,
-                      b_cols, a_off, a_col, a_val, b_off, b_col, b_val, c_off, c_col, c_val, ring);
+  unsigned char* const base = smem + static_cast<std::size_t>(gi) * numeric_group_bytes<T>(32, table);
+  with_items<MaxItems>(table / 32, [&](auto items) {
+    numeric_table_row<true, decltype(items)::value, T>(f.rows[j][r], base, block_split{nullptr, b_cols}, a_off, a_col,
+                                                       a_val, b_off, b_col, b_val, c_off, c_col, c_val, ring);
+  });
 }
 
 using ull = unsigned long long;
